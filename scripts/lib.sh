@@ -1,0 +1,106 @@
+# shellcheck shell=bash
+# lib.sh: helpers shared by the kgrag service scripts. Source it; do not run it.
+#
+# Every service script keeps one instance directory holding data/, server.pid
+# and server.log, binds 127.0.0.1 only, and polls until the server answers.
+
+KGRAG_CACHE=${KGRAG_CACHE:-$HOME/.cache/kgrag}
+KGRAG_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+KGRAG_RUN=${KGRAG_RUN:-$KGRAG_REPO/.cache/services}
+KGRAG_START_TIMEOUT=${KGRAG_START_TIMEOUT:-90}
+
+kg_log() { printf '%s: %s\n' "${KG_NAME:-kgrag}" "$*" >&2; }
+
+kg_die() {
+	kg_log "error: $*"
+	exit 1
+}
+
+# kg_pid_alive PIDFILE: true when PIDFILE names a live process.
+kg_pid_alive() {
+	local pid
+	[[ -s $1 ]] || return 1
+	pid=$(<"$1")
+	[[ $pid =~ ^[0-9]+$ ]] || return 1
+	kill -0 "$pid" 2>/dev/null
+}
+
+# kg_port_busy PORT: true when something listens on 127.0.0.1:PORT.
+kg_port_busy() {
+	(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+# kg_http_ok URL: true when URL answers with a 2xx status.
+kg_http_ok() {
+	curl -fsS -o /dev/null --max-time 5 "$1" 2>/dev/null
+}
+
+# kg_wait_ready URL PIDFILE LOGFILE: poll URL until it answers, the process
+# dies or KGRAG_START_TIMEOUT seconds pass. On failure print the log tail.
+kg_wait_ready() {
+	local url=$1 pidfile=$2 logfile=$3 start now
+	start=$(date +%s)
+	while :; do
+		if kg_http_ok "$url"; then
+			now=$(date +%s)
+			kg_log "ready at $url after $((now - start))s"
+			return 0
+		fi
+		if ! kg_pid_alive "$pidfile"; then
+			kg_log "error: server exited before it answered $url; last lines of $logfile:"
+			tail -n 30 "$logfile" >&2 || true
+			return 1
+		fi
+		now=$(date +%s)
+		if ((now - start >= KGRAG_START_TIMEOUT)); then
+			kg_log "error: no answer from $url within ${KGRAG_START_TIMEOUT}s; last lines of $logfile:"
+			tail -n 30 "$logfile" >&2 || true
+			return 1
+		fi
+		sleep 0.5
+	done
+}
+
+# kg_stop PIDFILE: stop the process named in PIDFILE (TERM, then KILL after
+# 20s) and remove the file. Idempotent.
+kg_stop() {
+	local pidfile=$1 pid i
+	if ! kg_pid_alive "$pidfile"; then
+		rm -f "$pidfile"
+		kg_log "not running"
+		return 0
+	fi
+	pid=$(<"$pidfile")
+	kill "$pid" 2>/dev/null || true
+	for ((i = 0; i < 40; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.5
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		kg_log "pid $pid ignored TERM; sending KILL"
+		kill -9 "$pid" 2>/dev/null || true
+		sleep 0.5
+	fi
+	rm -f "$pidfile"
+	kg_log "stopped pid $pid"
+}
+
+# kg_parse_args: parse --port P and --dir D (also --mem) into PORT, DIR, MEM.
+# Remaining arguments land in KG_ARGS.
+kg_parse_args() {
+	KG_ARGS=()
+	while (($#)); do
+		case $1 in
+		--port) PORT=$2; shift 2 ;;
+		--port=*) PORT=${1#*=}; shift ;;
+		--dir) DIR=$2; shift 2 ;;
+		--dir=*) DIR=${1#*=}; shift ;;
+		--mem) MEM=1; shift ;;
+		*) KG_ARGS+=("$1"); shift ;;
+		esac
+	done
+	[[ $PORT =~ ^[0-9]+$ ]] || kg_die "bad port: $PORT"
+}
+
+# kg_ms_since NANOS: milliseconds elapsed since NANOS (from date +%s%N).
+kg_ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }

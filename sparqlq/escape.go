@@ -1,0 +1,50 @@
+package sparqlq
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// IRIRef returns iri as a SPARQL IRIREF, "<iri>". It fails when iri holds a
+// character that IRIREF forbids (spaces, controls, <>"{}|^`\), so that an
+// IRI can never break out of the brackets.
+func IRIRef(iri string) (string, error) {
+	if iri == "" {
+		return "", fmt.Errorf("sparqlq: empty IRI")
+	}
+	if !utf8.ValidString(iri) {
+		return "", fmt.Errorf("sparqlq: IRI %q is not valid UTF-8", iri)
+	}
+	for _, r := range iri {
+		if r <= 0x20 || strings.ContainsRune("<>\"{}|^`\\", r) {
+			return "", fmt.Errorf("sparqlq: IRI %q holds %q, which SPARQL forbids", iri, r)
+		}
+	}
+	return "<" + iri + ">", nil
+}
+
+// Literal returns s as a quoted SPARQL string literal with ECHAR escapes.
+func Literal(s string) string {
+	var b strings.Builder
+	b.Grow(len(s) + 2)
+	b.WriteByte('"')
+	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
+		switch r {
+		case '"':
+			b.WriteString(`\"`)
+		case '\\':
+			b.WriteString(`\\`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\t':
+			b.WriteString(`\t`)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
