@@ -1,0 +1,462 @@
+package graphrag
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
+)
+
+// table is one opened GraphRAG parquet file, read column by column.
+//
+// Reading by column through parquet-go's page API avoids building a
+// map[string]any per row (the only row API that reads every GraphRAG file),
+// which costs several allocations per cell. A table is not safe for
+// concurrent use; the caller closes it.
+type table struct {
+	name   string // logical name, e.g. "entities"
+	path   string
+	file   *os.File
+	pf     *parquet.File
+	rows   int64
+	intern map[string]string // shared across a Dataset's tables: ids repeat
+}
+
+// openTable opens path and reads its footer. A file that is not parquet or is
+// cut short fails here with an *Error naming the file.
+func openTable(name, path string, intern map[string]string) (*table, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &Error{Op: "open", Path: path, Row: -1, Err: err}
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, &Error{Op: "open", Path: path, Row: -1, Err: err}
+	}
+	pf, err := parquet.OpenFile(f, st.Size(),
+		parquet.SkipPageIndex(true),
+		parquet.SkipBloomFilters(true),
+		parquet.ReadBufferSize(1<<20))
+	if err != nil {
+		f.Close()
+		return nil, &Error{Op: "open", Path: path, Row: -1, Err: fmt.Errorf("not a readable parquet file: %w", err)}
+	}
+	return &table{name: name, path: path, file: f, pf: pf, rows: pf.NumRows(), intern: intern}, nil
+}
+
+func (t *table) close() error { return t.file.Close() }
+
+func (t *table) err(field string, row int64, err error) error {
+	return &Error{Op: "read", Path: t.path, Field: field, Row: row, Err: err}
+}
+
+// has reports whether the table has a top-level column name.
+func (t *table) has(name string) bool { return t.pf.Root().Column(name) != nil }
+
+// first returns the first of names that the table has, or "".
+func (t *table) first(names ...string) string {
+	for _, n := range names {
+		if t.has(n) {
+			return n
+		}
+	}
+	return ""
+}
+
+// require returns the first of names the table has, or an ErrMissingColumn
+// error naming the first (the current GraphRAG name).
+func (t *table) require(names ...string) (string, error) {
+	if n := t.first(names...); n != "" {
+		return n, nil
+	}
+	return "", t.err(names[0], -1, ErrMissingColumn)
+}
+
+// isNullType reports whether pyarrow wrote the column with the NULL logical
+// type (a pandas column that held only None): every value reads as absent.
+func isNullType(c *parquet.Column) bool {
+	lt := c.Type().LogicalType()
+	if lt == nil {
+		return false
+	}
+	_, ok := lt.Value.(*format.NullType)
+	return ok
+}
+
+// scan streams the values of one leaf column, across row groups and pages,
+// to fn. Values are only valid during the call: byte arrays point into the
+// page buffer, which is released afterwards.
+func (t *table) scan(ctx context.Context, field string, leaf *parquet.Column, fn func([]parquet.Value) error) error {
+	pages := leaf.Pages()
+	defer pages.Close()
+	buf := make([]parquet.Value, 4096)
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		p, err := pages.ReadPage()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return t.err(field, -1, err)
+		}
+		vr := p.Values()
+		for {
+			n, err := vr.ReadValues(buf)
+			if n > 0 {
+				if ferr := fn(buf[:n]); ferr != nil {
+					parquet.Release(p)
+					return ferr
+				}
+			}
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				parquet.Release(p)
+				return t.err(field, -1, err)
+			}
+		}
+		parquet.Release(p)
+	}
+}
+
+// scalar calls set for every non-null value of the top-level leaf column
+// field, with its row number. check validates the column type first.
+func (t *table) scalar(ctx context.Context, field string, check func(*parquet.Column) bool, set func(row int, v parquet.Value) error) error {
+	c := t.pf.Root().Column(field)
+	if c == nil {
+		return t.err(field, -1, ErrMissingColumn)
+	}
+	if !c.Leaf() || c.MaxRepetitionLevel() != 0 {
+		return t.err(field, -1, fmt.Errorf("%w: want a scalar, have %s", ErrColumnType, c.Type()))
+	}
+	if isNullType(c) {
+		return nil
+	}
+	if !check(c) {
+		return t.err(field, -1, fmt.Errorf("%w: have %s", ErrColumnType, c.Type()))
+	}
+	row := 0
+	err := t.scan(ctx, field, c, func(vs []parquet.Value) error {
+		for _, v := range vs {
+			if int64(row) >= t.rows {
+				return t.err(field, -1, ErrRowCount)
+			}
+			if !v.IsNull() {
+				if err := set(row, v); err != nil {
+					return t.err(field, int64(row), err)
+				}
+			}
+			row++
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if int64(row) != t.rows {
+		return t.err(field, -1, fmt.Errorf("%w: %d values for %d rows", ErrRowCount, row, t.rows))
+	}
+	return nil
+}
+
+// list calls set for every element of the list column field (for a list of
+// structs, of its member sub), with the row and the element's position. Null
+// lists, empty lists and null elements produce no call.
+func (t *table) list(ctx context.Context, field, sub string, check func(*parquet.Column) bool, set func(row, i int, v parquet.Value) error) error {
+	c := t.pf.Root().Column(field)
+	if c == nil {
+		return t.err(field, -1, ErrMissingColumn)
+	}
+	if isNullType(c) {
+		return nil
+	}
+	// Walk to the leaf, noting the definition level at which a list element
+	// exists (that of the repeated node).
+	elemDef := -1
+	leaf := c
+	for !leaf.Leaf() {
+		if leaf.Repeated() && elemDef < 0 {
+			elemDef = leaf.MaxDefinitionLevel()
+		}
+		kids := leaf.Columns()
+		switch {
+		case len(kids) == 1:
+			leaf = kids[0]
+		case sub != "" && leaf.Column(sub) != nil:
+			leaf = leaf.Column(sub)
+		default:
+			return t.err(field, -1, fmt.Errorf("%w: unexpected nested layout", ErrColumnType))
+		}
+	}
+	if leaf.Repeated() && elemDef < 0 {
+		elemDef = leaf.MaxDefinitionLevel()
+	}
+	if elemDef < 0 || leaf.MaxRepetitionLevel() != 1 {
+		return t.err(field, -1, fmt.Errorf("%w: want a list, have %s", ErrColumnType, leaf.Type()))
+	}
+	if isNullType(leaf) {
+		return nil
+	}
+	if !check(leaf) {
+		return t.err(field, -1, fmt.Errorf("%w: list of %s", ErrColumnType, leaf.Type()))
+	}
+	row, i := -1, 0
+	err := t.scan(ctx, field, leaf, func(vs []parquet.Value) error {
+		for _, v := range vs {
+			if v.RepetitionLevel() == 0 {
+				row++
+				i = 0
+				if int64(row) >= t.rows {
+					return t.err(field, -1, ErrRowCount)
+				}
+			}
+			if v.DefinitionLevel() < elemDef {
+				continue // null or empty list
+			}
+			if !v.IsNull() {
+				if err := set(row, i, v); err != nil {
+					return t.err(field, int64(row), err)
+				}
+			}
+			i++
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if int64(row+1) != t.rows {
+		return t.err(field, -1, fmt.Errorf("%w: %d lists for %d rows", ErrRowCount, row+1, t.rows))
+	}
+	return nil
+}
+
+func isBytes(c *parquet.Column) bool {
+	k := c.Type().Kind()
+	return k == parquet.ByteArray || k == parquet.FixedLenByteArray
+}
+
+func isInt(c *parquet.Column) bool {
+	k := c.Type().Kind()
+	return k == parquet.Int32 || k == parquet.Int64
+}
+
+func isNumber(c *parquet.Column) bool {
+	k := c.Type().Kind()
+	return isInt(c) || k == parquet.Float || k == parquet.Double
+}
+
+func isBytesOrNumber(c *parquet.Column) bool { return isBytes(c) || isNumber(c) }
+
+// intOf reads an integer cell. pandas writes an int column holding NaN as
+// double, so integral doubles are accepted too.
+func intOf(v parquet.Value) (int64, error) {
+	switch v.Kind() {
+	case parquet.Int32:
+		return int64(v.Int32()), nil
+	case parquet.Int64:
+		return v.Int64(), nil
+	case parquet.Float, parquet.Double:
+		f := v.Double()
+		if v.Kind() == parquet.Float {
+			f = float64(v.Float())
+		}
+		if f != math.Trunc(f) || math.IsInf(f, 0) || math.IsNaN(f) {
+			return 0, fmt.Errorf("%w: %v is not an integer", ErrValue, f)
+		}
+		return int64(f), nil
+	}
+	return 0, fmt.Errorf("%w: %s is not a number", ErrColumnType, v.Kind())
+}
+
+func floatOf(v parquet.Value) float64 {
+	switch v.Kind() {
+	case parquet.Int32:
+		return float64(v.Int32())
+	case parquet.Int64:
+		return float64(v.Int64())
+	case parquet.Float:
+		return float64(v.Float())
+	}
+	return v.Double()
+}
+
+// textOf renders a cell as text: byte arrays as they are, numbers in
+// decimal. It is how ids that changed type between releases
+// (human_readable_id, community) get one representation.
+func textOf(v parquet.Value) string {
+	switch v.Kind() {
+	case parquet.ByteArray, parquet.FixedLenByteArray:
+		return string(v.ByteArray())
+	case parquet.Int32:
+		return strconv.FormatInt(int64(v.Int32()), 10)
+	case parquet.Int64:
+		return strconv.FormatInt(v.Int64(), 10)
+	case parquet.Float, parquet.Double:
+		f := floatOf(v)
+		if f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+			return strconv.FormatInt(int64(f), 10)
+		}
+		return strconv.FormatFloat(f, 'g', -1, 64)
+	}
+	return v.String()
+}
+
+// internOf returns the text of v, sharing one string per distinct value:
+// id lists repeat the same few ids across many rows.
+func (t *table) internOf(v parquet.Value) string {
+	if k := v.Kind(); k == parquet.ByteArray || k == parquet.FixedLenByteArray {
+		b := v.ByteArray()
+		if s, ok := t.intern[string(b)]; ok {
+			return s
+		}
+		s := string(b)
+		t.intern[s] = s
+		return s
+	}
+	return textOf(v)
+}
+
+// Typed column readers. Each returns one entry per row; absent cells read as
+// the zero value. opt readers return nil without error when the column is
+// missing.
+
+// str reads a text column; numeric columns are accepted only when num is
+// set (ids that were int in one release and string in another).
+func (t *table) str(ctx context.Context, field string, num bool) ([]string, error) {
+	out := make([]string, t.rows)
+	check := isBytes
+	if num {
+		check = isBytesOrNumber
+	}
+	err := t.scalar(ctx, field, check, func(row int, v parquet.Value) error {
+		out[row] = textOf(v)
+		return nil
+	})
+	return out, err
+}
+
+// strOpt is str for a column that some releases lack.
+func (t *table) strOpt(ctx context.Context, field string, num bool) ([]string, error) {
+	if field == "" || !t.has(field) {
+		return nil, nil
+	}
+	return t.str(ctx, field, num)
+}
+
+// ints reads an integer column and which rows hold a value.
+func (t *table) ints(ctx context.Context, field string) ([]int64, []bool, error) {
+	if field == "" || !t.has(field) {
+		return nil, nil, nil
+	}
+	out := make([]int64, t.rows)
+	ok := make([]bool, t.rows)
+	err := t.scalar(ctx, field, isNumber, func(row int, v parquet.Value) error {
+		n, err := intOf(v)
+		out[row], ok[row] = n, err == nil
+		return err
+	})
+	return out, ok, err
+}
+
+// floats reads a numeric column and which rows hold a value.
+func (t *table) floats(ctx context.Context, field string) ([]float64, []bool, error) {
+	if field == "" || !t.has(field) {
+		return nil, nil, nil
+	}
+	out := make([]float64, t.rows)
+	ok := make([]bool, t.rows)
+	err := t.scalar(ctx, field, isNumber, func(row int, v parquet.Value) error {
+		out[row], ok[row] = floatOf(v), true
+		return nil
+	})
+	return out, ok, err
+}
+
+// strList reads a list column of text (or, with num, of numbers rendered
+// in decimal: children are list<int64>). Empty and null lists read as nil.
+func (t *table) strList(ctx context.Context, field string, num bool) ([][]string, error) {
+	if field == "" || !t.has(field) {
+		return nil, nil
+	}
+	out := make([][]string, t.rows)
+	check := isBytes
+	if num {
+		check = isBytesOrNumber
+	}
+	err := t.list(ctx, field, "", check, func(row, _ int, v parquet.Value) error {
+		out[row] = append(out[row], t.internOf(v))
+		return nil
+	})
+	return out, err
+}
+
+// floatList reads a list<double> column (embeddings).
+func (t *table) floatList(ctx context.Context, field string) ([][]float64, error) {
+	if field == "" || !t.has(field) {
+		return nil, nil
+	}
+	out := make([][]float64, t.rows)
+	err := t.list(ctx, field, "", isNumber, func(row, _ int, v parquet.Value) error {
+		out[row] = append(out[row], floatOf(v))
+		return nil
+	})
+	return out, err
+}
+
+// findings reads a list<struct{explanation, summary}> column. A struct
+// member missing from the file reads as "".
+func (t *table) findings(ctx context.Context, field string) ([][]Finding, error) {
+	if field == "" || !t.has(field) {
+		return nil, nil
+	}
+	out := make([][]Finding, t.rows)
+	grow := func(row, i int) *Finding {
+		for len(out[row]) <= i {
+			out[row] = append(out[row], Finding{})
+		}
+		return &out[row][i]
+	}
+	members := 0
+	for _, m := range []string{"summary", "explanation"} {
+		if !hasDescendant(t.pf.Root().Column(field), m) {
+			continue
+		}
+		err := t.list(ctx, field, m, isBytes, func(row, i int, v parquet.Value) error {
+			f := grow(row, i)
+			if m == "summary" {
+				f.Summary = string(v.ByteArray())
+			} else {
+				f.Explanation = string(v.ByteArray())
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		members++
+	}
+	if members == 0 {
+		return nil, t.err(field, -1, fmt.Errorf("%w: want list<struct{summary, explanation}>", ErrColumnType))
+	}
+	return out, nil
+}
+
+// hasDescendant reports whether a column below c is called name.
+func hasDescendant(c *parquet.Column, name string) bool {
+	for _, k := range c.Columns() {
+		if k.Name() == name || hasDescendant(k, name) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,93 @@
+package graphrag
+
+// Logical table names, the same for every release. The file holding a table
+// is "<name>.parquet" from 2.0 on and "create_final_<name>.parquet" before.
+const (
+	TableDocuments        = "documents"
+	TableTextUnits        = "text_units"
+	TableEntities         = "entities"
+	TableRelationships    = "relationships"
+	TableCommunities      = "communities"
+	TableCommunityReports = "community_reports"
+	TableCovariates       = "covariates"
+	// TableNodes is create_final_nodes, read only for releases <= 0.4, where
+	// it is the only record of community membership.
+	TableNodes = "nodes"
+)
+
+// tableNames lists the logical tables every release may hold, in the order
+// Dataset.Tables and Dataset.Absent report them.
+func tableNames() []string {
+	return []string{TableDocuments, TableTextUnits, TableEntities, TableRelationships,
+		TableCommunities, TableCommunityReports, TableCovariates}
+}
+
+// Table describes one parquet file that Open read.
+type Table struct {
+	Name string // logical name (TableEntities, ...)
+	Path string // file path
+	Rows int64  // rows in the file
+}
+
+// Dataset is one GraphRAG output, normalised. Slices keep the row order of
+// their parquet files; Entities ends with the placeholders Open created.
+// A Dataset is a plain value: safe for concurrent reads, not for writes.
+type Dataset struct {
+	// Dir is the directory the tables were read from (after resolving the
+	// 0.2 output/<timestamp>/artifacts layout).
+	Dir     string
+	Release Release
+	Tables  []Table
+	// Absent lists the logical tables that were looked for and not found.
+	Absent []string
+	// Notes explain choices Open made, e.g. which timestamped run it read.
+	Notes []string
+
+	Documents     []Document
+	TextUnits     []TextUnit
+	Entities      []Entity
+	Relationships []Relationship
+	Communities   []Community
+	Covariates    []Covariate
+
+	// Placeholders counts the distinct entities created for relationship
+	// ends missing from the entities table; PlaceholderRelationships counts
+	// the relationships with at least one such end.
+	Placeholders             int
+	PlaceholderRelationships int
+}
+
+// Summary is what `kgrag inspect` prints about a Dataset.
+type Summary struct {
+	Dir                      string
+	Release                  Release
+	Tables                   []Table
+	Absent                   []string
+	Notes                    []string
+	Placeholders             int
+	PlaceholderRelationships int
+	// Rows counts the model records per logical table after fix-ups
+	// (entities include placeholders; communities include report-only ones).
+	Rows map[string]int
+}
+
+// Summary returns the release, tables, absent tables and fix-up counts.
+func (d *Dataset) Summary() Summary {
+	return Summary{
+		Dir:                      d.Dir,
+		Release:                  d.Release,
+		Tables:                   append([]Table(nil), d.Tables...),
+		Absent:                   append([]string(nil), d.Absent...),
+		Notes:                    append([]string(nil), d.Notes...),
+		Placeholders:             d.Placeholders,
+		PlaceholderRelationships: d.PlaceholderRelationships,
+		Rows: map[string]int{
+			TableDocuments:     len(d.Documents),
+			TableTextUnits:     len(d.TextUnits),
+			TableEntities:      len(d.Entities),
+			TableRelationships: len(d.Relationships),
+			TableCommunities:   len(d.Communities),
+			TableCovariates:    len(d.Covariates),
+		},
+	}
+}

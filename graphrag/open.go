@@ -1,0 +1,225 @@
+package graphrag
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// fileName returns the file that holds logical table name in the short
+// (>= 2.0) or long (create_final_*, < 2.0) naming.
+func fileName(name string, long bool) string {
+	if long {
+		return "create_final_" + name + ".parquet"
+	}
+	return name + ".parquet"
+}
+
+// hasTables reports whether dir holds any GraphRAG table file, and in which
+// naming. Short names win when both are present (a 2.x run over an old dir).
+func hasTables(dir string) (found, long bool) {
+	for _, long := range []bool{false, true} {
+		for _, n := range tableNames() {
+			if fi, err := os.Stat(filepath.Join(dir, fileName(n, long))); err == nil && fi.Mode().IsRegular() {
+				return true, long
+			}
+		}
+	}
+	return false, false
+}
+
+// layout is where a dataset's tables live.
+type layout struct {
+	dir         string
+	long        bool
+	timestamped bool // output/<timestamp>/artifacts (0.2)
+	notes       []string
+}
+
+// resolve finds the table directory below dir. It accepts the table
+// directory itself, a 0.2 timestamp dir (holding artifacts/), a project root
+// (holding output/), or an output dir of timestamped runs, where the newest
+// run (timestamps sort as text) is chosen.
+func resolve(dir string) (layout, error) {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return layout{}, &Error{Op: "open", Path: dir, Row: -1, Err: err}
+	}
+	if !fi.IsDir() {
+		return layout{}, &Error{Op: "open", Path: dir, Row: -1, Err: errors.New("not a directory")}
+	}
+	if ok, long := hasTables(dir); ok {
+		return layout{dir: dir, long: long, timestamped: filepath.Base(dir) == "artifacts"}, nil
+	}
+	if d := filepath.Join(dir, "artifacts"); isDir(d) {
+		if ok, long := hasTables(d); ok {
+			return layout{dir: d, long: long, timestamped: true}, nil
+		}
+	}
+	out := filepath.Join(dir, "output")
+	if isDir(out) {
+		if ok, long := hasTables(out); ok {
+			return layout{dir: out, long: long}, nil
+		}
+	} else {
+		out = dir // dir may itself be an output dir of timestamped runs
+	}
+	var runs []string
+	entries, _ := os.ReadDir(out)
+	for _, e := range entries {
+		a := filepath.Join(out, e.Name(), "artifacts")
+		if ok, _ := hasTables(a); e.IsDir() && ok {
+			runs = append(runs, e.Name())
+		}
+	}
+	if len(runs) > 0 {
+		sort.Strings(runs)
+		newest := runs[len(runs)-1]
+		d := filepath.Join(out, newest, "artifacts")
+		_, long := hasTables(d)
+		l := layout{dir: d, long: long, timestamped: true}
+		l.notes = append(l.notes, fmt.Sprintf("read run %s, the newest of %d in %s", newest, len(runs), out))
+		return l, nil
+	}
+	var want []string
+	for _, long := range []bool{false, true} {
+		for _, n := range tableNames() {
+			want = append(want, fileName(n, long))
+		}
+	}
+	return layout{}, &Error{Op: "open", Path: dir, Row: -1, Err: fmt.Errorf(
+		"%w: looked for %s in %s, its artifacts/ and output/ subdirectories and output/<timestamp>/artifacts",
+		ErrNoTables, strings.Join(want, ", "), dir)}
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+// Open reads the GraphRAG output in dir into a normalised Dataset.
+//
+// dir may be the directory holding the parquet files or, for the 0.2
+// layout, the project root, its output dir, a timestamp dir or the artifacts
+// dir. Open detects the release from file and column names, reads every
+// table it finds (listing the rest in Dataset.Absent), resolves relationship
+// ends to entity ids (creating placeholder entities for ends the entities
+// table lacks), merges community reports into communities and computes
+// community weights.
+//
+// Errors are *Error values naming the file and column; their causes satisfy
+// errors.Is for ErrNoTables, ErrMissingColumn, ErrColumnType, ErrRowCount and
+// the os errors (fs.ErrNotExist for a missing dir).
+func Open(ctx context.Context, dir string) (*Dataset, error) {
+	l, err := resolve(dir)
+	if err != nil {
+		return nil, err
+	}
+	ds := &Dataset{Dir: l.dir, Notes: l.notes}
+	intern := make(map[string]string)
+	tables := map[string]*table{}
+	defer func() {
+		for _, t := range tables {
+			t.close()
+		}
+	}()
+	names := tableNames()
+	if l.long {
+		names = append(names, TableNodes)
+	}
+	for _, n := range names {
+		p := filepath.Join(l.dir, fileName(n, l.long))
+		if _, err := os.Stat(p); err != nil {
+			if n != TableNodes {
+				ds.Absent = append(ds.Absent, n)
+			}
+			continue
+		}
+		t, err := openTable(n, p, intern)
+		if err != nil {
+			return nil, err
+		}
+		tables[n] = t
+	}
+	ds.Release = detect(l, tables)
+	if ds.Release.long() {
+		// Only releases without communities.entity_ids need the nodes table.
+		if !ds.Release.nodeMembership() {
+			if t := tables[TableNodes]; t != nil {
+				t.close()
+				delete(tables, TableNodes)
+			}
+		} else if tables[TableNodes] == nil {
+			ds.Absent = append(ds.Absent, TableNodes)
+			ds.Notes = append(ds.Notes, "create_final_nodes.parquet is missing: communities have no members")
+		}
+	}
+	for _, n := range append(tableNames(), TableNodes) {
+		if t := tables[n]; t != nil {
+			ds.Tables = append(ds.Tables, Table{Name: n, Path: t.path, Rows: t.rows})
+		}
+	}
+	r := &reader{ds: ds, tables: tables}
+	if err := r.readAll(ctx); err != nil {
+		return nil, err
+	}
+	return ds, nil
+}
+
+// long reports whether the release names its files create_final_*.
+func (r Release) long() bool {
+	switch r {
+	case Release02, Release03, Release04, Release05, Release1:
+		return true
+	}
+	return false
+}
+
+// nodeMembership reports whether community membership is only recorded in
+// create_final_nodes (releases <= 0.4 have no communities.entity_ids).
+func (r Release) nodeMembership() bool {
+	return r == Release02 || r == Release03 || r == Release04
+}
+
+// detect names the release from the layout and the columns present:
+//   - short names: 3.x when text_units has document_id (or documents has
+//     raw_data), else 2.x;
+//   - long names, entities with name: 0.2 in the timestamped layout, else 0.3
+//     with description_embedding, else 0.4 (0.2 and 0.3 share their columns);
+//   - long names, entities with title: 1.x when communities (or reports) have
+//     parent, else 0.5-0.9.
+func detect(l layout, tables map[string]*table) Release {
+	has := func(name, col string) bool {
+		t := tables[name]
+		return t != nil && t.has(col)
+	}
+	if !l.long {
+		if has(TableTextUnits, "document_id") || (tables[TableTextUnits] == nil && has(TableDocuments, "raw_data")) {
+			return Release3
+		}
+		return Release2
+	}
+	switch {
+	case has(TableEntities, "name") && !has(TableEntities, "title"):
+		switch {
+		case l.timestamped:
+			return Release02
+		case has(TableEntities, "description_embedding"):
+			return Release03
+		}
+		return Release04
+	case has(TableCommunities, "parent") || has(TableCommunityReports, "parent"):
+		return Release1
+	case has(TableEntities, "title"):
+		return Release05
+	case has(TableCommunities, "entity_ids"):
+		return Release05
+	case has(TableCommunities, "raw_community") || has(TableCommunityReports, "rank_explanation") && !has(TableCommunityReports, "human_readable_id"):
+		return Release04
+	}
+	return Release1
+}
