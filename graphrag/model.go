@@ -104,21 +104,21 @@ type Community struct {
 
 // CommunityReport is the LLM-written report of a community.
 type CommunityReport struct {
-	ID               string
-	HumanReadableID  string
-	Community        string
-	Level            int64
-	Title            string
-	Summary          string
-	FullContent      string
-	FullContentJSON  string
-	Rank             float64
-	HasRank          bool
-	RankExplanation  string // rank_explanation or rating_explanation
-	Findings         []Finding
-	Period           string
-	Size             int64
-	HasSize          bool
+	ID              string
+	HumanReadableID string
+	Community       string
+	Level           int64
+	Title           string
+	Summary         string
+	FullContent     string
+	FullContentJSON string
+	Rank            float64
+	HasRank         bool
+	RankExplanation string // rank_explanation or rating_explanation
+	Findings        []Finding
+	Period          string
+	Size            int64
+	HasSize         bool
 }
 
 // Finding is one insight of a community report.

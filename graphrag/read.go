@@ -15,9 +15,9 @@ type reader struct {
 	ds     *Dataset
 	tables map[string]*table
 
-	haveChildren      bool // communities or reports carry `children`
-	haveParent        bool
-	haveTextUnitEnts  bool // text_units carry entity_ids
+	haveChildren     bool // communities or reports carry `children`
+	haveParent       bool
+	haveTextUnitEnts bool // text_units carry entity_ids
 }
 
 // readAll reads every opened table into the model, then links them.
