@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"unsafe"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
@@ -25,6 +26,14 @@ type table struct {
 	pf     *parquet.File
 	rows   int64
 	intern map[string]string // shared across a Dataset's tables: ids repeat
+
+	// dictCache maps a dictionary entry (by the address of its bytes) to its
+	// interned string while the current page is dictionary-encoded, as
+	// pyarrow writes id columns: it turns a string hash per value into a
+	// pointer hash. Cleared at every column chunk (the dictionary's
+	// lifetime), so an address is never reused for different bytes.
+	dictCache map[*byte]string
+	dictPage  bool
 }
 
 // openTable opens path and reads its footer. A file that is not parquet or is
@@ -93,9 +102,26 @@ func isNullType(c *parquet.Column) bool {
 // to fn. Values are only valid during the call: byte arrays point into the
 // page buffer, which is released afterwards.
 func (t *table) scan(ctx context.Context, field string, leaf *parquet.Column, fn func([]parquet.Value) error) error {
-	pages := leaf.Pages()
-	defer pages.Close()
 	buf := make([]parquet.Value, 4096)
+	for _, rg := range t.pf.RowGroups() {
+		if err := t.scanChunk(ctx, field, rg.ColumnChunks()[leaf.Index()], buf, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// scanChunk streams one column chunk. A chunk has at most one dictionary,
+// which lives as long as the chunk's pages, so dictCache is valid for the
+// whole chunk and cleared before the next.
+func (t *table) scanChunk(ctx context.Context, field string, chunk parquet.ColumnChunk, buf []parquet.Value, fn func([]parquet.Value) error) error {
+	pages := chunk.Pages()
+	defer pages.Close()
+	if t.dictCache == nil {
+		t.dictCache = make(map[*byte]string)
+	}
+	clear(t.dictCache)
+	defer func() { t.dictPage = false }()
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -107,6 +133,7 @@ func (t *table) scan(ctx context.Context, field string, leaf *parquet.Column, fn
 		if err != nil {
 			return t.err(field, -1, err)
 		}
+		t.dictPage = p.Dictionary() != nil
 		vr := p.Values()
 		for {
 			n, err := vr.ReadValues(buf)
@@ -316,11 +343,22 @@ func textOf(v parquet.Value) string {
 func (t *table) internOf(v parquet.Value) string {
 	if k := v.Kind(); k == parquet.ByteArray || k == parquet.FixedLenByteArray {
 		b := v.ByteArray()
-		if s, ok := t.intern[string(b)]; ok {
-			return s
+		if len(b) == 0 {
+			return ""
 		}
-		s := string(b)
-		t.intern[s] = s
+		if t.dictPage {
+			if s, ok := t.dictCache[unsafe.SliceData(b)]; ok && len(s) == len(b) {
+				return s
+			}
+		}
+		s, ok := t.intern[string(b)]
+		if !ok {
+			s = string(b)
+			t.intern[s] = s
+		}
+		if t.dictPage {
+			t.dictCache[unsafe.SliceData(b)] = s
+		}
 		return s
 	}
 	return textOf(v)
@@ -384,20 +422,57 @@ func (t *table) floats(ctx context.Context, field string) ([]float64, []bool, er
 
 // strList reads a list column of text (or, with num, of numbers rendered
 // in decimal: children are list<int64>). Empty and null lists read as nil.
+// All lists of the column share one backing array, cut with full slice
+// expressions so that appending to one cannot overwrite the next.
 func (t *table) strList(ctx context.Context, field string, num bool) ([][]string, error) {
 	if field == "" || !t.has(field) {
 		return nil, nil
 	}
-	out := make([][]string, t.rows)
 	check := isBytes
 	if num {
 		check = isBytesOrNumber
 	}
+	flat := make([]string, 0, t.numValues(field))
+	rowOf := make([]int32, 0, cap(flat))
 	err := t.list(ctx, field, "", check, func(row, _ int, v parquet.Value) error {
-		out[row] = append(out[row], t.internOf(v))
+		flat = append(flat, t.internOf(v))
+		rowOf = append(rowOf, int32(row))
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]string, t.rows)
+	for i := 0; i < len(flat); {
+		j := i + 1
+		for j < len(flat) && rowOf[j] == rowOf[i] {
+			j++
+		}
+		out[rowOf[i]] = flat[i:j:j]
+		i = j
+	}
+	return out, nil
+}
+
+// numValues returns the number of values (leaf cells, nulls included) of a
+// top-level column, a capacity hint for list readers.
+func (t *table) numValues(field string) int64 {
+	c := t.pf.Root().Column(field)
+	for c != nil && !c.Leaf() {
+		kids := c.Columns()
+		if len(kids) == 0 {
+			return 0
+		}
+		c = kids[0]
+	}
+	if c == nil {
+		return 0
+	}
+	var n int64
+	for _, rg := range t.pf.RowGroups() {
+		n += rg.ColumnChunks()[c.Index()].NumValues()
+	}
+	return n
 }
 
 // floatList reads a list<double> column (embeddings).

@@ -21,7 +21,7 @@ type (
 		HumanReadableID *int64   `parquet:"human_readable_id,optional"`
 		Title           string   `parquet:"title,optional"`
 		Text            string   `parquet:"text,optional"`
-		TextUnitIDs     []string `parquet:"text_unit_ids,optional,list" parquet-element:",optional"`
+		TextUnitIDs     []string `parquet:"text_unit_ids,optional,list" parquet-element:",optional,dict"`
 		CreationDate    string   `parquet:"creation_date,optional"`
 		RawData         string   `parquet:"raw_data,optional"`
 	}
@@ -31,9 +31,9 @@ type (
 		Text            string   `parquet:"text,optional"`
 		NTokens         *int64   `parquet:"n_tokens,optional"`
 		DocumentID      string   `parquet:"document_id,optional"`
-		EntityIDs       []string `parquet:"entity_ids,optional,list" parquet-element:",optional"`
-		RelationshipIDs []string `parquet:"relationship_ids,optional,list" parquet-element:",optional"`
-		CovariateIDs    []string `parquet:"covariate_ids,optional,list" parquet-element:",optional"`
+		EntityIDs       []string `parquet:"entity_ids,optional,list" parquet-element:",optional,dict"`
+		RelationshipIDs []string `parquet:"relationship_ids,optional,list" parquet-element:",optional,dict"`
+		CovariateIDs    []string `parquet:"covariate_ids,optional,list" parquet-element:",optional,dict"`
 	}
 	entityRow3x struct {
 		ID              string   `parquet:"id,optional"`
@@ -41,7 +41,7 @@ type (
 		Title           string   `parquet:"title,optional"`
 		Type            string   `parquet:"type,optional"`
 		Description     string   `parquet:"description,optional"`
-		TextUnitIDs     []string `parquet:"text_unit_ids,optional,list" parquet-element:",optional"`
+		TextUnitIDs     []string `parquet:"text_unit_ids,optional,list" parquet-element:",optional,dict"`
 		Frequency       *int64   `parquet:"frequency,optional"`
 		Degree          *int64   `parquet:"degree,optional"`
 	}
@@ -53,7 +53,7 @@ type (
 		Description     string   `parquet:"description,optional"`
 		Weight          *float64 `parquet:"weight,optional"`
 		CombinedDegree  *int64   `parquet:"combined_degree,optional"`
-		TextUnitIDs     []string `parquet:"text_unit_ids,optional,list" parquet-element:",optional"`
+		TextUnitIDs     []string `parquet:"text_unit_ids,optional,list" parquet-element:",optional,dict"`
 	}
 	communityRow3x struct {
 		ID              string   `parquet:"id,optional"`
@@ -63,9 +63,9 @@ type (
 		Parent          int64    `parquet:"parent"`
 		Children        []*int64 `parquet:"children,optional,list" parquet-element:",optional"`
 		Title           string   `parquet:"title,optional"`
-		EntityIDs       []string `parquet:"entity_ids,optional,list" parquet-element:",optional"`
-		RelationshipIDs []string `parquet:"relationship_ids,optional,list" parquet-element:",optional"`
-		TextUnitIDs     []string `parquet:"text_unit_ids,optional,list" parquet-element:",optional"`
+		EntityIDs       []string `parquet:"entity_ids,optional,list" parquet-element:",optional,dict"`
+		RelationshipIDs []string `parquet:"relationship_ids,optional,list" parquet-element:",optional,dict"`
+		TextUnitIDs     []string `parquet:"text_unit_ids,optional,list" parquet-element:",optional,dict"`
 		Period          string   `parquet:"period,optional"`
 		Size            *int64   `parquet:"size,optional"`
 	}
@@ -214,6 +214,10 @@ func writeTable[T any](ctx context.Context, w *writer3x, name string, n int, con
 		}
 	}
 	if err := pw.Close(); err != nil {
+		return fail("", -1, err)
+	}
+	// CreateTemp makes the file private; a table is as readable as any file.
+	if err := f.Chmod(0o644); err != nil {
 		return fail("", -1, err)
 	}
 	if err := f.Sync(); err != nil {
