@@ -41,7 +41,7 @@ type table struct {
 func openTable(name, path string, intern map[string]string) (*table, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, &Error{Op: "open", Path: path, Row: -1, Err: err}
+		return nil, &Error{Op: "open", Path: path, Row: -1, Err: unwrapPath(err)}
 	}
 	st, err := f.Stat()
 	if err != nil {
@@ -157,7 +157,7 @@ func (t *table) scanChunk(ctx context.Context, field string, chunk parquet.Colum
 
 // scalar calls set for every non-null value of the top-level leaf column
 // field, with its row number. check validates the column type first.
-func (t *table) scalar(ctx context.Context, field string, check func(*parquet.Column) bool, set func(row int, v parquet.Value) error) error {
+func (t *table) scalar(ctx context.Context, field string, check colKind, set func(row int, v parquet.Value) error) error {
 	c := t.pf.Root().Column(field)
 	if c == nil {
 		return t.err(field, -1, ErrMissingColumn)
@@ -168,8 +168,8 @@ func (t *table) scalar(ctx context.Context, field string, check func(*parquet.Co
 	if isNullType(c) {
 		return nil
 	}
-	if !check(c) {
-		return t.err(field, -1, fmt.Errorf("%w: have %s", ErrColumnType, c.Type()))
+	if !check.ok(c) {
+		return t.err(field, -1, fmt.Errorf("%w: want %s, have %s", ErrColumnType, check.name, c.Type()))
 	}
 	row := 0
 	err := t.scan(ctx, field, c, func(vs []parquet.Value) error {
@@ -198,7 +198,7 @@ func (t *table) scalar(ctx context.Context, field string, check func(*parquet.Co
 // list calls set for every element of the list column field (for a list of
 // structs, of its member sub), with the row and the element's position. Null
 // lists, empty lists and null elements produce no call.
-func (t *table) list(ctx context.Context, field, sub string, check func(*parquet.Column) bool, set func(row, i int, v parquet.Value) error) error {
+func (t *table) list(ctx context.Context, field, sub string, check colKind, set func(row, i int, v parquet.Value) error) error {
 	c := t.pf.Root().Column(field)
 	if c == nil {
 		return t.err(field, -1, ErrMissingColumn)
@@ -233,8 +233,8 @@ func (t *table) list(ctx context.Context, field, sub string, check func(*parquet
 	if isNullType(leaf) {
 		return nil
 	}
-	if !check(leaf) {
-		return t.err(field, -1, fmt.Errorf("%w: list of %s", ErrColumnType, leaf.Type()))
+	if !check.ok(leaf) {
+		return t.err(field, -1, fmt.Errorf("%w: want a list of %s, have a list of %s", ErrColumnType, check.name, leaf.Type()))
 	}
 	row, i := -1, 0
 	err := t.scan(ctx, field, leaf, func(vs []parquet.Value) error {
@@ -267,22 +267,31 @@ func (t *table) list(ctx context.Context, field, sub string, check func(*parquet
 	return nil
 }
 
-func isBytes(c *parquet.Column) bool {
+// colKind is a family of physical types a field accepts, named for error
+// messages.
+type colKind struct {
+	name string
+	ok   func(*parquet.Column) bool
+}
+
+func bytesKind(c *parquet.Column) bool {
 	k := c.Type().Kind()
 	return k == parquet.ByteArray || k == parquet.FixedLenByteArray
 }
 
-func isInt(c *parquet.Column) bool {
-	k := c.Type().Kind()
-	return k == parquet.Int32 || k == parquet.Int64
+func numberKind(c *parquet.Column) bool {
+	switch c.Type().Kind() {
+	case parquet.Int32, parquet.Int64, parquet.Float, parquet.Double:
+		return true
+	}
+	return false
 }
 
-func isNumber(c *parquet.Column) bool {
-	k := c.Type().Kind()
-	return isInt(c) || k == parquet.Float || k == parquet.Double
+func isBytes() colKind  { return colKind{"text", bytesKind} }
+func isNumber() colKind { return colKind{"a number", numberKind} }
+func isBytesOrNumber() colKind {
+	return colKind{"text or a number", func(c *parquet.Column) bool { return bytesKind(c) || numberKind(c) }}
 }
-
-func isBytesOrNumber(c *parquet.Column) bool { return isBytes(c) || isNumber(c) }
 
 // intOf reads an integer cell. pandas writes an int column holding NaN as
 // double, so integral doubles are accepted too.
@@ -372,9 +381,9 @@ func (t *table) internOf(v parquet.Value) string {
 // set (ids that were int in one release and string in another).
 func (t *table) str(ctx context.Context, field string, num bool) ([]string, error) {
 	out := make([]string, t.rows)
-	check := isBytes
+	check := isBytes()
 	if num {
-		check = isBytesOrNumber
+		check = isBytesOrNumber()
 	}
 	err := t.scalar(ctx, field, check, func(row int, v parquet.Value) error {
 		out[row] = textOf(v)
@@ -398,7 +407,7 @@ func (t *table) ints(ctx context.Context, field string) ([]int64, []bool, error)
 	}
 	out := make([]int64, t.rows)
 	ok := make([]bool, t.rows)
-	err := t.scalar(ctx, field, isNumber, func(row int, v parquet.Value) error {
+	err := t.scalar(ctx, field, isNumber(), func(row int, v parquet.Value) error {
 		n, err := intOf(v)
 		out[row], ok[row] = n, err == nil
 		return err
@@ -413,7 +422,7 @@ func (t *table) floats(ctx context.Context, field string) ([]float64, []bool, er
 	}
 	out := make([]float64, t.rows)
 	ok := make([]bool, t.rows)
-	err := t.scalar(ctx, field, isNumber, func(row int, v parquet.Value) error {
+	err := t.scalar(ctx, field, isNumber(), func(row int, v parquet.Value) error {
 		out[row], ok[row] = floatOf(v), true
 		return nil
 	})
@@ -428,9 +437,9 @@ func (t *table) strList(ctx context.Context, field string, num bool) ([][]string
 	if field == "" || !t.has(field) {
 		return nil, nil
 	}
-	check := isBytes
+	check := isBytes()
 	if num {
-		check = isBytesOrNumber
+		check = isBytesOrNumber()
 	}
 	flat := make([]string, 0, t.numValues(field))
 	rowOf := make([]int32, 0, cap(flat))
@@ -481,7 +490,7 @@ func (t *table) floatList(ctx context.Context, field string) ([][]float64, error
 		return nil, nil
 	}
 	out := make([][]float64, t.rows)
-	err := t.list(ctx, field, "", isNumber, func(row, _ int, v parquet.Value) error {
+	err := t.list(ctx, field, "", isNumber(), func(row, _ int, v parquet.Value) error {
 		out[row] = append(out[row], floatOf(v))
 		return nil
 	})
@@ -506,7 +515,7 @@ func (t *table) findings(ctx context.Context, field string) ([][]Finding, error)
 		if !hasDescendant(t.pf.Root().Column(field), m) {
 			continue
 		}
-		err := t.list(ctx, field, m, isBytes, func(row, i int, v parquet.Value) error {
+		err := t.list(ctx, field, m, isBytes(), func(row, i int, v parquet.Value) error {
 			f := grow(row, i)
 			if m == "summary" {
 				f.Summary = string(v.ByteArray())

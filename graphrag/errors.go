@@ -1,7 +1,9 @@
 package graphrag
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 )
 
@@ -63,3 +65,14 @@ func (e *Error) Error() string {
 
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }
+
+// unwrapPath drops the *fs.PathError layer of an os error, whose path the
+// *Error already names, keeping its cause (errors.Is(err, fs.ErrNotExist)
+// still holds).
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %w", pe.Op, pe.Err)
+	}
+	return err
+}

@@ -47,7 +47,7 @@ type layout struct {
 func resolve(dir string) (layout, error) {
 	fi, err := os.Stat(dir)
 	if err != nil {
-		return layout{}, &Error{Op: "open", Path: dir, Row: -1, Err: err}
+		return layout{}, &Error{Op: "open", Path: dir, Row: -1, Err: unwrapPath(err)}
 	}
 	if !fi.IsDir() {
 		return layout{}, &Error{Op: "open", Path: dir, Row: -1, Err: errors.New("not a directory")}

@@ -2,6 +2,7 @@ package graphrag_test
 
 import (
 	"context"
+	"math"
 	"slices"
 	"testing"
 
@@ -101,4 +102,120 @@ func mapsEqual[K comparable, V comparable](a, b map[K]V) bool {
 		}
 	}
 	return true
+}
+
+// The 3.x sample has relationships whose source or target is no entity
+// title. Checked independently with pyarrow:
+//
+//	e = pq.read_table("v3/entities.parquet").to_pydict(); r = pq.read_table("v3/relationships.parquet").to_pydict()
+//	t = set(e["title"]); sum(s not in t or d not in t for s, d in zip(r["source"], r["target"]))  # 84
+//	len({x for x in r["source"] + r["target"] if x not in t})                                       # 32
+func TestOpenPlaceholders(t *testing.T) {
+	ds, err := graphrag.Open(context.Background(), sample(t, "v3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := ds.PlaceholderRelationships, 84; got != want {
+		t.Errorf("PlaceholderRelationships = %d; want %d", got, want)
+	}
+	if got, want := ds.Placeholders, 32; got != want {
+		t.Errorf("Placeholders = %d; want %d", got, want)
+	}
+	placeholders := ds.Entities[529:]
+	if len(placeholders) != 32 {
+		t.Fatalf("entities after the 529 real ones = %d; want 32", len(placeholders))
+	}
+	for _, e := range placeholders {
+		want := graphrag.Entity{ID: "title:" + e.Title, Title: e.Title, Placeholder: true}
+		if !entityEqual(e, want) || e.HumanReadableID != "" || e.HasDegree {
+			t.Errorf("placeholder = %+v; want %+v", e, want)
+		}
+	}
+	for _, e := range ds.Entities[:529] {
+		if e.Placeholder {
+			t.Fatalf("real entity %s marked Placeholder", e.ID)
+		}
+	}
+	s := ds.Summary()
+	if s.Placeholders != 32 || s.PlaceholderRelationships != 84 || s.Release != graphrag.Release3 || len(s.Tables) != 7 || s.Rows["entities"] != 561 {
+		t.Errorf("Summary() = %+v; want 32 placeholders, 84 relationships, 3.x, 7 tables, 561 entities", s)
+	}
+}
+
+// In 0.3.4 membership is only in create_final_nodes; pyarrow counts 495
+// distinct (community, title) pairs over 35 communities, 29 in community 8.
+func TestOpenMembershipFromNodes(t *testing.T) {
+	ds, err := graphrag.Open(context.Background(), sample(t, "v0.3.4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	ids := map[string]bool{}
+	for _, e := range ds.Entities {
+		ids[e.ID] = true
+	}
+	for _, c := range ds.Communities {
+		if len(c.EntityIDs) == 0 {
+			t.Errorf("community %s has no members", c.Community)
+		}
+		for _, id := range c.EntityIDs {
+			if !ids[id] {
+				t.Errorf("community %s member %s is no entity", c.Community, id)
+			}
+		}
+		total += len(c.EntityIDs)
+		if c.Community == "8" && len(c.EntityIDs) != 29 {
+			t.Errorf("community 8 members = %d; want 29", len(c.EntityIDs))
+		}
+		if c.Level > 0 && c.Parent == "" {
+			t.Errorf("community %s at level %d has no parent derived from nodes", c.Community, c.Level)
+		}
+	}
+	if total != 495 {
+		t.Errorf("memberships = %d; want 495", total)
+	}
+}
+
+func TestOpenCommunityFields(t *testing.T) {
+	tests := []struct {
+		dir                string
+		community, parent  string
+		children           []string
+		explanationPresent bool
+	}{
+		// 1.x has parent only: children derived. 2.x and 3.x write children.
+		{"v1.0.1", "0", "", []string{"11", "12"}, true},
+		{"v2.5.0", "10", "0", []string{"19", "20"}, true},
+		{"v3", "1", "", []string{"27", "28", "29", "30", "31", "32", "33", "34", "35", "36", "37", "38"}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.dir, func(t *testing.T) {
+			ds, err := graphrag.Open(context.Background(), sample(t, tt.dir))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var c *graphrag.Community
+			for i := range ds.Communities {
+				if ds.Communities[i].Community == tt.community {
+					c = &ds.Communities[i]
+				}
+			}
+			if c == nil {
+				t.Fatalf("no community %s", tt.community)
+			}
+			if c.Parent != tt.parent || !slices.Equal(c.Children, tt.children) {
+				t.Errorf("community %s parent %q children %v; want %q %v", tt.community, c.Parent, c.Children, tt.parent, tt.children)
+			}
+			if (c.Report.RankExplanation != "") != tt.explanationPresent || len(c.Report.Findings) == 0 {
+				t.Errorf("report = %+v; want explanation and findings", c.Report)
+			}
+			max := 0.0
+			for _, c := range ds.Communities {
+				max = math.Max(max, c.Weight)
+			}
+			if max != 1 {
+				t.Errorf("largest weight = %v; want 1", max)
+			}
+		})
+	}
 }

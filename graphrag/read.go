@@ -515,7 +515,7 @@ func (t *table) jsonText(ctx context.Context, field string) ([]string, error) {
 		if isNullType(c) {
 			return nil, nil
 		}
-		if isBytes(c) {
+		if bytesKind(c) {
 			return t.str(ctx, field, false)
 		}
 	}
@@ -537,11 +537,33 @@ func (t *table) jsonText(ctx context.Context, field string) ([]string, error) {
 		if !ok || v == nil {
 			continue
 		}
-		b, err := json.Marshal(v)
+		b, err := json.Marshal(jsonable(v))
 		if err != nil {
 			return nil, t.err(field, int64(i), err)
 		}
 		out[i] = string(b)
 	}
 	return out, nil
+}
+
+// jsonable turns the byte slices that parquet-go's row reader returns for
+// strings into strings, so that JSON shows text rather than base64.
+func jsonable(v any) any {
+	switch x := v.(type) {
+	case []byte:
+		return string(x)
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = jsonable(e)
+		}
+		return m
+	case []any:
+		s := make([]any, len(x))
+		for i, e := range x {
+			s[i] = jsonable(e)
+		}
+		return s
+	}
+	return v
 }
