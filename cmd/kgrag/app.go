@@ -1,0 +1,58 @@
+package main
+
+import (
+	"context"
+	"io"
+
+	"github.com/urfave/cli/v3"
+)
+
+// terminal holds the streams a command talks to.
+type terminal struct {
+	in       io.Reader
+	out, err io.Writer
+	// tty says whether err is a terminal that can show progress.
+	tty bool
+}
+
+const exitStatusHelp = `
+EXIT STATUS:
+   0    success
+   1    failure (bad input, write error, store error)
+   2    wrong usage (unknown flag, missing argument)
+   10   the store could not be reached
+   130  interrupted
+`
+
+func newApp(in io.Reader, out, errw io.Writer) *cli.Command {
+	term := terminal{in: in, out: out, err: errw, tty: isTerminal(errw)}
+	return &cli.Command{
+		Name:  "kgrag",
+		Usage: "GraphRAG knowledge graphs as linked data, and questions over them with a local LLM",
+		Description: `kgrag reads the parquet output of Microsoft GraphRAG (any release from 0.2
+to 3.x), maps it to the gr: ontology (http://ormynet.com/ns/msft-graphrag#)
+and writes Turtle or N-Triples, or loads it into a SPARQL 1.1 store
+(Fuseki, GraphDB, Oxigraph, Virtuoso, or any Graph Store Protocol endpoint).
+
+Start with:
+   kgrag inspect ./output                 what GraphRAG wrote there
+   kgrag load --input ./output --turtle graph.ttl
+   kgrag load --input ./output --store http://localhost:3030/ds --graph http://example.org/kg`,
+		Writer:          out,
+		ErrWriter:       errw,
+		HideHelpCommand: true,
+		// main prints errors and chooses the exit code.
+		ExitErrHandler: func(context.Context, *cli.Command, error) {},
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print no progress", Sources: cli.EnvVars("KGRAG_QUIET")},
+		},
+		Commands: []*cli.Command{
+			newInspectCommand(term),
+			newLoadCommand(term),
+			newOntologyCommand(term),
+		},
+		OnUsageError: func(_ context.Context, cmd *cli.Command, err error, _ bool) error {
+			return usagef("kgrag "+cmd.Name+" --help", "%v", err)
+		},
+	}
+}

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/kgrag/kgrag/graphrag"
+	"github.com/urfave/cli/v3"
+)
+
+type inspectOptions struct {
+	dir      string
+	jsonMode bool
+}
+
+func newInspectCommand(term terminal) *cli.Command {
+	return &cli.Command{
+		Name:      "inspect",
+		Usage:     "show what GraphRAG wrote in a folder: release, tables, rows, what is missing",
+		ArgsUsage: "DIR",
+		Description: `Reads every GraphRAG table in DIR and reports the release it was written by
+(detected from the file and column names), each table's file and row count,
+the tables that are absent (covariates are optional in GraphRAG), and the
+fix-ups 'kgrag load' will make: relationships whose source or target is not
+in the entities table keep an entity with just its title.
+
+DIR may be the folder holding the .parquet files, or (for GraphRAG 0.2) the
+project folder with output/<timestamp>/artifacts.
+
+   kgrag inspect ./ragtest/output
+   kgrag inspect --json ./ragtest/output | jq .release
+` + exitStatusHelp,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
+		},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if cmd.Args().Len() != 1 {
+				return usagef("kgrag inspect ./output", "inspect takes one folder, got %d arguments", cmd.Args().Len())
+			}
+			return runInspect(ctx, inspectOptions{dir: cmd.Args().First(), jsonMode: cmd.Bool("json")}, term)
+		},
+	}
+}
+
+// inspectReport is the JSON form of `kgrag inspect`.
+type inspectReport struct {
+	Dir     string         `json:"dir"`
+	Release string         `json:"release"`
+	Tables  []inspectTable `json:"tables"`
+	Absent  []string       `json:"absent"`
+	Notes   []string       `json:"notes,omitempty"`
+	Fixups  inspectFixups  `json:"fixups"`
+	Records map[string]int `json:"records"`
+}
+
+type inspectTable struct {
+	Name string `json:"name"`
+	File string `json:"file"`
+	Rows int64  `json:"rows"`
+}
+
+type inspectFixups struct {
+	UnresolvedEntities       int `json:"unresolved_entities"`
+	RelationshipsWithUnknown int `json:"relationships_with_unknown_end"`
+}
+
+func runInspect(ctx context.Context, opts inspectOptions, term terminal) error {
+	ds, err := graphrag.Open(ctx, opts.dir)
+	if err != nil {
+		return err
+	}
+	s := ds.Summary()
+	rep := inspectReport{
+		Dir:     s.Dir,
+		Release: string(s.Release),
+		Absent:  s.Absent,
+		Notes:   s.Notes,
+		Fixups: inspectFixups{
+			UnresolvedEntities:       s.Placeholders,
+			RelationshipsWithUnknown: s.PlaceholderRelationships,
+		},
+		Records: s.Rows,
+	}
+	if rep.Absent == nil {
+		rep.Absent = []string{}
+	}
+	for _, t := range s.Tables {
+		rep.Tables = append(rep.Tables, inspectTable{Name: t.Name, File: t.Path, Rows: t.Rows})
+	}
+	if opts.jsonMode {
+		enc := json.NewEncoder(term.out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+
+	w := term.out
+	fmt.Fprintf(w, "GraphRAG release: %s\n", rep.Release)
+	fmt.Fprintf(w, "directory:        %s\n", rep.Dir)
+	for _, n := range rep.Notes {
+		fmt.Fprintf(w, "note:             %s\n", n)
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TABLE\tROWS\tFILE")
+	for _, t := range rep.Tables {
+		fmt.Fprintf(tw, "%s\t%d\t%s\n", t.Name, t.Rows, t.File)
+	}
+	for _, a := range rep.Absent {
+		fmt.Fprintf(tw, "%s\t-\tabsent\n", a)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	if rep.Fixups.UnresolvedEntities > 0 {
+		fmt.Fprintf(w, "%d relationships name %d entities that the entities table does not hold;\n"+
+			"load keeps them, each unknown end as an entity with just its title (gr:unresolved true).\n",
+			rep.Fixups.RelationshipsWithUnknown, rep.Fixups.UnresolvedEntities)
+	} else {
+		fmt.Fprintln(w, "every relationship's source and target is in the entities table.")
+	}
+	return nil
+}

@@ -1,0 +1,237 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/kgrag/kgrag/graphrag"
+	"github.com/kgrag/kgrag/internal/atomicfile"
+	"github.com/kgrag/kgrag/internal/ui"
+	"github.com/kgrag/kgrag/loader"
+	"github.com/kgrag/kgrag/ontology"
+	"github.com/kgrag/kgrag/rdf"
+	"github.com/urfave/cli/v3"
+)
+
+// defaultBase is the base IRI of instances when the user sets none. It is
+// a placeholder in the example.org domain: real datasets should name their
+// own with --base.
+const defaultBase = "http://example.org/graphrag/"
+
+// loadOptions is everything `kgrag load` needs; the Action fills it from
+// flags so tests can call runLoad directly.
+type loadOptions struct {
+	input            string
+	turtle           string // file or "-"
+	ntriples         string // file or "-"
+	base             string
+	withOntology     bool
+	omitDocumentText bool
+	quiet            bool
+
+	store storeOptions
+}
+
+func newLoadCommand(term terminal) *cli.Command {
+	return &cli.Command{
+		Name:      "load",
+		Usage:     "map GraphRAG output to the gr: ontology and write Turtle, N-Triples or a SPARQL store",
+		ArgsUsage: " ",
+		Description: `Reads the parquet tables GraphRAG wrote (any release from 0.2 to 3.x; see
+'kgrag inspect') and maps documents, chunks, entities, relationships,
+communities with their reports and findings, and claims to the gr: ontology
+('kgrag ontology' prints it).
+
+Write a file (FILE may be '-' for stdout; a file appears only when complete):
+   kgrag load --input ./output --turtle graph.ttl
+   kgrag load --input ./output --ntriples - | gzip > graph.nt.gz
+
+Or replace a named graph in a SPARQL 1.1 store. The new graph is uploaded
+beside the old one and swapped in with one update, so a failed or
+interrupted load leaves the previous graph as it was:
+   kgrag load --input ./output --store http://localhost:3030/ds --graph http://example.org/kg
+   kgrag load --input ./output --store-type graphdb --store http://localhost:7200/repositories/kg \
+       --graph http://example.org/kg --with-ontology
+
+Instance IRIs are built from GraphRAG's ids under --base, percent-encoded,
+so two runs over the same input give byte-identical output.
+` + exitStatusHelp,
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "input", Aliases: []string{"i"}, Usage: "GraphRAG output `DIR` (the folder holding the .parquet files, or a project folder with output/)", Sources: cli.EnvVars("KGRAG_INPUT")},
+			&cli.StringFlag{Name: "turtle", Usage: "write Turtle to `FILE` ('-' for stdout)"},
+			&cli.StringFlag{Name: "ntriples", Usage: "write N-Triples to `FILE` ('-' for stdout)"},
+			&cli.StringFlag{Name: "base", Value: defaultBase, Usage: "base `IRI` of the dataset's instances (must end in / or #)", Sources: cli.EnvVars("KGRAG_BASE")},
+			&cli.BoolFlag{Name: "with-ontology", Usage: "also write the gr: ontology (into the Turtle file, or into --ontology-graph of the store)"},
+			&cli.BoolFlag{Name: "omit-document-text", Usage: "leave out the full text of documents (their chunks still carry it)"},
+		}, storeFlags()...),
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if cmd.Args().Len() > 0 {
+				return usagef("kgrag load --input DIR --turtle FILE", "load takes no arguments, got %q", cmd.Args().First())
+			}
+			opts := loadOptions{
+				input:            cmd.String("input"),
+				turtle:           cmd.String("turtle"),
+				ntriples:         cmd.String("ntriples"),
+				base:             cmd.String("base"),
+				withOntology:     cmd.Bool("with-ontology"),
+				omitDocumentText: cmd.Bool("omit-document-text"),
+				quiet:            cmd.Bool("quiet"),
+				store:            storeOptionsFrom(cmd),
+			}
+			return runLoad(ctx, opts, term)
+		},
+	}
+}
+
+func (o loadOptions) validate() error {
+	outputs := 0
+	for _, s := range []string{o.turtle, o.ntriples, o.store.url} {
+		if s != "" {
+			outputs++
+		}
+	}
+	switch {
+	case o.input == "":
+		return usagef("kgrag load --input ./output --turtle graph.ttl", "--input is required: the folder GraphRAG wrote its parquet files to")
+	case outputs == 0:
+		return usagef("kgrag load --input "+o.input+" --turtle graph.ttl", "say where to write: --turtle FILE, --ntriples FILE or --store URL")
+	case outputs > 1:
+		return usagef("", "choose one of --turtle, --ntriples and --store")
+	case o.withOntology && o.ntriples != "":
+		return usagef("kgrag ontology > gr.ttl", "--with-ontology goes with --turtle or --store; print the ontology with 'kgrag ontology'")
+	}
+	if err := ontology.ValidateBase(o.base); err != nil {
+		return usagef("--base http://example.org/my-dataset/", "--base: %v", err)
+	}
+	if o.store.url != "" {
+		return o.store.validate()
+	}
+	return nil
+}
+
+func runLoad(ctx context.Context, opts loadOptions, term terminal) error {
+	if err := opts.validate(); err != nil {
+		return err
+	}
+	start := time.Now()
+	ds, err := graphrag.Open(ctx, opts.input)
+	if err != nil {
+		return err
+	}
+	m := ontology.Mapper{Base: opts.base, OmitDocumentText: opts.omitDocumentText}
+	showProgress := term.tty && !opts.quiet
+
+	var stats ontology.Stats
+	var dest string
+	switch {
+	case opts.store.url != "":
+		stats, err = loadStore(ctx, opts, ds, m, term, showProgress)
+		dest = fmt.Sprintf("graph <%s> of %s", opts.store.graph, opts.store.url)
+	case opts.turtle != "":
+		dest = opts.turtle
+		stats, err = writeFile(ctx, opts.turtle, term.out, func(w io.Writer) (ontology.Stats, error) {
+			if opts.withOntology {
+				if _, err := w.Write(ontology.Turtle); err != nil {
+					return ontology.Stats{}, err
+				}
+			}
+			enc := loader.NewTurtleEncoder(w, turtlePrefixes)
+			st, err := m.Map(ctx, ds, counted(enc, showProgress, term))
+			if err != nil {
+				return st, err
+			}
+			return st, enc.Close()
+		})
+	default:
+		dest = opts.ntriples
+		stats, err = writeFile(ctx, opts.ntriples, term.out, func(w io.Writer) (ontology.Stats, error) {
+			enc := loader.NewNTriplesEncoder(w)
+			st, err := m.Map(ctx, ds, counted(enc, showProgress, term))
+			if err != nil {
+				return st, err
+			}
+			return st, enc.Flush()
+		})
+	}
+	if err != nil {
+		return err
+	}
+	if !opts.quiet {
+		fmt.Fprintf(term.err, "kgrag: wrote %d triples to %s in %.1fs\n", stats.Triples, dest, time.Since(start).Seconds())
+		fmt.Fprintf(term.err, "  %s\n", describeStats(ds, stats))
+	}
+	return nil
+}
+
+// turtlePrefixes are declared in Turtle output; instance IRIs stay full.
+var turtlePrefixes = []loader.Prefix{
+	{Name: "gr", IRI: ontology.NS},
+	{Name: "rdf", IRI: rdf.RDFNS},
+	{Name: "rdfs", IRI: rdf.RDFSNS},
+	{Name: "xsd", IRI: rdf.XSDNS},
+}
+
+// writeFile runs write into path, or into stdout for "-". A file appears
+// only when write succeeded: on error nothing is left behind.
+func writeFile(ctx context.Context, path string, stdout io.Writer, write func(io.Writer) (ontology.Stats, error)) (ontology.Stats, error) {
+	if path == "-" {
+		bw := bufio.NewWriterSize(stdout, 1<<20)
+		st, err := write(bw)
+		if err == nil {
+			err = bw.Flush()
+		}
+		if err != nil {
+			return st, fmt.Errorf("write to stdout: %w", err)
+		}
+		return st, nil
+	}
+	f, err := atomicfile.Create(path)
+	if err != nil {
+		return ontology.Stats{}, err
+	}
+	defer f.Abort()
+	st, err := write(f)
+	if err != nil {
+		return st, fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return st, err
+	}
+	return st, f.Commit()
+}
+
+// progressWriter counts triples into a progress line.
+type progressWriter struct {
+	w rdf.Writer
+	p *ui.Progress
+	n int64
+}
+
+func (pw *progressWriter) WriteTriple(t rdf.Triple) error {
+	pw.n++
+	if pw.n&1023 == 0 {
+		pw.p.Add(1024)
+	}
+	return pw.w.WriteTriple(t)
+}
+
+// counted wraps w in a progress line when progress is on.
+func counted(w rdf.Writer, show bool, term terminal) rdf.Writer {
+	if !show {
+		return w
+	}
+	return &progressWriter{w: w, p: ui.NewProgress(term.err, true, "wrote", "triples")}
+}
+
+func describeStats(ds *graphrag.Dataset, st ontology.Stats) string {
+	s := fmt.Sprintf("GraphRAG %s: %d documents, %d chunks, %d entities", ds.Release, st.Documents, st.Chunks, st.Entities)
+	if st.Unresolved > 0 {
+		s += fmt.Sprintf(" (%d unresolved: named by a relationship or claim, absent from the entities table)", st.Unresolved)
+	}
+	s += fmt.Sprintf(", %d relationships, %d communities, %d findings, %d covariates",
+		st.Relationships, st.Communities, st.Findings, st.Covariates)
+	return s
+}

@@ -1,0 +1,76 @@
+// Command kgrag turns Microsoft GraphRAG output into linked data and answers
+// questions over it with a local LLM. Run `kgrag --help` for the commands.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := newApp(os.Stdin, os.Stdout, os.Stderr).Run(ctx, os.Args)
+	stop()
+	code := exitCode(ctx, err)
+	if err != nil {
+		printError(os.Stderr, err)
+	}
+	os.Exit(code)
+}
+
+// Exit codes. Scripts may rely on them; they are listed in --help.
+const (
+	exitOK          = 0
+	exitFailure     = 1
+	exitUsage       = 2
+	exitStoreDown   = 10
+	exitModelDown   = 11
+	exitInterrupted = 130
+)
+
+// usageError is a mistake in the command line: exit 2 and a hint.
+type usageError struct {
+	msg string
+	try string // a command line that would work, "" for none
+}
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(try, format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...), try: try}
+}
+
+// storeDownError marks a store that could not be reached at all.
+type storeDownError struct{ err error }
+
+func (e *storeDownError) Error() string { return e.err.Error() }
+func (e *storeDownError) Unwrap() error { return e.err }
+
+func exitCode(ctx context.Context, err error) int {
+	var ue *usageError
+	var sd *storeDownError
+	switch {
+	case err == nil:
+		return exitOK
+	case ctx.Err() != nil || errors.Is(err, context.Canceled):
+		return exitInterrupted
+	case errors.As(err, &ue):
+		return exitUsage
+	case errors.As(err, &sd):
+		return exitStoreDown
+	}
+	return exitFailure
+}
+
+func printError(w io.Writer, err error) {
+	fmt.Fprintf(w, "kgrag: %v\n", err)
+	var ue *usageError
+	if errors.As(err, &ue) && ue.try != "" {
+		fmt.Fprintf(w, "Try: %s\n", ue.try)
+	}
+}

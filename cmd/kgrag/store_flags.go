@@ -1,0 +1,188 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/kgrag/kgrag/graphrag"
+	"github.com/kgrag/kgrag/internal/ui"
+	"github.com/kgrag/kgrag/loader"
+	"github.com/kgrag/kgrag/ontology"
+	"github.com/kgrag/kgrag/rdf"
+	"github.com/kgrag/kgrag/sparqlq"
+	"github.com/urfave/cli/v3"
+)
+
+// storeOptions say which store to reach and how.
+type storeOptions struct {
+	url           string
+	graph         string
+	storeType     string // a loader profile name, "" to guess from url
+	user          string
+	password      string
+	authScheme    string // basic or digest
+	token         string
+	caCert        string
+	batchSize     int
+	retries       int
+	timeout       time.Duration
+	ontologyGraph string
+}
+
+// secretSource reads a secret from env, or from the file an env var names,
+// so that secrets need not appear on command lines or in --help defaults.
+func secretSource(env string) cli.ValueSourceChain {
+	return cli.NewValueSourceChain(cli.File(os.Getenv(env+"_FILE")), cli.EnvVar(env))
+}
+
+func storeFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "store", Category: "store", Usage: "SPARQL store base `URL` (e.g. http://localhost:3030/ds for Fuseki)", Sources: cli.EnvVars("KGRAG_STORE")},
+		&cli.StringFlag{Name: "graph", Category: "store", Usage: "named graph `IRI` to replace", Sources: cli.EnvVars("KGRAG_GRAPH")},
+		&cli.StringFlag{Name: "store-type", Category: "store", Usage: "store `KIND`: " + strings.Join(loader.ProfileNames(), ", ") + " (guessed from the URL when unset)", Sources: cli.EnvVars("KGRAG_STORE_TYPE")},
+		&cli.StringFlag{Name: "user", Category: "store", Usage: "user `NAME` for the store", Sources: cli.EnvVars("KGRAG_STORE_USER")},
+		&cli.StringFlag{Name: "password", Category: "store", Usage: "store password (better: env KGRAG_STORE_PASSWORD or KGRAG_STORE_PASSWORD_FILE)", Sources: secretSource("KGRAG_STORE_PASSWORD")},
+		&cli.StringFlag{Name: "auth", Category: "store", Value: "basic", Usage: "password `SCHEME`: basic or digest (Virtuoso)", Sources: cli.EnvVars("KGRAG_STORE_AUTH")},
+		&cli.StringFlag{Name: "token", Category: "store", Usage: "bearer token (better: env KGRAG_STORE_TOKEN or KGRAG_STORE_TOKEN_FILE)", Sources: secretSource("KGRAG_STORE_TOKEN")},
+		&cli.StringFlag{Name: "ca-cert", Category: "store", Usage: "PEM `FILE` of CA certificates to trust for https", Sources: cli.EnvVars("KGRAG_STORE_CA_CERT")},
+		&cli.IntFlag{Name: "batch-size", Category: "store", Value: loader.DefaultBatchSize, Usage: "triples per upload request"},
+		&cli.IntFlag{Name: "retries", Category: "store", Value: 5, Usage: "retries of a request that failed transiently (connection reset, timeout, 5xx, 429)"},
+		&cli.DurationFlag{Name: "timeout", Category: "store", Value: loader.DefaultTimeout, Usage: "time limit of each request"},
+		&cli.StringFlag{Name: "ontology-graph", Category: "store", Value: ontology.OntologyIRI, Usage: "named graph `IRI` that --with-ontology loads the ontology into"},
+	}
+}
+
+func storeOptionsFrom(cmd *cli.Command) storeOptions {
+	return storeOptions{
+		url:           cmd.String("store"),
+		graph:         cmd.String("graph"),
+		storeType:     cmd.String("store-type"),
+		user:          cmd.String("user"),
+		password:      cmd.String("password"),
+		authScheme:    cmd.String("auth"),
+		token:         cmd.String("token"),
+		caCert:        cmd.String("ca-cert"),
+		batchSize:     cmd.Int("batch-size"),
+		retries:       cmd.Int("retries"),
+		timeout:       cmd.Duration("timeout"),
+		ontologyGraph: cmd.String("ontology-graph"),
+	}
+}
+
+func (o *storeOptions) validate() error {
+	if o.graph == "" {
+		return usagef("--graph http://example.org/kg", "--store needs --graph: the named graph to replace")
+	}
+	if u, err := url.Parse(o.graph); err != nil || !u.IsAbs() || strings.ContainsAny(o.graph, " <>\"{}|^`\\") {
+		return usagef("--graph http://example.org/kg", "--graph %q is not an absolute IRI", o.graph)
+	}
+	if o.storeType == "" {
+		kind, ok := guessStoreType(o.url)
+		if !ok {
+			return usagef("--store-type fuseki", "cannot tell what kind of store %s is: set --store-type to one of %s",
+				sparqlq.Redact(o.url), strings.Join(loader.ProfileNames(), ", "))
+		}
+		o.storeType = kind
+	}
+	if o.token != "" && o.user != "" {
+		return usagef("", "give either --token or --user/--password, not both")
+	}
+	if o.authScheme != "basic" && o.authScheme != "digest" {
+		return usagef("--auth digest", "--auth must be basic or digest, not %q", o.authScheme)
+	}
+	if o.batchSize <= 0 {
+		return usagef("--batch-size 50000", "--batch-size must be positive")
+	}
+	return nil
+}
+
+// guessStoreType recognises the default ports and paths of the stores kgrag
+// has presets for.
+func guessStoreType(raw string) (string, bool) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return "", false
+	}
+	switch {
+	case strings.Contains(u.Path, "/repositories/"):
+		return "graphdb", true
+	case u.Port() == "3030":
+		return "fuseki", true
+	case u.Port() == "7878":
+		return "oxigraph", true
+	case u.Port() == "8890":
+		return "virtuoso", true
+	}
+	return "", false
+}
+
+func (o storeOptions) auth() sparqlq.Auth {
+	switch {
+	case o.token != "":
+		return sparqlq.BearerAuth(o.token)
+	case o.user != "" && o.authScheme == "digest":
+		return sparqlq.DigestAuth(o.user, o.password)
+	case o.user != "":
+		return sparqlq.BasicAuth(o.user, o.password)
+	}
+	return nil
+}
+
+func (o storeOptions) open(counter loader.Counter) (*loader.SPARQLStore, error) {
+	p, err := loader.ProfileFor(o.storeType, o.url)
+	if err != nil {
+		return nil, usagef("--store http://localhost:3030/ds", "%v", err)
+	}
+	return loader.Open(p, loader.Options{
+		Auth:      o.auth(),
+		CAFile:    o.caCert,
+		Timeout:   o.timeout,
+		BatchSize: o.batchSize,
+		Retries:   o.retries,
+		Counter:   counter,
+	})
+}
+
+// loadStore replaces the named graph with the mapped dataset and, with
+// --with-ontology, the ontology graph with the ontology.
+func loadStore(ctx context.Context, opts loadOptions, ds *graphrag.Dataset, m ontology.Mapper, term terminal, showProgress bool) (ontology.Stats, error) {
+	progress := ui.NewProgress(term.err, showProgress, "uploaded", "triples")
+	var counter loader.Counter
+	if progress != nil {
+		counter = loader.CounterFunc(progress.Add)
+	}
+	st, err := opts.store.open(counter)
+	if err != nil {
+		progress.Done()
+		return ontology.Stats{}, err
+	}
+	var stats ontology.Stats
+	_, err = st.ReplaceGraph(ctx, opts.store.graph, func(w rdf.Writer) error {
+		var err error
+		stats, err = m.Map(ctx, ds, w)
+		return err
+	})
+	progress.Done()
+	if err != nil {
+		return stats, storeError(err)
+	}
+	if opts.withOntology {
+		if _, err := st.ReplaceGraph(ctx, opts.store.ontologyGraph, ontology.Triples); err != nil {
+			return stats, storeError(fmt.Errorf("load ontology into <%s>: %w", opts.store.ontologyGraph, err))
+		}
+	}
+	return stats, nil
+}
+
+// storeError marks errors of an unreachable store for exit code 10.
+func storeError(err error) error {
+	if loader.Unreachable(err) && !errors.Is(err, context.Canceled) {
+		return &storeDownError{err: err}
+	}
+	return err
+}

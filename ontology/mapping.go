@@ -1,0 +1,534 @@
+package ontology
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kgrag/kgrag/graphrag"
+	"github.com/kgrag/kgrag/rdf"
+)
+
+// Mapper maps a GraphRAG dataset to gr: triples. The zero value is not
+// usable: Base must be set. A Mapper is safe for concurrent use.
+type Mapper struct {
+	// Base is the IRI every instance IRI starts with; it must end in '/' or
+	// '#' (see ValidateBase). Entities become Base+"entity/"+id, and so on.
+	Base string
+	// OmitDocumentText leaves out gr:text of documents, which repeats the
+	// text of all their chunks.
+	OmitDocumentText bool
+}
+
+// Stats counts what Map wrote.
+type Stats struct {
+	Triples       int64
+	Documents     int
+	Chunks        int
+	Entities      int // including Unresolved
+	Unresolved    int // entities named by a relationship or claim but absent from the entities table
+	Relationships int
+	Communities   int
+	Findings      int
+	Covariates    int
+}
+
+// checkEvery is how many rows Map writes between checks of ctx.
+const checkEvery = 4096
+
+// Map writes the triples of ds to w, subject by subject, in a fixed order
+// (documents, chunks, entities, relationships, communities with their
+// findings, covariates; rows in table order), so the same input always gives
+// the same output. It stops at the first error w returns, or when ctx is
+// done.
+func (m Mapper) Map(ctx context.Context, ds *graphrag.Dataset, w rdf.Writer) (Stats, error) {
+	if err := ValidateBase(m.Base); err != nil {
+		return Stats{}, err
+	}
+	e := emitter{w: w, base: m.Base}
+
+	rows := 0
+	tick := func() error {
+		rows++
+		if rows%checkEvery == 0 {
+			return ctx.Err()
+		}
+		return nil
+	}
+
+	for i := range ds.Documents {
+		if err := e.document(&ds.Documents[i], m.OmitDocumentText); err != nil {
+			return e.stats, err
+		}
+		if err := tick(); err != nil {
+			return e.stats, err
+		}
+	}
+	for i := range ds.TextUnits {
+		if err := e.chunk(&ds.TextUnits[i]); err != nil {
+			return e.stats, err
+		}
+		if err := tick(); err != nil {
+			return e.stats, err
+		}
+	}
+
+	// Community membership is held by the communities; entities state it.
+	member := make(map[string][]string, len(ds.Entities))
+	for i := range ds.Communities {
+		c := &ds.Communities[i]
+		for _, id := range c.EntityIDs {
+			member[id] = append(member[id], c.Community)
+		}
+	}
+	for i := range ds.Entities {
+		if err := e.entity(&ds.Entities[i], member[ds.Entities[i].ID]); err != nil {
+			return e.stats, err
+		}
+		if err := tick(); err != nil {
+			return e.stats, err
+		}
+	}
+	for i := range ds.Relationships {
+		if err := e.relationship(&ds.Relationships[i]); err != nil {
+			return e.stats, err
+		}
+		if err := tick(); err != nil {
+			return e.stats, err
+		}
+	}
+	for i := range ds.Communities {
+		if err := e.community(&ds.Communities[i]); err != nil {
+			return e.stats, err
+		}
+		if err := tick(); err != nil {
+			return e.stats, err
+		}
+	}
+	if len(ds.Covariates) > 0 {
+		byTitle := make(map[string]string, len(ds.Entities))
+		for i := range ds.Entities {
+			byTitle[ds.Entities[i].Title] = ds.Entities[i].ID
+		}
+		for i := range ds.Covariates {
+			if err := e.covariate(&ds.Covariates[i], byTitle); err != nil {
+				return e.stats, err
+			}
+			if err := tick(); err != nil {
+				return e.stats, err
+			}
+		}
+	}
+	return e.stats, ctx.Err()
+}
+
+// emitter writes the triples of one subject at a time.
+type emitter struct {
+	w     rdf.Writer
+	base  string
+	buf   []byte
+	stats Stats
+	s     rdf.Term // current subject
+}
+
+// iri returns base+seg+escaped id.
+func (e *emitter) iri(seg, id string) rdf.Term {
+	b := append(e.buf[:0], e.base...)
+	b = append(b, seg...)
+	b = AppendSegment(b, id)
+	e.buf = b
+	return rdf.IRI(string(b))
+}
+
+func (e *emitter) add(p string, o rdf.Term) error {
+	e.stats.Triples++
+	if err := e.w.WriteTriple(rdf.Triple{S: e.s, P: rdf.IRI(p), O: o}); err != nil {
+		return fmt.Errorf("ontology: write %s %s: %w", e.s.Value, p, err)
+	}
+	return nil
+}
+
+// str adds a string literal unless v is empty: GraphRAG writes "" and NULL
+// for "not known", and an empty literal says nothing more.
+func (e *emitter) str(p, v string) error {
+	if v == "" {
+		return nil
+	}
+	return e.add(p, rdf.String(v))
+}
+
+func (e *emitter) int(p string, v int64) error { return e.add(p, rdf.Integer(v)) }
+
+// hrid adds gr:human_readable_id as an xsd:integer, or as the string
+// GraphRAG wrote where that is not a number.
+func (e *emitter) hrid(v string) error {
+	if v == "" {
+		return nil
+	}
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		return e.int(HumanReadableID, n)
+	}
+	return e.add(HumanReadableID, rdf.String(v))
+}
+
+// date adds an xsd:dateTime when v is one of the date forms GraphRAG
+// writes, the text as written when it is not, and nothing for GraphRAG's
+// "NONE" placeholders.
+func (e *emitter) date(p, v string) error {
+	if absent(v) {
+		return nil
+	}
+	if lex, ok := dateTime(v); ok {
+		return e.add(p, rdf.Typed(lex, rdf.XSDDateTime))
+	}
+	return e.add(p, rdf.String(v))
+}
+
+func (e *emitter) typ(class string) error { return e.add(rdf.RDFType, rdf.IRI(class)) }
+
+func (e *emitter) document(d *graphrag.Document, omitText bool) error {
+	e.s = e.iri(segDocument, d.ID)
+	e.stats.Documents++
+	if err := e.typ(Document); err != nil {
+		return err
+	}
+	if err := e.add(ID, rdf.String(d.ID)); err != nil {
+		return err
+	}
+	if err := e.hrid(d.HumanReadableID); err != nil {
+		return err
+	}
+	if err := e.str(Title, d.Title); err != nil {
+		return err
+	}
+	if err := e.str(RDFSLabel, d.Title); err != nil {
+		return err
+	}
+	if !omitText {
+		if err := e.str(Text, d.Text); err != nil {
+			return err
+		}
+	}
+	if err := e.date(CreationDate, d.CreationDate); err != nil {
+		return err
+	}
+	return e.str(Metadata, d.Metadata)
+}
+
+func (e *emitter) chunk(t *graphrag.TextUnit) error {
+	e.s = e.iri(segChunk, t.ID)
+	e.stats.Chunks++
+	if err := e.typ(Chunk); err != nil {
+		return err
+	}
+	if err := e.add(ID, rdf.String(t.ID)); err != nil {
+		return err
+	}
+	if err := e.hrid(t.HumanReadableID); err != nil {
+		return err
+	}
+	if err := e.add(Text, rdf.String(t.Text)); err != nil {
+		return err
+	}
+	if t.HasNTokens {
+		if err := e.int(NTokens, t.NTokens); err != nil {
+			return err
+		}
+	}
+	for _, id := range t.DocumentIDs {
+		if err := e.add(PartOf, e.iri(segDocument, id)); err != nil {
+			return err
+		}
+	}
+	for _, id := range t.EntityIDs {
+		if err := e.add(HasEntity, e.iri(segEntity, id)); err != nil {
+			return err
+		}
+	}
+	for _, id := range t.RelationshipIDs {
+		if err := e.add(HasRelationship, e.iri(segRelationship, id)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *emitter) entity(en *graphrag.Entity, communities []string) error {
+	e.s = e.iri(segEntity, en.ID)
+	e.stats.Entities++
+	if err := e.typ(Entity); err != nil {
+		return err
+	}
+	if err := e.add(ID, rdf.String(en.ID)); err != nil {
+		return err
+	}
+	if err := e.hrid(en.HumanReadableID); err != nil {
+		return err
+	}
+	for _, p := range [...]string{Title, Name, RDFSLabel} {
+		if err := e.add(p, rdf.String(en.Title)); err != nil {
+			return err
+		}
+	}
+	if en.Placeholder {
+		e.stats.Unresolved++
+		return e.add(Unresolved, rdf.Typed("true", rdf.XSDBoolean))
+	}
+	if err := e.str(Type, en.Type); err != nil {
+		return err
+	}
+	if err := e.str(Description, en.Description); err != nil {
+		return err
+	}
+	if en.HasDegree {
+		if err := e.int(Degree, en.Degree); err != nil {
+			return err
+		}
+	}
+	if en.HasFrequency {
+		if err := e.int(Frequency, en.Frequency); err != nil {
+			return err
+		}
+	}
+	for _, c := range communities {
+		if err := e.add(InCommunity, e.iri(segCommunity, c)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *emitter) relationship(r *graphrag.Relationship) error {
+	rel := e.iri(segRelationship, r.ID)
+	src := e.iri(segEntity, r.SourceID)
+	dst := e.iri(segEntity, r.TargetID)
+	e.stats.Relationships++
+
+	// The seed's direct edge: the relationship is the predicate.
+	e.s = src
+	if err := e.add(rel.Value, dst); err != nil {
+		return err
+	}
+
+	e.s = rel
+	if err := e.typ(Relationship); err != nil {
+		return err
+	}
+	if err := e.add(ID, rdf.String(r.ID)); err != nil {
+		return err
+	}
+	if err := e.hrid(r.HumanReadableID); err != nil {
+		return err
+	}
+	if err := e.str(RDFSLabel, r.Source+" -> "+r.Target); err != nil {
+		return err
+	}
+	if err := e.add(Source, src); err != nil {
+		return err
+	}
+	if err := e.add(Target, dst); err != nil {
+		return err
+	}
+	if err := e.str(Description, r.Description); err != nil {
+		return err
+	}
+	if r.HasWeight {
+		if err := e.add(Weight, rdf.Double(r.Weight)); err != nil {
+			return err
+		}
+	}
+	if r.HasRank {
+		if err := e.int(Rank, r.Rank); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *emitter) community(c *graphrag.Community) error {
+	self := e.iri(segCommunity, c.Community)
+	e.s = self
+	e.stats.Communities++
+	if err := e.typ(Community); err != nil {
+		return err
+	}
+	if err := e.add(ID, rdf.String(c.ID)); err != nil {
+		return err
+	}
+	if err := e.hrid(c.HumanReadableID); err != nil {
+		return err
+	}
+	if n, err := strconv.ParseInt(c.Community, 10, 64); err == nil {
+		if err := e.int(CommunityNumber, n); err != nil {
+			return err
+		}
+	} else {
+		return fmt.Errorf("ontology: community %q: community number is not an integer", c.Community)
+	}
+	if err := e.int(Level, c.Level); err != nil {
+		return err
+	}
+	title := c.Title
+	if c.Report != nil && c.Report.Title != "" {
+		title = c.Report.Title
+	}
+	if err := e.str(Title, title); err != nil {
+		return err
+	}
+	if err := e.str(RDFSLabel, title); err != nil {
+		return err
+	}
+	if c.Parent != "" {
+		if err := e.add(Parent, e.iri(segCommunity, c.Parent)); err != nil {
+			return err
+		}
+	}
+	if c.HasSize {
+		if err := e.int(Size, c.Size); err != nil {
+			return err
+		}
+	}
+	if err := e.str(Period, c.Period); err != nil {
+		return err
+	}
+	if err := e.add(Weight, rdf.Double(c.Weight)); err != nil {
+		return err
+	}
+	r := c.Report
+	if r == nil {
+		return nil
+	}
+	if err := e.str(ReportID, r.ID); err != nil {
+		return err
+	}
+	if err := e.str(Summary, r.Summary); err != nil {
+		return err
+	}
+	if err := e.str(FullContent, r.FullContent); err != nil {
+		return err
+	}
+	if r.HasRank {
+		if err := e.add(Rank, rdf.Double(r.Rank)); err != nil {
+			return err
+		}
+	}
+	if err := e.str(RankExplanation, r.RankExplanation); err != nil {
+		return err
+	}
+	// Findings are named after their report and position: they have no id.
+	prefix := self.Value + "/finding/"
+	for i := range r.Findings {
+		e.s = self
+		f := rdf.IRI(prefix + strconv.Itoa(i))
+		if err := e.add(HasFinding, f); err != nil {
+			return err
+		}
+		e.s = f
+		e.stats.Findings++
+		if err := e.typ(Finding); err != nil {
+			return err
+		}
+		if err := e.int(Index, int64(i)); err != nil {
+			return err
+		}
+		if err := e.str(Summary, r.Findings[i].Summary); err != nil {
+			return err
+		}
+		if err := e.str(Explanation, r.Findings[i].Explanation); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *emitter) covariate(c *graphrag.Covariate, byTitle map[string]string) error {
+	e.s = e.iri(segCovariate, c.ID)
+	e.stats.Covariates++
+	if err := e.typ(Covariate); err != nil {
+		return err
+	}
+	if err := e.add(ID, rdf.String(c.ID)); err != nil {
+		return err
+	}
+	if err := e.hrid(c.HumanReadableID); err != nil {
+		return err
+	}
+	if err := e.str(CovariateType, c.CovariateType); err != nil {
+		return err
+	}
+	if err := e.str(Type, c.Type); err != nil {
+		return err
+	}
+	if err := e.str(Description, c.Description); err != nil {
+		return err
+	}
+	if err := e.str(Status, c.Status); err != nil {
+		return err
+	}
+	for _, end := range [...]struct{ p, title string }{{Subject, c.SubjectID}, {Object, c.ObjectID}} {
+		if absent(end.title) {
+			continue
+		}
+		id, ok := byTitle[end.title]
+		if !ok {
+			id = graphrag.PlaceholderID(end.title)
+		}
+		if err := e.add(end.p, e.iri(segEntity, id)); err != nil {
+			return err
+		}
+	}
+	if err := e.date(StartDate, c.StartDate); err != nil {
+		return err
+	}
+	if err := e.date(EndDate, c.EndDate); err != nil {
+		return err
+	}
+	if err := e.str(SourceText, c.SourceText); err != nil {
+		return err
+	}
+	if c.TextUnitID != "" {
+		if err := e.add(TextUnit, e.iri(segChunk, c.TextUnitID)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// absent reports whether v is one of GraphRAG's ways of writing "none".
+func absent(v string) bool {
+	switch strings.TrimSpace(v) {
+	case "", "NONE", "**NONE**", "None", "none", "null", "NULL", "NaN":
+		return true
+	}
+	return false
+}
+
+// dateLayouts are the forms GraphRAG writes dates in: pandas timestamps,
+// ISO 8601 with and without zone, and Python's str(datetime).
+var dateLayouts = [...]string{
+	time.RFC3339Nano,
+	"2006-01-02T15:04:05.999999999",
+	"2006-01-02 15:04:05.999999999Z07:00",
+	"2006-01-02 15:04:05 -0700",
+	"2006-01-02 15:04:05.999999999",
+}
+
+// dateTime converts v to an xsd:dateTime lexical form, keeping the zone when
+// v has one and leaving the value local (no zone) when it has none.
+func dateTime(v string) (string, bool) {
+	v = strings.TrimSpace(v)
+	for i, layout := range dateLayouts {
+		t, err := time.Parse(layout, v)
+		if err != nil {
+			continue
+		}
+		hasZone := i == 0 || i == 2 || i == 3
+		if hasZone {
+			return t.Format("2006-01-02T15:04:05.999999999Z07:00"), true
+		}
+		return t.Format("2006-01-02T15:04:05.999999999"), true
+	}
+	return "", false
+}
