@@ -1,0 +1,147 @@
+package loader
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"syscall"
+
+	"github.com/kgrag/kgrag/rdf"
+	"github.com/kgrag/kgrag/sparqlq"
+)
+
+// Store holds named RDF graphs. SPARQLStore talks to a real SPARQL 1.1 store;
+// loader/memstore is an in-memory fake for tests of callers.
+type Store interface {
+	// ReplaceGraph replaces the named graph with the triples that fill
+	// writes to w, atomically: readers see the old graph or the new one,
+	// and on any error (from fill, the store or ctx) the old graph stays as
+	// it was. It returns the number of triples written. Replacing with the
+	// same triples again is idempotent. fill must not keep w.
+	ReplaceGraph(ctx context.Context, graph string, fill func(w rdf.Writer) error) (int64, error)
+	// Count returns the number of triples in graph; 0 for a missing graph.
+	Count(ctx context.Context, graph string) (int64, error)
+	// Drop removes graph. Dropping a missing graph is no error.
+	Drop(ctx context.Context, graph string) error
+	// Graphs lists the names of the non-empty named graphs.
+	Graphs(ctx context.Context) ([]string, error)
+}
+
+// Counter receives progress: Add is called with the number of triples each
+// time the store has accepted a batch. Implementations must be safe for
+// concurrent use.
+type Counter interface {
+	Add(n int64)
+}
+
+// CounterFunc adapts a function to Counter.
+type CounterFunc func(n int64)
+
+// Add calls f(n).
+func (f CounterFunc) Add(n int64) { f(n) }
+
+// Error describes a failed store operation. Op is what was attempted
+// ("replace graph", "count", "drop", "list graphs"), URL the endpoint (never
+// with credentials), Graph the graph IRI if any, and Hint a sentence for the
+// user such as "store unreachable at URL" or "the previous graph is
+// unchanged". Err is the cause: a *sparqlq.StatusError, a network error,
+// context.Canceled or DeadlineExceeded, or the error from the fill function.
+type Error struct {
+	Op    string
+	URL   string
+	Graph string
+	Err   error
+	Hint  string
+}
+
+func (e *Error) Error() string {
+	s := "loader: " + e.Op
+	if e.Graph != "" {
+		s += " <" + e.Graph + ">"
+	}
+	if e.URL != "" {
+		s += " at " + e.URL
+	}
+	s += ": " + e.Err.Error()
+	if e.Hint != "" {
+		s += " (" + e.Hint + ")"
+	}
+	return s
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Unreachable reports whether err says the store could not be reached at all
+// (connection refused, unknown host, no route), as opposed to an answer with
+// an error status. The CLI maps it to exit status 10.
+func Unreachable(err error) bool {
+	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EHOSTUNREACH) ||
+		errors.Is(err, syscall.ENETUNREACH) {
+		return true
+	}
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		return true
+	}
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
+
+// transient reports whether retrying may help: connection refused or reset,
+// a cut-off answer, a timeout of the request (not of the caller's context),
+// or a 408, 429 or 5xx answer.
+func transient(parent context.Context, err error) bool {
+	if err == nil || parent.Err() != nil {
+		return false
+	}
+	var se *sparqlq.StatusError
+	if errors.As(err, &se) {
+		return se.Temporary()
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return true // the per-request timeout, since parent is live
+	}
+	if errors.Is(err, context.Canceled) {
+		return false
+	}
+	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNABORTED) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return true
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return true
+	}
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		return dns.IsTemporary
+	}
+	var op *net.OpError
+	return errors.As(err, &op)
+}
+
+// hintFor describes err for a user.
+func hintFor(err error, endpoint string) string {
+	var se *sparqlq.StatusError
+	switch {
+	case errors.As(err, &se):
+		return fmt.Sprintf("the store answered HTTP %d", se.StatusCode)
+	case errors.Is(err, context.Canceled):
+		return "interrupted"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timed out waiting for " + endpoint
+	case Unreachable(err):
+		return "store unreachable at " + endpoint
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return "timed out waiting for " + endpoint
+	}
+	if transient(context.Background(), err) {
+		return "connection to " + endpoint + " failed"
+	}
+	return ""
+}

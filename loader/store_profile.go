@@ -1,0 +1,145 @@
+package loader
+
+import (
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+
+	"github.com/kgrag/kgrag/sparqlq"
+)
+
+// Capabilities says which SPARQL 1.1 protocols a store offers.
+type Capabilities struct {
+	// Update: SPARQL 1.1 Update at UpdateURL, including MOVE.
+	Update bool
+	// GraphStore: the Graph Store HTTP Protocol at GraphStoreURL
+	// (?graph=IRI, POST adds, PUT replaces, DELETE drops).
+	GraphStore bool
+}
+
+// Quirks are the ways a store departs from the protocols.
+type Quirks struct {
+	// QueryMethod and UpdateMethod say how queries and updates must travel
+	// (Virtuoso takes only GET or form POST).
+	QueryMethod, UpdateMethod sparqlq.Method
+	// AuthSuffix is appended to each endpoint's path when credentials are
+	// given (Virtuoso: /sparql-auth, /sparql-graph-crud-auth).
+	AuthSuffix string
+	// MoveByInsert commits with INSERT { GRAPH g {?s ?p ?o} } WHERE
+	// { GRAPH tmp {?s ?p ?o} } and DROP instead of MOVE. Fuseki 5.6.0 on
+	// TDB2 loses triples in MOVE, ADD and COPY when the target graph is
+	// dropped in the same request (55 of 100k, reproducible); INSERT ...
+	// WHERE materialises its bindings first and is exact (and faster).
+	MoveByInsert bool
+	// TypedLiteral notes that JSON results use "typed-literal" (Virtuoso);
+	// sparqlq maps it, so this is informational.
+	TypedLiteral bool
+}
+
+// Profile says where a store's endpoints are and how to talk to them. Build
+// one with ProfileFor and adjust its fields as needed; the zero Profile has
+// no endpoints.
+type Profile struct {
+	Name          string
+	QueryURL      string
+	UpdateURL     string
+	GraphStoreURL string
+	Caps          Capabilities
+	Quirks        Quirks
+}
+
+// ProfileNames lists the presets ProfileFor knows.
+func ProfileNames() []string {
+	names := make([]string, 0, len(presets))
+	for n := range presets {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+type preset struct {
+	query, update, gsp string // paths appended to the base URL ("" = base itself, "-" = none)
+	caps               Capabilities
+	quirks             Quirks
+	doc                string
+}
+
+var presets = map[string]preset{
+	"fuseki": {query: "/query", update: "/update", gsp: "/data",
+		caps:   Capabilities{Update: true, GraphStore: true},
+		quirks: Quirks{MoveByInsert: true},
+		doc:    "Apache Jena Fuseki; base is the dataset, e.g. http://localhost:3030/ds"},
+	"graphdb": {query: "", update: "/statements", gsp: "/rdf-graphs/service",
+		caps:   Capabilities{Update: true, GraphStore: true},
+		quirks: Quirks{UpdateMethod: sparqlq.MethodPOSTForm},
+		doc:    "Ontotext GraphDB; base is the repository, e.g. http://localhost:7200/repositories/kg"},
+	"oxigraph": {query: "/query", update: "/update", gsp: "/store",
+		caps: Capabilities{Update: true, GraphStore: true},
+		doc:  "Oxigraph server; base is the server, e.g. http://localhost:7878"},
+	"virtuoso": {query: "/sparql", update: "/sparql", gsp: "/sparql-graph-crud",
+		caps: Capabilities{Update: true, GraphStore: true},
+		quirks: Quirks{QueryMethod: sparqlq.MethodAuto, UpdateMethod: sparqlq.MethodPOSTForm,
+			AuthSuffix: "-auth", TypedLiteral: true},
+		doc: "OpenLink Virtuoso 7; base is the server, e.g. http://localhost:8890"},
+	"generic-gsp": {query: "-", update: "-", gsp: "",
+		caps: Capabilities{GraphStore: true},
+		doc:  "any Graph Store Protocol endpoint; base is the endpoint; one PUT per graph"},
+	"generic-update": {query: "", update: "", gsp: "-",
+		caps: Capabilities{Update: true},
+		doc:  "any SPARQL 1.1 query+update endpoint at one URL; INSERT DATA batches"},
+}
+
+// ProfileDoc returns a one-line description of a preset, for help texts.
+func ProfileDoc(name string) string { return presets[name].doc }
+
+// ProfileFor returns the preset profile name for a store at baseURL:
+//
+//	fuseki          base/query, base/update, base/data       (base = .../ds)
+//	graphdb         base, base/statements, base/rdf-graphs/service (base = .../repositories/R)
+//	oxigraph        base/query, base/update, base/store
+//	virtuoso        base/sparql (form-POST updates), base/sparql-graph-crud
+//	generic-gsp     GSP at base only
+//	generic-update  query and update at base
+func ProfileFor(name, baseURL string) (Profile, error) {
+	ps, ok := presets[name]
+	if !ok {
+		return Profile{}, fmt.Errorf("loader: unknown store profile %q (want one of %s)",
+			name, strings.Join(ProfileNames(), ", "))
+	}
+	u, err := url.Parse(baseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return Profile{}, fmt.Errorf("loader: store URL %q is not an http(s) URL", sparqlq.Redact(baseURL))
+	}
+	base := strings.TrimRight(baseURL, "/")
+	join := func(p string) string {
+		if p == "-" {
+			return ""
+		}
+		return base + p
+	}
+	return Profile{
+		Name:          name,
+		QueryURL:      join(ps.query),
+		UpdateURL:     join(ps.update),
+		GraphStoreURL: join(ps.gsp),
+		Caps:          ps.caps,
+		Quirks:        ps.quirks,
+	}, nil
+}
+
+// withAuthSuffix appends the quirk's suffix to each endpoint path.
+func (p Profile) withAuthSuffix() Profile {
+	if p.Quirks.AuthSuffix == "" {
+		return p
+	}
+	add := func(s string) string {
+		if s == "" || strings.HasSuffix(s, p.Quirks.AuthSuffix) {
+			return s
+		}
+		return s + p.Quirks.AuthSuffix
+	}
+	p.QueryURL, p.UpdateURL, p.GraphStoreURL = add(p.QueryURL), add(p.UpdateURL), add(p.GraphStoreURL)
+	return p
+}

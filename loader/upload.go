@@ -1,0 +1,407 @@
+package loader
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kgrag/kgrag/rdf"
+	"github.com/kgrag/kgrag/sparqlq"
+)
+
+// TempGraphMarker is part of every temporary graph IRI that ReplaceGraph
+// creates: graph + "#kgrag-tmp-" + 16 hex digits (or "-kgrag-tmp-" when the
+// graph IRI already has a fragment).
+const TempGraphMarker = "kgrag-tmp-"
+
+// cleanupTimeout bounds the best-effort clean-up after a failure.
+const cleanupTimeout = 30 * time.Second
+
+// ReplaceGraph replaces graph with the triples fill writes, atomically.
+//
+// With SPARQL Update (every preset but generic-gsp) the triples go in
+// batches of Options.BatchSize into a fresh temporary graph (see
+// TempGraphMarker): as N-Triples bodies by Graph Store Protocol POST when
+// the profile has it, else as INSERT DATA. Each batch is retried on
+// transient failures. One update then swaps it in:
+//
+//	DROP SILENT GRAPH <graph> ; MOVE GRAPH <tmp> TO GRAPH <graph>
+//
+// which Oxigraph, Fuseki (TDB2) and Virtuoso each run as one transaction
+// (with Quirks.MoveByInsert, INSERT ... WHERE and DROP of the temporary graph
+// take MOVE's place).
+// On any failure, or when ctx ends, the temporary graph is dropped (best
+// effort, with its own 30s deadline) and the old graph is untouched. A
+// generic-gsp profile spools the triples to a temporary file and sends one
+// PUT, which the protocol makes atomic.
+//
+// Blank nodes are scoped to one request, so a blank node label that spans
+// two batches becomes two nodes; kgrag's own mapping uses IRIs only.
+//
+// The error is an *Error whose Hint says whether the store was unreachable,
+// what status it answered, and that the previous graph is unchanged.
+func (s *SPARQLStore) ReplaceGraph(ctx context.Context, graph string, fill func(w rdf.Writer) error) (int64, error) {
+	if _, err := sparqlq.IRIRef(graph); err != nil {
+		return 0, &Error{Op: "replace graph", Graph: graph, Err: err}
+	}
+	if !s.p.Caps.Update {
+		return s.replaceByPut(ctx, graph, fill)
+	}
+	tmp, err := tempGraph(graph)
+	if err != nil {
+		return 0, &Error{Op: "replace graph", Graph: graph, Err: err}
+	}
+	u := newUpload(ctx, s, graph, tmp)
+	fillErr := fill(u)
+	if fillErr == nil {
+		fillErr = u.flush()
+	}
+	if fillErr != nil {
+		u.cancel() // stop sending what is queued
+	}
+	sendErr := u.finish()
+	if fillErr != nil && errors.Is(sendErr, context.Canceled) && ctx.Err() == nil {
+		sendErr = nil // our own cancellation, not the store's failure
+	}
+	if fillErr == nil {
+		fillErr = ctx.Err()
+	}
+	if sendErr != nil || fillErr != nil {
+		return 0, s.abort(ctx, u, fillErr, sendErr)
+	}
+	if u.total == 0 {
+		if err := s.Drop(ctx, graph); err != nil {
+			return 0, err
+		}
+		return 0, nil
+	}
+	if err := s.commit(ctx, graph, tmp); err != nil {
+		return 0, err
+	}
+	return u.total, nil
+}
+
+// tempGraph returns a fresh temporary graph IRI for graph.
+func tempGraph(graph string) (string, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	sep := "#"
+	if strings.Contains(graph, "#") {
+		sep = "-"
+	}
+	return graph + sep + TempGraphMarker + hex.EncodeToString(b[:]), nil
+}
+
+// commit swaps tmp in for graph with one update. If the outcome is unclear
+// (the answer was lost), it asks whether tmp still exists: a missing tmp
+// means the move happened.
+func (s *SPARQLStore) commit(ctx context.Context, graph, tmp string) error {
+	g, _ := sparqlq.IRIRef(graph)
+	t, _ := sparqlq.IRIRef(tmp)
+	update := "DROP SILENT GRAPH " + g + " ;\nMOVE GRAPH " + t + " TO GRAPH " + g
+	if s.p.Quirks.MoveByInsert {
+		update = "DROP SILENT GRAPH " + g + " ;\nINSERT { GRAPH " + g + " { ?s ?p ?o } } WHERE { GRAPH " + t +
+			" { ?s ?p ?o } } ;\nDROP SILENT GRAPH " + t
+	}
+	attempts := 0
+	err := s.retry(ctx, "commit", func(ctx context.Context) error {
+		attempts++
+		if attempts > 1 {
+			// A lost answer to an earlier attempt may hide a success.
+			left, aerr := s.c.Ask(ctx, "ASK { GRAPH "+t+" { ?s ?p ?o } }")
+			if aerr == nil && !left {
+				return nil
+			}
+		}
+		return s.c.Update(ctx, update)
+	})
+	if err == nil {
+		return nil
+	}
+	// Failed, or ctx ended while the update may have run: find out.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	left, aerr := s.c.Ask(cctx, "ASK { GRAPH "+t+" { ?s ?p ?o } }")
+	switch {
+	case aerr == nil && !left:
+		s.log.Info("commit answer lost but the move happened", "graph", graph)
+		return nil
+	case aerr == nil:
+		hint := "the previous graph is unchanged"
+		if derr := s.c.Update(cctx, "DROP SILENT GRAPH "+t); derr != nil {
+			hint += "; temporary graph <" + tmp + "> could not be dropped: " + derr.Error()
+		} else {
+			hint += "; temporary graph dropped"
+		}
+		return s.opError("replace graph (commit)", s.p.UpdateURL, graph, err, hint)
+	default:
+		return s.opError("replace graph (commit)", s.p.UpdateURL, graph, err,
+			"outcome unknown: the store did not answer; temporary graph <"+tmp+"> may remain")
+	}
+}
+
+// abort drops the temporary graph and builds the error.
+func (s *SPARQLStore) abort(ctx context.Context, u *upload, fillErr, sendErr error) error {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	hint := "the previous graph is unchanged"
+	if u.queued > 0 {
+		t, _ := sparqlq.IRIRef(u.tmp)
+		if derr := s.c.Update(cctx, "DROP SILENT GRAPH "+t); derr != nil {
+			hint += "; temporary graph <" + u.tmp + "> could not be dropped (" + derr.Error() + ")"
+			s.log.Warn("temporary graph left", "tmp", u.tmp, "err", derr)
+		} else {
+			hint += "; temporary graph dropped"
+		}
+	}
+	if sendErr != nil {
+		return s.opError("replace graph", u.endpoint, u.graph, sendErr, hint)
+	}
+	return &Error{Op: "replace graph", URL: sparqlq.Redact(u.endpoint), Graph: u.graph, Err: fillErr,
+		Hint: joinHint(hintFor(fillErr, sparqlq.Redact(u.endpoint)), hint)}
+}
+
+func joinHint(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + b
+}
+
+// batch is one request body.
+type batch struct {
+	buf        *bytes.Buffer
+	n          int   // triples in it
+	first      int64 // index of its first triple, from 0
+	seq        int   // batch number, from 1
+	insertData bool
+}
+
+// upload encodes triples into batches while one goroutine sends the
+// previous batch, so encoding and the store's work overlap. It is the
+// rdf.Writer handed to fill; not safe for concurrent use.
+type upload struct {
+	ctx             context.Context
+	cancel          context.CancelFunc
+	s               *SPARQLStore
+	graph, tmp      string
+	tmpRef          string
+	endpoint        string
+	gsp             bool
+	enc             *NTriplesEncoder
+	sw              *swapWriter
+	cur             *batch
+	total           int64
+	seq             int
+	queue           chan *batch
+	free            chan *bytes.Buffer
+	done            chan struct{}
+	mu              sync.Mutex
+	err             error // first send error
+	queued          int   // batches handed to the sender
+	finished        bool
+	insertPrefixLen int
+}
+
+type swapWriter struct{ buf *bytes.Buffer }
+
+func (w *swapWriter) Write(p []byte) (int, error) { return w.buf.Write(p) }
+
+func newUpload(ctx context.Context, s *SPARQLStore, graph, tmp string) *upload {
+	ctx, cancel := context.WithCancel(ctx)
+	u := &upload{ctx: ctx, cancel: cancel, s: s, graph: graph, tmp: tmp,
+		gsp:   s.p.Caps.GraphStore && s.p.GraphStoreURL != "",
+		queue: make(chan *batch, 1), free: make(chan *bytes.Buffer, 2), done: make(chan struct{})}
+	u.tmpRef, _ = sparqlq.IRIRef(tmp)
+	u.endpoint = s.p.UpdateURL
+	if u.gsp {
+		u.endpoint = s.p.GraphStoreURL
+	}
+	// Two buffers: one being filled, one being sent.
+	u.free <- new(bytes.Buffer)
+	u.sw = &swapWriter{buf: new(bytes.Buffer)}
+	u.enc = NewNTriplesEncoder(u.sw)
+	u.startBatch()
+	go u.sender()
+	return u
+}
+
+func (u *upload) startBatch() {
+	u.seq++
+	u.cur = &batch{buf: u.sw.buf, first: u.total, seq: u.seq, insertData: !u.gsp}
+	u.sw.buf.Reset()
+	if !u.gsp {
+		u.sw.buf.WriteString("INSERT DATA { GRAPH " + u.tmpRef + " {\n")
+		u.insertPrefixLen = u.sw.buf.Len()
+	}
+}
+
+func (u *upload) failed() error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.err
+}
+
+// WriteTriple adds t to the current batch and hands the batch to the sender
+// when it is full. It returns the sender's error once a batch has failed.
+func (u *upload) WriteTriple(t rdf.Triple) error {
+	if u.finished {
+		return errors.New("loader: write after the upload finished")
+	}
+	if err := u.enc.WriteTriple(t); err != nil {
+		return err
+	}
+	u.cur.n++
+	u.total++
+	if u.cur.n >= u.s.batch {
+		return u.flush()
+	}
+	return nil
+}
+
+// flush hands the current batch, if it holds triples, to the sender.
+func (u *upload) flush() error {
+	if err := u.failed(); err != nil {
+		return err
+	}
+	if err := u.ctx.Err(); err != nil {
+		return err
+	}
+	if u.cur.n == 0 {
+		return nil
+	}
+	if err := u.enc.Flush(); err != nil {
+		return err
+	}
+	if !u.gsp {
+		u.sw.buf.WriteString("} }\n")
+	}
+	b := u.cur
+	select {
+	case u.queue <- b:
+		u.queued++
+	case <-u.ctx.Done():
+		return u.ctx.Err()
+	}
+	select {
+	case u.sw.buf = <-u.free:
+	case <-u.ctx.Done():
+		return u.ctx.Err()
+	}
+	u.startBatch()
+	return u.failed()
+}
+
+// finish waits for the sender and returns the first send error.
+func (u *upload) finish() error {
+	if !u.finished {
+		u.finished = true
+		close(u.queue)
+		<-u.done
+		u.cancel()
+	}
+	return u.failed()
+}
+
+// sender sends queued batches in order. After an error it only recycles
+// buffers, so the writer never blocks.
+func (u *upload) sender() {
+	defer close(u.done)
+	for b := range u.queue {
+		if u.failed() == nil {
+			if err := u.send(b); err != nil {
+				u.mu.Lock()
+				u.err = err
+				u.mu.Unlock()
+			} else {
+				if u.s.counter != nil {
+					u.s.counter.Add(int64(b.n))
+				}
+			}
+		}
+		select {
+		case u.free <- b.buf:
+		default:
+		}
+	}
+}
+
+func (u *upload) send(b *batch) error {
+	err := u.s.retry(u.ctx, "send batch", func(ctx context.Context) error {
+		if b.insertData {
+			return u.s.c.Update(ctx, b.buf.String())
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.s.gspURL(u.tmp), bytes.NewReader(b.buf.Bytes()))
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Content-Type", "application/n-triples")
+		resp, err := u.s.c.Do(req)
+		if err != nil {
+			return err
+		}
+		return drain(resp)
+	})
+	if err != nil {
+		return fmt.Errorf("batch %d (triples %d-%d): %w", b.seq, b.first+1, b.first+int64(b.n), err)
+	}
+	return nil
+}
+
+// replaceByPut spools the triples to a temporary file and PUTs them.
+func (s *SPARQLStore) replaceByPut(ctx context.Context, graph string, fill func(rdf.Writer) error) (int64, error) {
+	f, err := os.CreateTemp("", "kgrag-upload-*.nt")
+	if err != nil {
+		return 0, &Error{Op: "replace graph", Graph: graph, Err: err}
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	enc := NewNTriplesEncoder(f)
+	ep := sparqlq.Redact(s.p.GraphStoreURL)
+	if err := fill(enc); err != nil {
+		return 0, &Error{Op: "replace graph", URL: ep, Graph: graph, Err: err, Hint: "the previous graph is unchanged"}
+	}
+	if err := enc.Flush(); err != nil {
+		return 0, &Error{Op: "replace graph", URL: ep, Graph: graph, Err: err}
+	}
+	size, err := f.Seek(0, io.SeekEnd)
+	if err != nil {
+		return 0, &Error{Op: "replace graph", URL: ep, Graph: graph, Err: err}
+	}
+	err = s.retry(ctx, "put graph", func(ctx context.Context) error {
+		body := io.NewSectionReader(f, 0, size)
+		req, err := http.NewRequestWithContext(ctx, http.MethodPut, s.gspURL(graph), body)
+		if err != nil {
+			return err
+		}
+		req.ContentLength = size
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(io.NewSectionReader(f, 0, size)), nil }
+		req.Header.Set("Content-Type", "application/n-triples")
+		resp, err := s.c.Do(req)
+		if err != nil {
+			return err
+		}
+		return drain(resp)
+	})
+	if err != nil {
+		return 0, s.opError("replace graph", s.p.GraphStoreURL, graph, err, "the previous graph is unchanged")
+	}
+	if s.counter != nil {
+		s.counter.Add(enc.Count())
+	}
+	return enc.Count(), nil
+}
