@@ -120,7 +120,6 @@ func Open(ctx context.Context, dir string) (*Dataset, error) {
 		return nil, err
 	}
 	ds := &Dataset{Dir: l.dir, Notes: l.notes}
-	intern := make(map[string]string)
 	tables := map[string]*table{}
 	defer func() {
 		for _, t := range tables {
@@ -139,7 +138,8 @@ func Open(ctx context.Context, dir string) (*Dataset, error) {
 			}
 			continue
 		}
-		t, err := openTable(n, p, intern)
+		// One intern map per table, as tables are read concurrently.
+		t, err := openTable(n, p, make(map[string]string))
 		if err != nil {
 			return nil, err
 		}

@@ -3,8 +3,11 @@ package graphrag
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"runtime"
+	"sync"
 
 	"github.com/parquet-go/parquet-go"
 )
@@ -21,21 +24,63 @@ type reader struct {
 }
 
 // readAll reads every opened table into the model, then links them.
+// Tables that need no other table are read concurrently (one goroutine per
+// core: reading is CPU-bound decoding); reports and nodes refer to
+// communities and entities and are read after them.
 func (r *reader) readAll(ctx context.Context) error {
-	steps := []struct {
+	has := func(name, col string) bool {
+		t := r.tables[name]
+		return t != nil && t.has(col)
+	}
+	r.haveChildren = has(TableCommunities, "children") || has(TableCommunityReports, "children")
+	r.haveParent = has(TableCommunities, "parent") || has(TableCommunityReports, "parent")
+	r.haveTextUnitEnts = has(TableTextUnits, "entity_ids")
+
+	type step struct {
 		name string
 		read func(context.Context, *table) error
-	}{
-		{TableDocuments, r.documents},
-		{TableTextUnits, r.textUnits},
-		{TableEntities, r.entities},
+	}
+	independent := []step{
+		{TableCommunities, r.communities}, // the largest tables first
 		{TableRelationships, r.relationships},
-		{TableCommunities, r.communities},
-		{TableCommunityReports, r.reports},
-		{TableNodes, r.nodes},
+		{TableEntities, r.entities},
+		{TableTextUnits, r.textUnits},
+		{TableDocuments, r.documents},
 		{TableCovariates, r.covariates},
 	}
-	for _, s := range steps {
+	pctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make([]error, len(independent))
+	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
+	var wg sync.WaitGroup
+	for i, s := range independent {
+		t := r.tables[s.name]
+		if t == nil {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if err := s.read(pctx, t); err != nil {
+				errs[i] = err
+				cancel()
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	// Report the error that caused the cancellation, not a sibling's
+	// context.Canceled.
+	for _, err := range errs {
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return err
+		}
+	}
+	for _, s := range []step{{TableCommunityReports, r.reports}, {TableNodes, r.nodes}} {
 		if t := r.tables[s.name]; t != nil {
 			if err := s.read(ctx, t); err != nil {
 				return err
@@ -162,7 +207,6 @@ func (r *reader) textUnits(ctx context.Context, t *table) error {
 	if c.err != nil {
 		return c.err
 	}
-	r.haveTextUnitEnts = t.has("entity_ids")
 	tus := make([]TextUnit, t.rows)
 	for i := range tus {
 		tu := TextUnit{
@@ -281,8 +325,6 @@ func (r *reader) communities(ctx context.Context, t *table) error {
 	if c.err != nil {
 		return c.err
 	}
-	r.haveChildren = r.haveChildren || t.has("children")
-	r.haveParent = r.haveParent || t.has("parent")
 	cs := make([]Community, t.rows)
 	for i := range cs {
 		cs[i] = Community{
@@ -331,8 +373,6 @@ func (r *reader) reports(ctx context.Context, t *table) error {
 	if err != nil {
 		return err
 	}
-	r.haveChildren = r.haveChildren || t.has("children")
-	r.haveParent = r.haveParent || t.has("parent")
 
 	index := make(map[string]int, len(r.ds.Communities))
 	for i, c := range r.ds.Communities {
