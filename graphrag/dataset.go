@@ -73,6 +73,12 @@ type Summary struct {
 
 // Summary returns the release, tables, absent tables and fix-up counts.
 func (d *Dataset) Summary() Summary {
+	reports := 0
+	for _, c := range d.Communities {
+		if c.Report != nil {
+			reports++
+		}
+	}
 	return Summary{
 		Dir:                      d.Dir,
 		Release:                  d.Release,
@@ -82,12 +88,13 @@ func (d *Dataset) Summary() Summary {
 		Placeholders:             d.Placeholders,
 		PlaceholderRelationships: d.PlaceholderRelationships,
 		Rows: map[string]int{
-			TableDocuments:     len(d.Documents),
-			TableTextUnits:     len(d.TextUnits),
-			TableEntities:      len(d.Entities),
-			TableRelationships: len(d.Relationships),
-			TableCommunities:   len(d.Communities),
-			TableCovariates:    len(d.Covariates),
+			TableDocuments:        len(d.Documents),
+			TableTextUnits:        len(d.TextUnits),
+			TableEntities:         len(d.Entities),
+			TableRelationships:    len(d.Relationships),
+			TableCommunities:      len(d.Communities),
+			TableCommunityReports: reports,
+			TableCovariates:       len(d.Covariates),
 		},
 	}
 }

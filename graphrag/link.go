@@ -96,11 +96,15 @@ func (d *Dataset) deriveTextUnitEntities() {
 //
 // This is the "occurrence" weight of GraphRAG's local search
 // (_compute_community_weights in query/context_builder/community_context.py:
-// len(set(text_unit_ids of the community's entities)), normalised by the
-// maximum). It matches with one difference: GraphRAG normalises over the
-// reports selected for the current query context, kgrag over every
-// community of the dataset, so that the weight is a stable property of the
-// community that can be stored as gr:weight.
+// len(set(text_unit_ids of the entities whose community_ids hold the
+// community)), divided by the largest). It matches GraphRAG >= 1.0, where an
+// entity's community_ids are all its communities (read_indexer_entities
+// explodes communities.entity_ids), with one difference: GraphRAG normalises
+// over the reports passed to the context builder for one query, kgrag over
+// every community of the dataset, so that the weight is a stable property of
+// a community that can be stored (gr:weight). GraphRAG <= 0.4 gave each
+// entity only its deepest community, so its weights of parent communities
+// were smaller than kgrag's.
 func (d *Dataset) ComputeWeights() {
 	ents := make(map[string]int, len(d.Entities))
 	for i, e := range d.Entities {

@@ -34,7 +34,7 @@ type TextUnit struct {
 	Text            string
 	NTokens         int64
 	HasNTokens      bool
-	DocumentIDs     []string
+	DocumentIDs     []string // document_ids (< 3.0) or the one document_id (3.x)
 	EntityIDs       []string // filled from entities.text_unit_ids when the table lacks it
 	RelationshipIDs []string
 	CovariateIDs    []string
@@ -79,6 +79,8 @@ type Relationship struct {
 }
 
 // Community is one Leiden community at one level, merged with its report.
+// A report without a community row still yields a Community (ID and
+// Community are then the report's community number).
 type Community struct {
 	// ID is GraphRAG's row id where it has one, else the Leiden community number.
 	ID              string
@@ -87,7 +89,10 @@ type Community struct {
 	Community string
 	Level     int64
 	// Parent is the parent's Leiden community number, "" for a root.
-	Parent          string
+	Parent string
+	// Children are the children's Leiden community numbers: GraphRAG's
+	// children (>= 2.0), else derived from parent (1.x) or from
+	// create_final_nodes levels (<= 0.4).
 	Children        []string
 	Title           string
 	EntityIDs       []string
@@ -96,7 +101,9 @@ type Community struct {
 	Period          string
 	Size            int64
 	HasSize         bool
-	// Weight is kgrag's occurrence weight (see ontology docs), in [0, 1].
+	// Weight is kgrag's occurrence weight in [0, 1], as computed by
+	// Dataset.ComputeWeights (GraphRAG's local search "occurrence" weight,
+	// normalised over the whole dataset).
 	Weight float64
 
 	Report *CommunityReport // nil when the community has no report
