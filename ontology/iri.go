@@ -43,10 +43,16 @@ func ValidateBase(base string) error {
 // so ids holding '/', '#', '?', spaces or quotes cannot change the IRI's
 // structure and two different ids never give the same IRI.
 func AppendSegment(b []byte, id string) []byte {
-	for i := 0; i < len(id); {
+	// GraphRAG ids are hex digests and UUIDs: copy those in one go.
+	i := 0
+	for i < len(id) && unreserved[id[i]] {
+		i++
+	}
+	b = append(b, id[:i]...)
+	for i < len(id) {
 		c := id[i]
 		if c < utf8.RuneSelf {
-			if iriSafe(c) {
+			if unreserved[c] {
 				b = append(b, c)
 			} else {
 				b = append(b, '%', hexUpper[c>>4], hexUpper[c&0xf])
@@ -69,11 +75,14 @@ func AppendSegment(b []byte, id string) []byte {
 
 const hexUpper = "0123456789ABCDEF"
 
-// iriSafe reports whether c is an ASCII unreserved character.
-func iriSafe(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
-		c == '-' || c == '.' || c == '_' || c == '~'
-}
+// unreserved marks the ASCII unreserved characters of RFC 3986.
+var unreserved = func() (t [256]bool) {
+	for c := 0; c < 256; c++ {
+		t[c] = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+			c == '-' || c == '.' || c == '_' || c == '~'
+	}
+	return t
+}()
 
 // ucschar reports whether r may appear unencoded in an IRI (RFC 3987).
 func ucschar(r rune) bool {

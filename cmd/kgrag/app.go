@@ -26,7 +26,7 @@ EXIT STATUS:
 
 func newApp(in io.Reader, out, errw io.Writer) *cli.Command {
 	term := terminal{in: in, out: out, err: errw, tty: isTerminal(errw)}
-	return &cli.Command{
+	app := &cli.Command{
 		Name:  "kgrag",
 		Usage: "GraphRAG knowledge graphs as linked data, and questions over them with a local LLM",
 		Description: `kgrag reads the parquet output of Microsoft GraphRAG (any release from 0.2
@@ -51,8 +51,20 @@ Start with:
 			newLoadCommand(term),
 			newOntologyCommand(term),
 		},
-		OnUsageError: func(_ context.Context, cmd *cli.Command, err error, _ bool) error {
-			return usagef("kgrag "+cmd.Name+" --help", "%v", err)
-		},
 	}
+	app.OnUsageError = onUsageError
+	for _, c := range app.Commands {
+		c.OnUsageError = onUsageError
+	}
+	return app
+}
+
+// onUsageError turns flag parsing errors into usage errors (exit 2) that
+// point at the command's help.
+func onUsageError(_ context.Context, cmd *cli.Command, err error, _ bool) error {
+	name := "kgrag"
+	if cmd.Name != "kgrag" {
+		name += " " + cmd.Name
+	}
+	return usagef(name+" --help", "%v", err)
 }

@@ -15,8 +15,8 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := newApp(os.Stdin, os.Stdout, os.Stderr).Run(ctx, os.Args)
+	code := exitCode(ctx, err) // before stop, which cancels ctx
 	stop()
-	code := exitCode(ctx, err)
 	if err != nil {
 		printError(os.Stderr, err)
 	}

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/kgrag/kgrag/internal/test"
+)
+
+func testTerminal() (terminal, *bytes.Buffer, *bytes.Buffer) {
+	var out, errb bytes.Buffer
+	return terminal{in: strings.NewReader(""), out: &out, err: &errb}, &out, &errb
+}
+
+func TestLoadUsage(t *testing.T) {
+	in := filepath.Join(test.GraphRAGSamples(t), "v3")
+	tests := []struct {
+		name string
+		opts loadOptions
+		want string // in the message
+	}{
+		{"no input", loadOptions{turtle: "x.ttl", base: defaultBase}, "--input is required"},
+		{"no output", loadOptions{input: in, base: defaultBase}, "say where to write"},
+		{"two outputs", loadOptions{input: in, turtle: "a", ntriples: "b", base: defaultBase}, "choose one"},
+		{"relative base", loadOptions{input: in, turtle: "a", base: "kg/"}, "not absolute"},
+		{"ontology with ntriples", loadOptions{input: in, ntriples: "a", base: defaultBase, withOntology: true}, "--with-ontology"},
+		{"store without graph", loadOptions{input: in, base: defaultBase, store: storeOptions{url: "http://localhost:3030/ds", authScheme: "basic", batchSize: 1}}, "--graph"},
+		{"unknown store kind", loadOptions{input: in, base: defaultBase, store: storeOptions{url: "http://localhost:9999/x", graph: "http://example.org/g", authScheme: "basic", batchSize: 1}}, "--store-type"},
+		{"graph not an IRI", loadOptions{input: in, base: defaultBase, store: storeOptions{url: "http://localhost:3030/ds", graph: "my graph", authScheme: "basic", batchSize: 1}}, "not an absolute IRI"},
+		{"token and user", loadOptions{input: in, base: defaultBase, store: storeOptions{url: "http://localhost:3030/ds", graph: "http://example.org/g", token: "t", user: "u", authScheme: "basic", batchSize: 1}}, "either --token"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			term, _, _ := testTerminal()
+			err := runLoad(context.Background(), tt.opts, term)
+			var ue *usageError
+			if !errors.As(err, &ue) {
+				t.Fatalf("runLoad = %v; want a usage error", err)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("runLoad error = %q; want it to mention %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestLoadBadInput checks that bad input names the file and field, and that
+// no output file is left behind, nor an existing one changed.
+func TestLoadBadInput(t *testing.T) {
+	samples := test.GraphRAGSamples(t)
+	tests := []struct {
+		name  string
+		setup func(t *testing.T) string // returns the input dir
+		want  []string
+	}{
+		{"missing directory", func(t *testing.T) string { return filepath.Join(t.TempDir(), "nope") }, []string{"nope"}},
+		{"no tables", func(t *testing.T) string {
+			d := t.TempDir()
+			os.WriteFile(filepath.Join(d, "notes.txt"), []byte("hello"), 0o644)
+			return d
+		}, []string{"no graphrag tables"}},
+		{"truncated parquet", func(t *testing.T) string {
+			d := copySample(t, filepath.Join(samples, "v3"))
+			p := filepath.Join(d, "entities.parquet")
+			b, _ := os.ReadFile(p)
+			os.WriteFile(p, b[:len(b)/2], 0o644)
+			return d
+		}, []string{"entities.parquet"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := tt.setup(t)
+			outDir := t.TempDir()
+			out := filepath.Join(outDir, "graph.ttl")
+			term, _, _ := testTerminal()
+			err := runLoad(context.Background(), loadOptions{input: in, turtle: out, base: defaultBase, quiet: true}, term)
+			if err == nil {
+				t.Fatal("runLoad succeeded; want an error")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+			if entries, _ := os.ReadDir(outDir); len(entries) != 0 {
+				t.Errorf("output directory holds %d entries after a failed load; want none", len(entries))
+			}
+		})
+	}
+}
+
+func copySample(t *testing.T, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dst
+}
+
+// TestLoadDeterministic: two runs give byte-identical files.
+func TestLoadDeterministic(t *testing.T) {
+	samples := test.GraphRAGSamples(t)
+	for _, v := range test.Samples() {
+		for _, format := range []string{"turtle", "ntriples"} {
+			t.Run(v+"/"+format, func(t *testing.T) {
+				var outs [2][]byte
+				for i := range outs {
+					out := filepath.Join(t.TempDir(), "g")
+					opts := loadOptions{input: filepath.Join(samples, v), base: defaultBase, quiet: true}
+					if format == "turtle" {
+						opts.turtle, opts.withOntology = out, true
+					} else {
+						opts.ntriples = out
+					}
+					term, _, _ := testTerminal()
+					if err := runLoad(context.Background(), opts, term); err != nil {
+						t.Fatal(err)
+					}
+					b, err := os.ReadFile(out)
+					if err != nil {
+						t.Fatal(err)
+					}
+					outs[i] = b
+				}
+				if len(outs[0]) == 0 || !bytes.Equal(outs[0], outs[1]) {
+					t.Errorf("two runs differ (%d and %d bytes) or are empty", len(outs[0]), len(outs[1]))
+				}
+			})
+		}
+	}
+}
+
+func TestLoadToStdout(t *testing.T) {
+	in := filepath.Join(test.GraphRAGSamples(t), "v2.5.0")
+	term, out, errb := testTerminal()
+	if err := runLoad(context.Background(), loadOptions{input: in, ntriples: "-", base: defaultBase}, term); err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.Count(out.Bytes(), []byte("\n"))
+	if !strings.Contains(errb.String(), "wrote ") || lines == 0 {
+		t.Fatalf("stdout has %d lines, stderr %q", lines, errb.String())
+	}
+	if !strings.Contains(errb.String(), "wrote "+strconv.Itoa(lines)+" triples") {
+		t.Errorf("stderr %q does not report the %d triples written", errb.String(), lines)
+	}
+}
