@@ -32,7 +32,7 @@ func (d *Dataset) resolveEnds() {
 		if id, ok := byTitle[title]; ok {
 			return id, made[id]
 		}
-		id := "title:" + title
+		id := PlaceholderID(title)
 		byTitle[title] = id
 		made[id] = true
 		d.Entities = append(d.Entities, Entity{ID: id, Title: title, Placeholder: true})
