@@ -587,3 +587,35 @@ func TestBatchSizes(t *testing.T) {
 		}
 	})
 }
+
+// TestVirtuosoDigest loads through /sparql-graph-crud-auth and /sparql-auth
+// with digest credentials (user kgrag/kgrag, made by scripts/virtuoso.sh),
+// and checks that a wrong password gets 401 without showing it.
+func TestVirtuosoDigest(t *testing.T) {
+	base := storeURL(t, realStores[2])
+	ctx := context.Background()
+	s := openStore(t, "virtuoso", base, loader.Options{Auth: sparqlq.DigestAuth("kgrag", "kgrag"), BatchSize: 2_000})
+	g := runGraph("digest")
+	t.Cleanup(func() { _ = s.Drop(context.Background(), g) })
+	if _, err := replaceN(ctx, s, g, 5_000, ""); err != nil {
+		t.Fatalf("ReplaceGraph with digest: %v", err)
+	}
+	mustCount(t, s, g, 5_000)
+	bad := openStore(t, "virtuoso", base, loader.Options{Auth: sparqlq.DigestAuth("kgrag", "not-the-password"), Retries: -1})
+	_, err := bad.Count(ctx, g)
+	var se *sparqlq.StatusError
+	if !errors.As(err, &se) || se.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("wrong password: err = %v; want 401", err)
+	}
+	if strings.Contains(err.Error(), "not-the-password") {
+		t.Errorf("error shows the password: %v", err)
+	}
+	// Without credentials the -auth endpoint refuses.
+	anon, err := sparqlq.New(sparqlq.Config{QueryURL: base + "/sparql-auth"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := anon.Ask(ctx, "ASK {}"); !errors.As(err, &se) || se.StatusCode != http.StatusUnauthorized {
+		t.Errorf("anonymous /sparql-auth: err = %v; want 401", err)
+	}
+}

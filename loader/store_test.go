@@ -1,0 +1,332 @@
+package loader_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/kgrag/kgrag/loader"
+	"github.com/kgrag/kgrag/loader/storetest"
+	"github.com/kgrag/kgrag/rdf"
+	"github.com/kgrag/kgrag/sparqlq"
+)
+
+func TestProfileFor(t *testing.T) {
+	tests := []struct {
+		name, base            string
+		query, update, gsp    string
+		caps                  loader.Capabilities
+		updateMethod          sparqlq.Method
+		moveByInsert, typedLt bool
+	}{
+		{"fuseki", "http://h:3030/ds/", "http://h:3030/ds/query", "http://h:3030/ds/update", "http://h:3030/ds/data",
+			loader.Capabilities{Update: true, GraphStore: true}, sparqlq.MethodAuto, true, false},
+		{"graphdb", "http://h:7200/repositories/kg", "http://h:7200/repositories/kg", "http://h:7200/repositories/kg/statements",
+			"http://h:7200/repositories/kg/rdf-graphs/service", loader.Capabilities{Update: true, GraphStore: true}, sparqlq.MethodPOSTForm, false, false},
+		{"oxigraph", "http://h:7878", "http://h:7878/query", "http://h:7878/update", "http://h:7878/store",
+			loader.Capabilities{Update: true, GraphStore: true}, sparqlq.MethodAuto, false, false},
+		{"virtuoso", "http://h:8890", "http://h:8890/sparql", "http://h:8890/sparql", "http://h:8890/sparql-graph-crud",
+			loader.Capabilities{Update: true, GraphStore: true}, sparqlq.MethodPOSTForm, false, true},
+		{"generic-gsp", "https://h/gsp", "", "", "https://h/gsp", loader.Capabilities{GraphStore: true}, sparqlq.MethodAuto, false, false},
+		{"generic-update", "https://h/sparql", "https://h/sparql", "https://h/sparql", "", loader.Capabilities{Update: true}, sparqlq.MethodAuto, false, false},
+	}
+	for _, tt := range tests {
+		p, err := loader.ProfileFor(tt.name, tt.base)
+		if err != nil {
+			t.Errorf("ProfileFor(%q, %q): %v", tt.name, tt.base, err)
+			continue
+		}
+		if p.QueryURL != tt.query || p.UpdateURL != tt.update || p.GraphStoreURL != tt.gsp {
+			t.Errorf("ProfileFor(%q) endpoints = %q, %q, %q; want %q, %q, %q",
+				tt.name, p.QueryURL, p.UpdateURL, p.GraphStoreURL, tt.query, tt.update, tt.gsp)
+		}
+		if p.Caps != tt.caps || p.Quirks.UpdateMethod != tt.updateMethod ||
+			p.Quirks.MoveByInsert != tt.moveByInsert || p.Quirks.TypedLiteral != tt.typedLt {
+			t.Errorf("ProfileFor(%q) = %+v", tt.name, p)
+		}
+		if loader.ProfileDoc(tt.name) == "" {
+			t.Errorf("ProfileDoc(%q) is empty", tt.name)
+		}
+	}
+	for _, bad := range [][2]string{{"nosuch", "http://h"}, {"fuseki", "ftp://h/ds"}, {"fuseki", "h:3030"}} {
+		if _, err := loader.ProfileFor(bad[0], bad[1]); err == nil {
+			t.Errorf("ProfileFor(%q, %q): no error", bad[0], bad[1])
+		}
+	}
+}
+
+func TestVirtuosoAuthEndpoints(t *testing.T) {
+	p, _ := loader.ProfileFor("virtuoso", "http://h:8890")
+	s, err := loader.Open(p, loader.Options{Auth: sparqlq.DigestAuth("u", "p")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := s.Profile()
+	if got.QueryURL != "http://h:8890/sparql-auth" || got.UpdateURL != "http://h:8890/sparql-auth" ||
+		got.GraphStoreURL != "http://h:8890/sparql-graph-crud-auth" {
+		t.Errorf("with auth: %+v", got)
+	}
+}
+
+// fakeStore is a minimal SPARQL endpoint for request-shape tests. It
+// records updates and GSP requests and answers ASK with askAnswer.
+type fakeStore struct {
+	mu        sync.Mutex
+	updates   []string
+	gsp       []string // "METHOD graph lines"
+	askAnswer bool
+	// hook may answer a request itself (return true).
+	hook func(w http.ResponseWriter, r *http.Request, body string) bool
+}
+
+func (f *fakeStore) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	b, _ := io.ReadAll(r.Body)
+	body := string(b)
+	if f.hook != nil && f.hook(w, r, body) {
+		return
+	}
+	switch {
+	case r.URL.Query().Has("graph"):
+		f.mu.Lock()
+		f.gsp = append(f.gsp, r.Method+" "+r.URL.Query().Get("graph")+" "+strconv.Itoa(strings.Count(body, "\n")))
+		f.mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	case r.Method == http.MethodPost && (strings.HasPrefix(r.Header.Get("Content-Type"), "application/sparql-update") ||
+		strings.Contains(body, "update=")):
+		if strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
+			v, _ := url.ParseQuery(body)
+			body = v.Get("update")
+		}
+		f.mu.Lock()
+		f.updates = append(f.updates, body)
+		f.mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	default:
+		w.Header().Set("Content-Type", "application/sparql-results+json")
+		if f.askAnswer {
+			io.WriteString(w, `{"boolean":true}`)
+		} else {
+			io.WriteString(w, `{"boolean":false}`)
+		}
+	}
+}
+
+func newFake(t *testing.T, f *fakeStore) string {
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func TestReplaceInsertData(t *testing.T) {
+	f := &fakeStore{}
+	base := newFake(t, f)
+	var progress atomic.Int64
+	s := openStore(t, "generic-update", base, loader.Options{BatchSize: 4,
+		Counter: loader.CounterFunc(func(n int64) { progress.Add(n) })})
+	n, err := replaceN(context.Background(), s, "http://ex/g", 10, "")
+	if err != nil || n != 10 {
+		t.Fatalf("ReplaceGraph = %d, %v", n, err)
+	}
+	if len(f.updates) != 4 {
+		t.Fatalf("%d updates; want 3 batches and a commit:\n%s", len(f.updates), strings.Join(f.updates, "\n---\n"))
+	}
+	for i, u := range f.updates[:3] {
+		if !strings.HasPrefix(u, "INSERT DATA { GRAPH <http://ex/g#kgrag-tmp-") || !strings.HasSuffix(u, "} }\n") {
+			t.Errorf("batch %d = %.80q", i, u)
+		}
+	}
+	if c := f.updates[3]; !strings.HasPrefix(c, "DROP SILENT GRAPH <http://ex/g> ;\nMOVE GRAPH <http://ex/g#kgrag-tmp-") {
+		t.Errorf("commit = %q", c)
+	}
+	if progress.Load() != 10 {
+		t.Errorf("progress = %d; want 10", progress.Load())
+	}
+}
+
+func TestReplaceGSPBatches(t *testing.T) {
+	tests := []struct {
+		profile    string
+		wantCommit string
+	}{
+		{"oxigraph", "MOVE GRAPH"},
+		{"fuseki", "INSERT { GRAPH <http://ex/g> { ?s ?p ?o } } WHERE"},
+	}
+	for _, tt := range tests {
+		f := &fakeStore{}
+		base := newFake(t, f)
+		if tt.profile == "fuseki" {
+			base += "/ds"
+		}
+		s := openStore(t, tt.profile, base, loader.Options{BatchSize: 3})
+		if _, err := replaceN(context.Background(), s, "http://ex/g", 7, ""); err != nil {
+			t.Fatal(err)
+		}
+		if len(f.gsp) != 3 || !strings.HasPrefix(f.gsp[0], "POST http://ex/g#kgrag-tmp-") {
+			t.Errorf("%s: GSP requests = %q; want 3 POSTs to the temporary graph", tt.profile, f.gsp)
+		}
+		if len(f.updates) != 1 || !strings.Contains(f.updates[0], tt.wantCommit) {
+			t.Errorf("%s: updates = %q; want one commit with %q", tt.profile, f.updates, tt.wantCommit)
+		}
+	}
+}
+
+func TestReplaceEmptyDrops(t *testing.T) {
+	f := &fakeStore{}
+	s := openStore(t, "oxigraph", newFake(t, f), loader.Options{})
+	if n, err := replaceN(context.Background(), s, "http://ex/g", 0, ""); err != nil || n != 0 {
+		t.Fatalf("ReplaceGraph(empty) = %d, %v", n, err)
+	}
+	if len(f.gsp) != 0 || len(f.updates) != 1 || f.updates[0] != "DROP SILENT GRAPH <http://ex/g>" {
+		t.Errorf("requests: gsp %q, updates %q; want one DROP", f.gsp, f.updates)
+	}
+}
+
+func TestReplacePut(t *testing.T) {
+	var puts atomic.Int32
+	var body string
+	f := &fakeStore{hook: func(w http.ResponseWriter, r *http.Request, b string) bool {
+		if r.Method == http.MethodPut {
+			if puts.Add(1) == 1 {
+				http.Error(w, "busy", http.StatusServiceUnavailable) // retried
+				return true
+			}
+			body = b
+		}
+		return false
+	}}
+	base := newFake(t, f)
+	s := openStore(t, "generic-gsp", base+"/rdf-graph-store", loader.Options{RetryBackoff: time.Millisecond})
+	n, err := replaceN(context.Background(), s, "http://ex/g", 25, "")
+	if err != nil || n != 25 {
+		t.Fatalf("ReplaceGraph = %d, %v", n, err)
+	}
+	if puts.Load() != 2 || strings.Count(body, "\n") != 25 {
+		t.Errorf("%d PUTs, last with %d lines; want 2 PUTs of 25 lines", puts.Load(), strings.Count(body, "\n"))
+	}
+}
+
+func TestRetryPolicy(t *testing.T) {
+	tests := []struct {
+		name      string
+		status    int
+		failures  int32
+		wantCalls int32
+		wantErr   bool
+	}{
+		{"503 twice then ok", 503, 2, 3, false},
+		{"429 once then ok", 429, 1, 2, false},
+		{"400 is final", 400, 1, 1, true},
+		{"500 beyond retries", 500, 100, 4, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var calls atomic.Int32
+			f := &fakeStore{hook: func(w http.ResponseWriter, r *http.Request, _ string) bool {
+				if r.URL.Query().Has("graph") && r.Method == http.MethodPost {
+					if calls.Add(1) <= tt.failures {
+						http.Error(w, "nope", tt.status)
+						return true
+					}
+				}
+				return false
+			}}
+			s := openStore(t, "oxigraph", newFake(t, f), loader.Options{Retries: 3, RetryBackoff: time.Millisecond})
+			_, err := replaceN(context.Background(), s, "http://ex/g", 5, "")
+			if (err != nil) != tt.wantErr || calls.Load() != tt.wantCalls {
+				t.Errorf("err = %v after %d calls; want error %v after %d", err, calls.Load(), tt.wantErr, tt.wantCalls)
+			}
+			if tt.wantErr {
+				var se *sparqlq.StatusError
+				if !errors.As(err, &se) || se.StatusCode != tt.status {
+					t.Errorf("err = %v; want status %d", err, tt.status)
+				}
+				// The temporary graph was dropped.
+				if last := f.updates[len(f.updates)-1]; !strings.HasPrefix(last, "DROP SILENT GRAPH <http://ex/g#kgrag-tmp-") {
+					t.Errorf("last update = %q; want the temporary graph dropped", last)
+				}
+			}
+		})
+	}
+}
+
+// TestCommitLostAnswer: the commit runs but its answer is lost; the store
+// must notice that the temporary graph is gone and report success.
+func TestCommitLostAnswer(t *testing.T) {
+	var commits atomic.Int32
+	f := &fakeStore{askAnswer: false, hook: func(w http.ResponseWriter, r *http.Request, body string) bool {
+		if strings.Contains(body, "MOVE") && commits.Add(1) == 1 {
+			hj, _ := w.(http.Hijacker)
+			c, _, _ := hj.Hijack()
+			c.Close()
+			return true
+		}
+		return false
+	}}
+	s := openStore(t, "oxigraph", newFake(t, f), loader.Options{RetryBackoff: time.Millisecond})
+	if _, err := replaceN(context.Background(), s, "http://ex/g", 5, ""); err != nil {
+		t.Fatalf("ReplaceGraph: %v", err)
+	}
+	if commits.Load() != 1 {
+		t.Errorf("commit sent %d times; want 1 (the ASK shows it happened)", commits.Load())
+	}
+}
+
+func TestFillErrorNoRequests(t *testing.T) {
+	f := &fakeStore{}
+	s := openStore(t, "oxigraph", newFake(t, f), loader.Options{BatchSize: 100})
+	boom := errors.New("boom")
+	_, err := s.ReplaceGraph(context.Background(), "http://ex/g", func(w rdf.Writer) error {
+		if err := storetest.Write(w, 10, ""); err != nil {
+			return err
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "previous graph is unchanged") {
+		t.Errorf("err = %v", err)
+	}
+	if len(f.gsp)+len(f.updates) != 0 {
+		t.Errorf("requests sent for an unsent batch: %q %q", f.gsp, f.updates)
+	}
+}
+
+func TestBadGraphIRI(t *testing.T) {
+	s := openStore(t, "oxigraph", "http://127.0.0.1:1", loader.Options{})
+	for _, g := range []string{"", "http://ex/a b", "http://ex/>; DROP ALL; <x"} {
+		if _, err := replaceN(context.Background(), s, g, 1, ""); err == nil {
+			t.Errorf("ReplaceGraph(%q): no error", g)
+		}
+		if err := s.Drop(context.Background(), g); err == nil {
+			t.Errorf("Drop(%q): no error", g)
+		}
+	}
+}
+
+func TestErrorHidesSecrets(t *testing.T) {
+	f := &fakeStore{hook: func(w http.ResponseWriter, r *http.Request, _ string) bool {
+		http.Error(w, "denied", http.StatusForbidden)
+		return true
+	}}
+	base := strings.Replace(newFake(t, f), "http://", "http://user:hunter2@", 1)
+	s := openStore(t, "oxigraph", base, loader.Options{Auth: sparqlq.BearerAuth("tok-secret")})
+	_, err := replaceN(context.Background(), s, "http://ex/g", 3, "")
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, secret := range []string{"hunter2", "tok-secret"} {
+		if strings.Contains(err.Error(), secret) {
+			t.Errorf("error %q shows %q", err, secret)
+		}
+	}
+	if !strings.Contains(err.Error(), "HTTP 403") {
+		t.Errorf("error %q does not give the status", err)
+	}
+}

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# test.sh: run every Go test with the real stores up (what `make test` and
+# CI run).
+#
+# Usage: scripts/test.sh [go test flags and packages]   (default: ./...)
+#
+# Starts Oxigraph, Fuseki and Virtuoso with scripts/services.sh (installing
+# them when missing), exports KGRAG_TEST_* from the env file, runs go test,
+# and stops the services it started itself (those already running are left
+# running). With KGRAG_TEST_DISALLOW_SKIP=1 (CI) a store that cannot start
+# fails the run, and so do tests that would skip for want of one.
+set -euo pipefail
+KG_NAME=test
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+cd "$KGRAG_REPO"
+
+started=()
+cleanup() {
+	if ((${#started[@]})); then
+		"$here/services.sh" down "${started[@]}" || true
+	fi
+}
+trap cleanup EXIT
+
+for n in oxigraph fuseki virtuoso; do
+	if ! "$here/$n.sh" status >/dev/null 2>&1; then
+		started+=("$n")
+	fi
+done
+up_rc=0
+"$here/services.sh" up || up_rc=$?
+if ((up_rc != 0)); then
+	if [[ ${KGRAG_TEST_DISALLOW_SKIP:-} == 1 ]]; then
+		kg_die "services did not start (KGRAG_TEST_DISALLOW_SKIP=1)"
+	fi
+	kg_log "warning: some services did not start; their tests will skip"
+fi
+set -a
+# shellcheck disable=SC1090
+. "${KGRAG_SERVICES_ENV:-$KGRAG_REPO/.cache/services.env}"
+set +a
+args=("$@")
+((${#args[@]})) || args=(./...)
+go test -timeout 30m "${args[@]}"
