@@ -51,10 +51,12 @@ type Dataset struct {
 	Covariates    []Covariate
 
 	// Placeholders counts the distinct entities created for relationship
-	// ends missing from the entities table; PlaceholderRelationships counts
-	// the relationships with at least one such end.
+	// ends and claim subjects or objects missing from the entities table;
+	// PlaceholderRelationships and PlaceholderCovariates count the
+	// relationships and claims that name at least one of them.
 	Placeholders             int
 	PlaceholderRelationships int
+	PlaceholderCovariates    int
 }
 
 // Summary is what `kgrag inspect` prints about a Dataset.
@@ -66,6 +68,7 @@ type Summary struct {
 	Notes                    []string
 	Placeholders             int
 	PlaceholderRelationships int
+	PlaceholderCovariates    int
 	// Rows counts the model records per logical table after fix-ups
 	// (entities include placeholders; communities include report-only ones).
 	Rows map[string]int
@@ -87,6 +90,7 @@ func (d *Dataset) Summary() Summary {
 		Notes:                    append([]string(nil), d.Notes...),
 		Placeholders:             d.Placeholders,
 		PlaceholderRelationships: d.PlaceholderRelationships,
+		PlaceholderCovariates:    d.PlaceholderCovariates,
 		Rows: map[string]int{
 			TableDocuments:        len(d.Documents),
 			TableTextUnits:        len(d.TextUnits),

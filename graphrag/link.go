@@ -16,9 +16,11 @@ func (r *reader) link() {
 }
 
 // resolveEnds sets SourceID and TargetID from the entity titles GraphRAG
-// writes in source and target. An end that no entity has gets a placeholder
-// entity (ID "title:"+title) so that no relationship is dropped; GraphRAG
-// itself writes such relationships (its 3.x test output holds 84).
+// writes in source and target, and SubjectEntityID and ObjectEntityID of
+// claims likewise. A title that no entity has gets a placeholder entity
+// (ID PlaceholderID(title)) so that no relationship or claim is dropped;
+// GraphRAG itself writes such relationships (its 3.x test output holds 84)
+// and claims about entities it never extracted.
 func (d *Dataset) resolveEnds() {
 	byTitle := make(map[string]string, len(d.Entities))
 	for _, e := range d.Entities {
@@ -48,8 +50,23 @@ func (d *Dataset) resolveEnds() {
 			affected++
 		}
 	}
+	claims := 0
+	for i := range d.Covariates {
+		c := &d.Covariates[i]
+		var ps, po bool
+		if !IsNone(c.SubjectID) {
+			c.SubjectEntityID, ps = resolve(c.SubjectID)
+		}
+		if !IsNone(c.ObjectID) {
+			c.ObjectEntityID, po = resolve(c.ObjectID)
+		}
+		if ps || po {
+			claims++
+		}
+	}
 	d.Placeholders += placeholders
 	d.PlaceholderRelationships += affected
+	d.PlaceholderCovariates += claims
 }
 
 // deriveChildren fills Children from Parent (1.x has parent, not children),

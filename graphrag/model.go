@@ -143,6 +143,11 @@ type Covariate struct {
 	Description     string
 	SubjectID       string // entity title, as GraphRAG writes it
 	ObjectID        string // entity title or "NONE"
+	// SubjectEntityID and ObjectEntityID are the entity ids the titles
+	// resolve to (placeholders where the entities table lacks them); ""
+	// where GraphRAG wrote NONE.
+	SubjectEntityID string
+	ObjectEntityID  string
 	Status          string
 	StartDate       string
 	EndDate         string

@@ -107,18 +107,12 @@ func (m Mapper) Map(ctx context.Context, ds *graphrag.Dataset, w rdf.Writer) (St
 			return e.stats, err
 		}
 	}
-	if len(ds.Covariates) > 0 {
-		byTitle := make(map[string]string, len(ds.Entities))
-		for i := range ds.Entities {
-			byTitle[ds.Entities[i].Title] = ds.Entities[i].ID
+	for i := range ds.Covariates {
+		if err := e.covariate(&ds.Covariates[i]); err != nil {
+			return e.stats, err
 		}
-		for i := range ds.Covariates {
-			if err := e.covariate(&ds.Covariates[i], byTitle); err != nil {
-				return e.stats, err
-			}
-			if err := tick(); err != nil {
-				return e.stats, err
-			}
+		if err := tick(); err != nil {
+			return e.stats, err
 		}
 	}
 	return e.stats, ctx.Err()
@@ -177,7 +171,7 @@ func (e *emitter) hrid(v string) error {
 // writes, the text as written when it is not, and nothing for GraphRAG's
 // "NONE" placeholders.
 func (e *emitter) date(p, v string) error {
-	if absent(v) {
+	if graphrag.IsNone(v) {
 		return nil
 	}
 	if lex, ok := dateTime(v); ok {
@@ -443,7 +437,7 @@ func (e *emitter) community(c *graphrag.Community) error {
 	return nil
 }
 
-func (e *emitter) covariate(c *graphrag.Covariate, byTitle map[string]string) error {
+func (e *emitter) covariate(c *graphrag.Covariate) error {
 	e.s = e.iri(segCovariate, c.ID)
 	e.stats.Covariates++
 	if err := e.typ(Covariate); err != nil {
@@ -467,15 +461,11 @@ func (e *emitter) covariate(c *graphrag.Covariate, byTitle map[string]string) er
 	if err := e.str(Status, c.Status); err != nil {
 		return err
 	}
-	for _, end := range [...]struct{ p, title string }{{Subject, c.SubjectID}, {Object, c.ObjectID}} {
-		if absent(end.title) {
+	for _, end := range [...]struct{ p, id string }{{Subject, c.SubjectEntityID}, {Object, c.ObjectEntityID}} {
+		if end.id == "" {
 			continue
 		}
-		id, ok := byTitle[end.title]
-		if !ok {
-			id = graphrag.PlaceholderID(end.title)
-		}
-		if err := e.add(end.p, e.iri(segEntity, id)); err != nil {
+		if err := e.add(end.p, e.iri(segEntity, end.id)); err != nil {
 			return err
 		}
 	}
@@ -494,15 +484,6 @@ func (e *emitter) covariate(c *graphrag.Covariate, byTitle map[string]string) er
 		}
 	}
 	return nil
-}
-
-// absent reports whether v is one of GraphRAG's ways of writing "none".
-func absent(v string) bool {
-	switch strings.TrimSpace(v) {
-	case "", "NONE", "**NONE**", "None", "none", "null", "NULL", "NaN":
-		return true
-	}
-	return false
 }
 
 // dateLayouts are the forms GraphRAG writes dates in: pandas timestamps,

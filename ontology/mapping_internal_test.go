@@ -22,16 +22,3 @@ func TestDateTime(t *testing.T) {
 		}
 	}
 }
-
-func TestAbsent(t *testing.T) {
-	for _, v := range []string{"", "NONE", "**NONE**", " none "} {
-		if !absent(v) {
-			t.Errorf("absent(%q) = false; want true", v)
-		}
-	}
-	for _, v := range []string{"SCROOGE", "0", "None of them"} {
-		if absent(v) {
-			t.Errorf("absent(%q) = true; want false", v)
-		}
-	}
-}

@@ -64,6 +64,7 @@ type inspectTable struct {
 type inspectFixups struct {
 	UnresolvedEntities       int `json:"unresolved_entities"`
 	RelationshipsWithUnknown int `json:"relationships_with_unknown_end"`
+	ClaimsWithUnknown        int `json:"claims_with_unknown_entity"`
 }
 
 func runInspect(ctx context.Context, opts inspectOptions, term terminal) error {
@@ -80,6 +81,7 @@ func runInspect(ctx context.Context, opts inspectOptions, term terminal) error {
 		Fixups: inspectFixups{
 			UnresolvedEntities:       s.Placeholders,
 			RelationshipsWithUnknown: s.PlaceholderRelationships,
+			ClaimsWithUnknown:        s.PlaceholderCovariates,
 		},
 		Records: s.Rows,
 	}
@@ -115,11 +117,11 @@ func runInspect(ctx context.Context, opts inspectOptions, term terminal) error {
 	}
 	fmt.Fprintln(w)
 	if rep.Fixups.UnresolvedEntities > 0 {
-		fmt.Fprintf(w, "%d relationships name %d entities that the entities table does not hold;\n"+
-			"load keeps them, each unknown end as an entity with just its title (gr:unresolved true).\n",
-			rep.Fixups.RelationshipsWithUnknown, rep.Fixups.UnresolvedEntities)
+		fmt.Fprintf(w, "%d relationships and %d claims name %d entities that the entities table does not hold;\n"+
+			"load keeps them all, each unknown entity with just its title (gr:unresolved true).\n",
+			rep.Fixups.RelationshipsWithUnknown, rep.Fixups.ClaimsWithUnknown, rep.Fixups.UnresolvedEntities)
 	} else {
-		fmt.Fprintln(w, "every relationship's source and target is in the entities table.")
+		fmt.Fprintln(w, "every entity that relationships and claims name is in the entities table.")
 	}
 	return nil
 }
