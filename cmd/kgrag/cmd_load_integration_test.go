@@ -1,0 +1,176 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kgrag/kgrag/internal/test"
+	"github.com/kgrag/kgrag/loader"
+	"github.com/kgrag/kgrag/ontology"
+	"github.com/kgrag/kgrag/sparqlq"
+)
+
+// testStores lists the real stores of the test run: profile name and the
+// KGRAG_TEST_* variable scripts/services.sh sets.
+func testStores() []struct{ profile, env string } {
+	return []struct{ profile, env string }{
+		{"oxigraph", "OXIGRAPH"},
+		{"fuseki", "FUSEKI"},
+		{"virtuoso", "VIRTUOSO"},
+	}
+}
+
+// oracleCounts runs scripts/oracle/counts.py, which counts instances per
+// class from the parquet files with pyarrow alone.
+func oracleCounts(t *testing.T, dir string) map[string]int64 {
+	t.Helper()
+	script := filepath.Join(test.RepoRoot(t), "scripts", "oracle", "counts.py")
+	out, err := exec.Command("python3", script, dir).Output()
+	if err != nil {
+		test.SkipOrFail(t, "python3 with pyarrow is needed for the oracle: %v", err)
+	}
+	var m map[string]int64
+	if err := json.Unmarshal(out, &m); err != nil {
+		t.Fatalf("oracle output %q: %v", out, err)
+	}
+	return m
+}
+
+// classCounts asks the store how many instances of each gr: class graph
+// holds; "Entity" counts resolved entities and "UnresolvedEntity" the rest.
+func classCounts(ctx context.Context, t *testing.T, c *sparqlq.Client, graph string) map[string]int64 {
+	t.Helper()
+	q := fmt.Sprintf(`PREFIX gr: <%s>
+SELECT ?class (COUNT(DISTINCT ?s) AS ?n) WHERE {
+  GRAPH <%s> {
+    ?s a ?c .
+    OPTIONAL { ?s gr:unresolved ?u }
+    BIND(IF(BOUND(?u), gr:UnresolvedEntity, ?c) AS ?class)
+  }
+} GROUP BY ?class`, ontology.NS, graph)
+	res, err := c.Select(ctx, q)
+	if err != nil {
+		t.Fatalf("count classes: %v", err)
+	}
+	got := map[string]int64{}
+	for _, row := range res.Bindings {
+		n, err := row["n"].Int()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[strings.TrimPrefix(row["class"].Value, ontology.NS)] = n
+	}
+	return got
+}
+
+func openTestStore(t *testing.T, profile, url string) *loader.SPARQLStore {
+	t.Helper()
+	p, err := loader.ProfileFor(profile, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := loader.Open(p, loader.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// TestLoadStores loads every sample into every real store and checks, per
+// class, that the store holds as many instances as the parquet files have
+// rows (by the pyarrow oracle), that the total is what load reported, and
+// that a reload leaves the same counts.
+func TestLoadStores(t *testing.T) {
+	samples := test.GraphRAGSamples(t)
+	for _, s := range testStores() {
+		t.Run(s.profile, func(t *testing.T) {
+			url := test.Service(t, s.env)
+			st := openTestStore(t, s.profile, url)
+			for _, v := range test.Samples() {
+				t.Run(v, func(t *testing.T) {
+					ctx := context.Background()
+					dir := filepath.Join(samples, v)
+					want := oracleCounts(t, dir)
+					for k, n := range want {
+						if n == 0 {
+							delete(want, k)
+						}
+					}
+					graph := "http://kgrag.test/load/" + v
+					for round := 1; round <= 2; round++ {
+						term, _, errb := testTerminal()
+						opts := loadOptions{input: dir, base: "http://kgrag.test/" + v + "/", quiet: false,
+							store: storeOptions{url: url, graph: graph, storeType: s.profile, authScheme: "basic",
+								batchSize: 2000, retries: 2, timeout: loader.DefaultTimeout}}
+						if err := runLoad(ctx, opts, term); err != nil {
+							t.Fatalf("load round %d: %v", round, err)
+						}
+						got := classCounts(ctx, t, st.Client(), graph)
+						if fmt.Sprint(got) != fmt.Sprint(want) {
+							t.Errorf("round %d: instances per class = %v; want %v (pyarrow)", round, got, want)
+						}
+						total, err := st.Count(ctx, graph)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if !strings.Contains(errb.String(), fmt.Sprintf("wrote %d triples", total)) {
+							t.Errorf("round %d: store holds %d triples; load reported %q", round, total, errb.String())
+						}
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestLoadStoreBadInput: bad input leaves the store's graph as it was.
+func TestLoadStoreBadInput(t *testing.T) {
+	samples := test.GraphRAGSamples(t)
+	url := test.Service(t, "OXIGRAPH")
+	st := openTestStore(t, "oxigraph", url)
+	ctx := context.Background()
+	graph := "http://kgrag.test/bad-input"
+	good := loadOptions{input: filepath.Join(samples, "v2.5.0"), base: defaultBase, quiet: true,
+		store: storeOptions{url: url, graph: graph, storeType: "oxigraph", authScheme: "basic", batchSize: 1000, timeout: loader.DefaultTimeout}}
+	term, _, _ := testTerminal()
+	if err := runLoad(ctx, good, term); err != nil {
+		t.Fatal(err)
+	}
+	before, err := st.Count(ctx, graph)
+	if err != nil || before == 0 {
+		t.Fatalf("count after good load = %d, %v", before, err)
+	}
+	broken := copySample(t, filepath.Join(samples, "v3"))
+	b, err := os.ReadFile(filepath.Join(broken, "relationships.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(broken, "relationships.parquet"), b[:len(b)-100], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bad := good
+	bad.input = broken
+	err = runLoad(ctx, bad, term)
+	if err == nil || !strings.Contains(err.Error(), "relationships.parquet") {
+		t.Fatalf("load of a truncated file: %v; want an error naming relationships.parquet", err)
+	}
+	after, err := st.Count(ctx, graph)
+	if err != nil || after != before {
+		t.Errorf("graph holds %d triples after the failed load (err %v); want %d as before", after, err, before)
+	}
+	graphs, err := st.Graphs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range graphs {
+		if strings.Contains(g, "kgrag-tmp") {
+			t.Errorf("temporary graph %s left in the store", g)
+		}
+	}
+}
