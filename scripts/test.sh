@@ -41,6 +41,16 @@ set -a
 # shellcheck disable=SC1090
 . "${KGRAG_SERVICES_ENV:-$KGRAG_REPO/.cache/services.env}"
 set +a
+# The oracles and the external parsers: pyarrow computes expected counts
+# from the parquet files, pyoxigraph and Jena (scripts/jena.sh) parse and
+# validate what kgrag writes.
+if ! python3 -c 'import pyarrow, pyoxigraph' 2>/dev/null; then
+	kg_log "installing pyarrow and pyoxigraph for python3"
+	python3 -m pip install --quiet pyarrow "pyoxigraph==0.5.13"
+fi
+"$here/jena.sh" --install >/dev/null
+export KGRAG_EXTERNAL=1
+
 args=("$@")
 ((${#args[@]})) || args=(./...)
 go test -timeout 30m "${args[@]}"
