@@ -25,7 +25,7 @@ type table struct {
 	file   *os.File
 	pf     *parquet.File
 	rows   int64
-	intern map[string]string // shared across a Dataset's tables: ids repeat
+	intern map[string]string // one string per distinct value while a read lasts: ids repeat; nil between reads
 
 	// dictCache maps a dictionary entry (by the address of its bytes) to its
 	// interned string while the current page is dictionary-encoded, as
@@ -38,7 +38,7 @@ type table struct {
 
 // openTable opens path and reads its footer. A file that is not parquet or is
 // cut short fails here with an *Error naming the file.
-func openTable(name, path string, intern map[string]string) (*table, error) {
+func openTable(name, path string) (*table, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, &Error{Op: "open", Path: path, Row: -1, Err: unwrapPath(err)}
@@ -56,10 +56,15 @@ func openTable(name, path string, intern map[string]string) (*table, error) {
 		f.Close()
 		return nil, &Error{Op: "open", Path: path, Row: -1, Err: fmt.Errorf("not a readable parquet file: %w", err)}
 	}
-	return &table{name: name, path: path, file: f, pf: pf, rows: pf.NumRows(), intern: intern}, nil
+	return &table{name: name, path: path, file: f, pf: pf, rows: pf.NumRows()}, nil
 }
 
 func (t *table) close() error { return t.file.Close() }
+
+// resetIntern drops the table's intern map and dictionary cache once a
+// read of the table is done, so that the strings of a table handed over
+// are not kept alive by the reader.
+func (t *table) resetIntern() { t.intern, t.dictCache = nil, nil }
 
 func (t *table) err(field string, row int64, err error) error {
 	return &Error{Op: "read", Path: t.path, Field: field, Row: row, Err: err}
@@ -360,6 +365,9 @@ func (t *table) internOf(v parquet.Value) string {
 				return s
 			}
 		}
+		if t.intern == nil {
+			t.intern = make(map[string]string)
+		}
 		s, ok := t.intern[string(b)]
 		if !ok {
 			s = string(b)
@@ -387,6 +395,18 @@ func (t *table) str(ctx context.Context, field string, num bool) ([]string, erro
 	}
 	err := t.scalar(ctx, field, check, func(row int, v parquet.Value) error {
 		out[row] = textOf(v)
+		return nil
+	})
+	return out, err
+}
+
+// strIntern is str for a text column whose values repeat (relationship
+// ends name the same entities again and again): equal values share one
+// string.
+func (t *table) strIntern(ctx context.Context, field string) ([]string, error) {
+	out := make([]string, t.rows)
+	err := t.scalar(ctx, field, isBytes(), func(row int, v parquet.Value) error {
+		out[row] = t.internOf(v)
 		return nil
 	})
 	return out, err

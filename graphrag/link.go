@@ -1,108 +1,313 @@
 package graphrag
 
-// link derives what the tables leave implicit: relationship ends as entity
-// ids (with placeholders), community children from parents, text unit entity
-// lists from entities, and community weights.
-func (r *reader) link() {
-	d := r.ds
-	d.resolveEnds()
-	if !r.haveChildren && r.haveParent {
-		d.deriveChildren()
-	}
-	if !r.haveTextUnitEnts {
-		d.deriveTextUnitEntities()
-	}
-	d.ComputeWeights()
+import (
+	"context"
+	"fmt"
+)
+
+// links are the facts that cross tables: relationship and claim ends as
+// entity ids (with placeholders), community membership seen from the
+// entities, children derived from parents, membership and parents from
+// create_final_nodes, text unit entity lists derived from entities, and
+// community weights. Walk computes them before it hands over any table,
+// from only the columns they need, so that each table can be completed
+// when it is read and no table has to wait in memory for another.
+type links struct {
+	// byTitle maps an entity title to the id of the first entity with
+	// that title, placeholders included.
+	byTitle      map[string]string
+	placeholders []Entity
+	// member maps an entity id to the Leiden numbers of the communities
+	// that list it, in merged community order.
+	member map[string][]string
+	// tuEntities maps a text unit id to the ids of the entities naming it,
+	// in entity row order; nil when text_units has entity_ids.
+	tuEntities map[string][]string
+	// comms are the communities in merged order (community rows, then one
+	// per report whose community has no row).
+	comms          []commLink
+	deriveChildren bool
 }
 
-// resolveEnds sets SourceID and TargetID from the entity titles GraphRAG
-// writes in source and target, and SubjectEntityID and ObjectEntityID of
-// claims likewise. A title that no entity has gets a placeholder entity
-// (ID PlaceholderID(title)) so that no relationship or claim is dropped;
-// GraphRAG itself writes such relationships (its 3.x test output holds 84)
-// and claims about entities it never extracted.
-func (d *Dataset) resolveEnds() {
-	byTitle := make(map[string]string, len(d.Entities))
-	for _, e := range d.Entities {
-		if _, dup := byTitle[e.Title]; !dup {
-			byTitle[e.Title] = e.ID
-		}
-	}
-	placeholders, affected := 0, 0
-	made := map[string]bool{}
-	resolve := func(title string) (string, bool) {
-		if id, ok := byTitle[title]; ok {
-			return id, made[id]
-		}
-		id := PlaceholderID(title)
-		byTitle[title] = id
-		made[id] = true
-		d.Entities = append(d.Entities, Entity{ID: id, Title: title, Placeholder: true})
-		placeholders++
-		return id, true
-	}
-	for i := range d.Relationships {
-		rel := &d.Relationships[i]
-		var ps, pt bool
-		rel.SourceID, ps = resolve(rel.Source)
-		rel.TargetID, pt = resolve(rel.Target)
-		if ps || pt {
-			affected++
-		}
-	}
-	claims := 0
-	for i := range d.Covariates {
-		c := &d.Covariates[i]
-		var ps, po bool
-		if !IsNone(c.SubjectID) {
-			c.SubjectEntityID, ps = resolve(c.SubjectID)
-		}
-		if !IsNone(c.ObjectID) {
-			c.ObjectEntityID, po = resolve(c.ObjectID)
-		}
-		if ps || po {
-			claims++
-		}
-	}
-	d.Placeholders += placeholders
-	d.PlaceholderRelationships += affected
-	d.PlaceholderCovariates += claims
+// commLink is what the link pass knows of one community.
+type commLink struct {
+	community string
+	parent    string
+	children  []string // derived from parents; nil when not derived
+	entityIDs []string // entity_ids, or the members create_final_nodes names
+	weight    float64
 }
 
-// deriveChildren fills Children from Parent (1.x has parent, not children),
-// in community row order.
-func (d *Dataset) deriveChildren() {
-	index := make(map[string]int, len(d.Communities))
-	for i, c := range d.Communities {
-		if _, dup := index[c.Community]; !dup {
-			index[c.Community] = i
+// link runs the link pass over the opened tables.
+func (w *walker) link(ctx context.Context) (*links, error) {
+	lk := &links{}
+	ents, err := w.linkEntities(ctx, lk)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.linkCommunities(ctx, lk); err != nil {
+		return nil, err
+	}
+	if t := w.tables[TableNodes]; t != nil {
+		if err := w.linkNodes(ctx, t, lk); err != nil {
+			return nil, err
 		}
 	}
-	for _, c := range d.Communities {
-		if c.Parent == "" {
-			continue
-		}
-		if p, ok := index[c.Parent]; ok {
-			d.Communities[p].Children = append(d.Communities[p].Children, c.Community)
-		}
+	if err := w.linkEnds(ctx, lk); err != nil {
+		return nil, err
 	}
-}
-
-// deriveTextUnitEntities fills TextUnit.EntityIDs from the entities'
-// text_unit_ids, in entity row order, for releases whose text units lack
-// entity_ids.
-func (d *Dataset) deriveTextUnitEntities() {
-	index := make(map[string]int, len(d.TextUnits))
-	for i, tu := range d.TextUnits {
-		index[tu.ID] = i
-	}
-	for _, e := range d.Entities {
-		for _, id := range e.TextUnitIDs {
-			if i, ok := index[id]; ok {
-				d.TextUnits[i].EntityIDs = append(d.TextUnits[i].EntityIDs, e.ID)
+	if lk.deriveChildren = !w.haveChildren && w.haveParent; lk.deriveChildren {
+		index := make(map[string]int, len(lk.comms))
+		for i, c := range lk.comms {
+			if _, dup := index[c.community]; !dup {
+				index[c.community] = i
+			}
+		}
+		for _, c := range lk.comms {
+			if c.parent == "" {
+				continue
+			}
+			if p, ok := index[c.parent]; ok {
+				lk.comms[p].children = append(lk.comms[p].children, c.community)
 			}
 		}
 	}
+	members := make([][]string, len(lk.comms))
+	for i, c := range lk.comms {
+		members[i] = c.entityIDs
+	}
+	for i, wt := range occurrenceWeights(members, ents.ids, ents.textUnitIDs) {
+		lk.comms[i].weight = wt
+	}
+	lk.member = make(map[string][]string, len(ents.ids))
+	for _, c := range lk.comms {
+		for _, id := range c.entityIDs {
+			lk.member[id] = append(lk.member[id], c.community)
+		}
+	}
+	return lk, nil
+}
+
+// entityLinks are the entity columns the link pass reads; they are dropped
+// when it ends.
+type entityLinks struct {
+	ids, titles []string
+	textUnitIDs [][]string
+}
+
+// linkEntities reads entity ids, titles and text units, fills byTitle and,
+// where text_units lacks entity_ids, tuEntities.
+func (w *walker) linkEntities(ctx context.Context, lk *links) (entityLinks, error) {
+	var e entityLinks
+	t := w.tables[TableEntities]
+	if t != nil {
+		defer t.resetIntern()
+		c := &cols{ctx: ctx, t: t}
+		e.ids = c.req(true, "id")
+		e.titles = c.req(false, "title", "name")
+		e.textUnitIDs = c.list(false, "text_unit_ids")
+		if c.err != nil {
+			return e, c.err
+		}
+	}
+	lk.byTitle = make(map[string]string, len(e.ids))
+	for i, title := range e.titles {
+		if _, dup := lk.byTitle[title]; !dup {
+			lk.byTitle[title] = e.ids[i]
+		}
+	}
+	if !w.haveTextUnitEnts {
+		lk.tuEntities = make(map[string][]string)
+		for i, tus := range e.textUnitIDs {
+			for _, tu := range tus {
+				lk.tuEntities[tu] = append(lk.tuEntities[tu], e.ids[i])
+			}
+		}
+	}
+	return e, nil
+}
+
+// linkCommunities reads the Leiden numbers, parents and members of the
+// community rows and the numbers and parents of the reports, and lays out
+// the merged communities (noting reports beyond a community's first).
+func (w *walker) linkCommunities(ctx context.Context, lk *links) error {
+	var nums []string
+	if t := w.tables[TableCommunities]; t != nil {
+		defer t.resetIntern()
+		c := &cols{ctx: ctx, t: t}
+		nums = c.req(true, "community", "id")
+		parent, parentOK := c.ints("parent")
+		ents := c.list(false, "entity_ids")
+		if c.err != nil {
+			return c.err
+		}
+		lk.comms = make([]commLink, len(nums))
+		for i := range nums {
+			lk.comms[i] = commLink{
+				community: nums[i],
+				parent:    parentText(at(parent, i), at(parentOK, i)),
+				entityIDs: at(ents, i),
+			}
+		}
+	}
+	t := w.tables[TableCommunityReports]
+	if t == nil {
+		return nil
+	}
+	c := &cols{ctx: ctx, t: t}
+	repNums := c.req(true, "community")
+	parent, parentOK := c.ints("parent")
+	if c.err != nil {
+		return c.err
+	}
+	place, dups := placeReports(nums, repNums)
+	for _, d := range dups {
+		w.ds.Notes = append(w.ds.Notes, fmt.Sprintf("community %s has more than one report; kept the first", d))
+	}
+	for i, j := range place {
+		if j >= len(lk.comms) {
+			lk.comms = append(lk.comms, commLink{
+				community: repNums[i],
+				parent:    parentText(at(parent, i), at(parentOK, i)),
+			})
+		}
+	}
+	return nil
+}
+
+// linkNodes reads community membership from create_final_nodes (<= 0.4):
+// one row per entity and level, naming the entity by title and its
+// community at that level (NULL when the entity is in none). These releases
+// write no parent either, so the hierarchy is derived from the same rows:
+// the community of an entity at level L+1 is a child of its community at
+// level L (hierarchical Leiden only splits communities). It runs before
+// placeholders exist, so rows naming no entity of the table are left out.
+func (w *walker) linkNodes(ctx context.Context, t *table, lk *links) error {
+	defer t.resetIntern()
+	c := &cols{ctx: ctx, t: t}
+	title := c.req(false, "title")
+	comm := c.req(true, "community")
+	level, levelOK := c.ints("level")
+	if c.err != nil {
+		return c.err
+	}
+	index := make(map[string]int, len(lk.comms))
+	for i, c := range lk.comms {
+		if _, dup := index[c.community]; !dup {
+			index[c.community] = i
+		}
+	}
+	seen := make(map[[2]string]bool)
+	unknown := 0
+	for i := range title {
+		if comm[i] == "" {
+			continue
+		}
+		j, ok := index[comm[i]]
+		if !ok {
+			continue
+		}
+		id, ok := lk.byTitle[title[i]]
+		if !ok {
+			unknown++
+			continue
+		}
+		k := [2]string{comm[i], id}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		lk.comms[j].entityIDs = append(lk.comms[j].entityIDs, id)
+	}
+	if unknown > 0 {
+		w.ds.Notes = append(w.ds.Notes, fmt.Sprintf("%d create_final_nodes rows name no entity; left out of communities", unknown))
+	}
+	if level == nil || w.haveParent {
+		return nil
+	}
+	type titleLevel struct {
+		title string
+		level int64
+	}
+	byLevel := make(map[titleLevel]string, len(title))
+	for i := range title {
+		if comm[i] != "" && levelOK[i] {
+			byLevel[titleLevel{title[i], level[i]}] = comm[i]
+		}
+	}
+	for i := range title {
+		if comm[i] == "" || !levelOK[i] {
+			continue
+		}
+		p, ok := byLevel[titleLevel{title[i], level[i] - 1}]
+		if !ok {
+			continue
+		}
+		if j, ok := index[comm[i]]; ok && lk.comms[j].parent == "" && p != comm[i] {
+			lk.comms[j].parent = p
+		}
+	}
+	w.haveParent = true
+	return nil
+}
+
+// linkEnds creates the placeholder entities, in the order GraphRAG's rows
+// name them: relationships (source, then target, row by row), then claims
+// (subject, then object). A title that no entity has gets a placeholder
+// entity (ID PlaceholderID(title)) so that no relationship or claim is
+// dropped; GraphRAG itself writes such relationships (its 3.x test output
+// holds 84) and claims about entities it never extracted.
+func (w *walker) linkEnds(ctx context.Context, lk *links) error {
+	made := map[string]bool{}
+	resolve := func(title string) bool {
+		if id, ok := lk.byTitle[title]; ok {
+			return made[id]
+		}
+		id := PlaceholderID(title)
+		lk.byTitle[title] = id
+		made[id] = true
+		lk.placeholders = append(lk.placeholders, Entity{ID: id, Title: title, Placeholder: true})
+		return true
+	}
+	if t := w.tables[TableRelationships]; t != nil {
+		defer t.resetIntern()
+		c := &cols{ctx: ctx, t: t}
+		src := c.reqIntern("source")
+		dst := c.reqIntern("target")
+		if c.err != nil {
+			return c.err
+		}
+		for i := range src {
+			ps := resolve(src[i])
+			pt := resolve(dst[i])
+			if ps || pt {
+				w.ds.PlaceholderRelationships++
+			}
+		}
+	}
+	if t := w.tables[TableCovariates]; t != nil {
+		defer t.resetIntern()
+		c := &cols{ctx: ctx, t: t}
+		subj := c.str("subject_id")
+		obj := c.str("object_id")
+		if c.err != nil {
+			return c.err
+		}
+		for i := 0; i < int(t.rows); i++ {
+			var ps, po bool
+			if s := at(subj, i); !IsNone(s) {
+				ps = resolve(s)
+			}
+			if o := at(obj, i); !IsNone(o) {
+				po = resolve(o)
+			}
+			if ps || po {
+				w.ds.PlaceholderCovariates++
+			}
+		}
+	}
+	w.ds.Placeholders = len(lk.placeholders)
+	return nil
 }
 
 // ComputeWeights sets every Community.Weight to kgrag's occurrence weight:
@@ -123,42 +328,55 @@ func (d *Dataset) deriveTextUnitEntities() {
 // entity only its deepest community, so its weights of parent communities
 // were smaller than kgrag's.
 func (d *Dataset) ComputeWeights() {
-	ents := make(map[string]int, len(d.Entities))
+	members := make([][]string, len(d.Communities))
+	for i, c := range d.Communities {
+		members[i] = c.EntityIDs
+	}
+	ids := make([]string, len(d.Entities))
+	tus := make([][]string, len(d.Entities))
 	for i, e := range d.Entities {
-		if _, dup := ents[e.ID]; !dup {
-			ents[e.ID] = i
+		ids[i], tus[i] = e.ID, e.TextUnitIDs
+	}
+	for i, wt := range occurrenceWeights(members, ids, tus) {
+		d.Communities[i].Weight = wt
+	}
+}
+
+// occurrenceWeights computes the weights ComputeWeights describes for
+// communities with the given member entity ids, over entities given by id
+// and text unit ids (the first entity with an id counts).
+func occurrenceWeights(members [][]string, entIDs []string, entTUs [][]string) []float64 {
+	ents := make(map[string]int, len(entIDs))
+	for i, id := range entIDs {
+		if _, dup := ents[id]; !dup {
+			ents[id] = i
 		}
 	}
 	// Number the text units so that a stamp array can count distinct ones.
-	tuIndex := make(map[string]int32, len(d.TextUnits))
-	for _, tu := range d.TextUnits {
-		if _, ok := tuIndex[tu.ID]; !ok {
-			tuIndex[tu.ID] = int32(len(tuIndex))
-		}
-	}
-	entTUs := make([][]int32, len(d.Entities))
-	for i, e := range d.Entities {
-		for _, id := range e.TextUnitIDs {
+	tuIndex := make(map[string]int32)
+	nums := make([][]int32, len(entIDs))
+	for i, tus := range entTUs {
+		for _, id := range tus {
 			n, ok := tuIndex[id]
 			if !ok {
 				n = int32(len(tuIndex))
 				tuIndex[id] = n
 			}
-			entTUs[i] = append(entTUs[i], n)
+			nums[i] = append(nums[i], n)
 		}
 	}
 	stamp := make([]int32, len(tuIndex))
-	counts := make([]int, len(d.Communities))
+	counts := make([]int, len(members))
 	most := 0
-	for ci, c := range d.Communities {
+	for ci, ids := range members {
 		gen := int32(ci + 1)
 		n := 0
-		for _, id := range c.EntityIDs {
+		for _, id := range ids {
 			ei, ok := ents[id]
 			if !ok {
 				continue
 			}
-			for _, t := range entTUs[ei] {
+			for _, t := range nums[ei] {
 				if stamp[t] != gen {
 					stamp[t] = gen
 					n++
@@ -168,11 +386,12 @@ func (d *Dataset) ComputeWeights() {
 		counts[ci] = n
 		most = max(most, n)
 	}
-	for ci := range d.Communities {
-		if most == 0 {
-			d.Communities[ci].Weight = 0
-		} else {
-			d.Communities[ci].Weight = float64(counts[ci]) / float64(most)
-		}
+	weights := make([]float64, len(members))
+	if most == 0 {
+		return weights
 	}
+	for ci, n := range counts {
+		weights[ci] = float64(n) / float64(most)
+	}
+	return weights
 }

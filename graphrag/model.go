@@ -57,6 +57,12 @@ type Entity struct {
 	// Placeholder marks an entity that the entities table does not hold: it
 	// was created for a relationship end so that no relationship is dropped.
 	Placeholder bool
+	// Communities are the Leiden numbers (Community.Community) of the
+	// communities whose members include the entity, in community order.
+	// GraphRAG records membership only on the communities (or in
+	// create_final_nodes); Open and Walk turn it round so that an entity can
+	// be mapped without the communities table at hand.
+	Communities []string
 }
 
 // Relationship is an edge between two entities. Source and Target are entity

@@ -101,7 +101,8 @@ func isDir(p string) bool {
 	return err == nil && fi.IsDir()
 }
 
-// Open reads the GraphRAG output in dir into a normalised Dataset.
+// Open reads the GraphRAG output in dir into a normalised Dataset, the
+// whole of it in memory; Walk hands it over one table at a time instead.
 //
 // dir may be the directory holding the parquet files or, for the 0.2
 // layout, the project root, its output dir, a timestamp dir or the artifacts
@@ -115,17 +116,32 @@ func isDir(p string) bool {
 // errors.Is for ErrNoTables, ErrMissingColumn, ErrColumnType, ErrRowCount and
 // the os errors (fs.ErrNotExist for a missing dir).
 func Open(ctx context.Context, dir string) (*Dataset, error) {
+	var rows Dataset
+	ds, err := Walk(ctx, dir, Visitor{
+		Documents:     func(_ context.Context, v []Document) error { rows.Documents = v; return nil },
+		TextUnits:     func(_ context.Context, v []TextUnit) error { rows.TextUnits = v; return nil },
+		Entities:      func(_ context.Context, v []Entity) error { rows.Entities = v; return nil },
+		Relationships: func(_ context.Context, v []Relationship) error { rows.Relationships = v; return nil },
+		Communities:   func(_ context.Context, v []Community) error { rows.Communities = v; return nil },
+		Covariates:    func(_ context.Context, v []Covariate) error { rows.Covariates = v; return nil },
+	})
+	if err != nil {
+		return nil, err
+	}
+	ds.Documents, ds.TextUnits, ds.Entities = rows.Documents, rows.TextUnits, rows.Entities
+	ds.Relationships, ds.Communities, ds.Covariates = rows.Relationships, rows.Communities, rows.Covariates
+	return ds, nil
+}
+
+// openTables resolves dir, opens the footer of every table file present
+// and detects the release. The caller closes the walker.
+func openTables(dir string) (*walker, error) {
 	l, err := resolve(dir)
 	if err != nil {
 		return nil, err
 	}
-	ds := &Dataset{Dir: l.dir, Notes: l.notes}
-	tables := map[string]*table{}
-	defer func() {
-		for _, t := range tables {
-			t.close()
-		}
-	}()
+	w := &walker{ds: &Dataset{Dir: l.dir, Notes: l.notes}, tables: map[string]*table{}}
+	ds, tables := w.ds, w.tables
 	names := tableNames()
 	if l.long {
 		names = append(names, TableNodes)
@@ -138,9 +154,9 @@ func Open(ctx context.Context, dir string) (*Dataset, error) {
 			}
 			continue
 		}
-		// One intern map per table, as tables are read concurrently.
-		t, err := openTable(n, p, make(map[string]string))
+		t, err := openTable(n, p)
 		if err != nil {
+			w.close()
 			return nil, err
 		}
 		tables[n] = t
@@ -163,11 +179,14 @@ func Open(ctx context.Context, dir string) (*Dataset, error) {
 			ds.Tables = append(ds.Tables, Table{Name: n, Path: t.path, Rows: t.rows})
 		}
 	}
-	r := &reader{ds: ds, tables: tables}
-	if err := r.readAll(ctx); err != nil {
-		return nil, err
+	has := func(name, col string) bool {
+		t := tables[name]
+		return t != nil && t.has(col)
 	}
-	return ds, nil
+	w.haveChildren = has(TableCommunities, "children") || has(TableCommunityReports, "children")
+	w.haveParent = has(TableCommunities, "parent") || has(TableCommunityReports, "parent")
+	w.haveTextUnitEnts = has(TableTextUnits, "entity_ids")
+	return w, nil
 }
 
 // long reports whether the release names its files create_final_*.

@@ -3,93 +3,11 @@ package graphrag
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"runtime"
-	"sync"
 
 	"github.com/parquet-go/parquet-go"
 )
-
-// reader fills a Dataset from opened tables and records which optional
-// columns were present, since some fix-ups apply only when one is missing.
-type reader struct {
-	ds     *Dataset
-	tables map[string]*table
-
-	haveChildren     bool // communities or reports carry `children`
-	haveParent       bool
-	haveTextUnitEnts bool // text_units carry entity_ids
-}
-
-// readAll reads every opened table into the model, then links them.
-// Tables that need no other table are read concurrently (one goroutine per
-// core: reading is CPU-bound decoding); reports and nodes refer to
-// communities and entities and are read after them.
-func (r *reader) readAll(ctx context.Context) error {
-	has := func(name, col string) bool {
-		t := r.tables[name]
-		return t != nil && t.has(col)
-	}
-	r.haveChildren = has(TableCommunities, "children") || has(TableCommunityReports, "children")
-	r.haveParent = has(TableCommunities, "parent") || has(TableCommunityReports, "parent")
-	r.haveTextUnitEnts = has(TableTextUnits, "entity_ids")
-
-	type step struct {
-		name string
-		read func(context.Context, *table) error
-	}
-	independent := []step{
-		{TableCommunities, r.communities}, // the largest tables first
-		{TableRelationships, r.relationships},
-		{TableEntities, r.entities},
-		{TableTextUnits, r.textUnits},
-		{TableDocuments, r.documents},
-		{TableCovariates, r.covariates},
-	}
-	pctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	errs := make([]error, len(independent))
-	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
-	var wg sync.WaitGroup
-	for i, s := range independent {
-		t := r.tables[s.name]
-		if t == nil {
-			continue
-		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			if err := s.read(pctx, t); err != nil {
-				errs[i] = err
-				cancel()
-			}
-		}()
-	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	// Report the error that caused the cancellation, not a sibling's
-	// context.Canceled.
-	for _, err := range errs {
-		if err != nil && !errors.Is(err, context.Canceled) {
-			return err
-		}
-	}
-	for _, s := range []step{{TableCommunityReports, r.reports}, {TableNodes, r.nodes}} {
-		if t := r.tables[s.name]; t != nil {
-			if err := s.read(ctx, t); err != nil {
-				return err
-			}
-		}
-	}
-	r.link()
-	return nil
-}
 
 // cols reads several columns, stopping at the first error. It keeps the
 // per-table readers flat.
@@ -121,6 +39,20 @@ func (c *cols) req(num bool, names ...string) []string {
 	}
 	var v []string
 	v, c.err = c.t.str(c.ctx, n, num)
+	return v
+}
+
+// reqIntern reads a required text column of repeating values.
+func (c *cols) reqIntern(names ...string) []string {
+	if c.err != nil {
+		return nil
+	}
+	var n string
+	if n, c.err = c.t.require(names...); c.err != nil {
+		return nil
+	}
+	var v []string
+	v, c.err = c.t.strIntern(c.ctx, n)
 	return v
 }
 
@@ -162,7 +94,7 @@ func at[T any](s []T, i int) T {
 	return s[i]
 }
 
-func (r *reader) documents(ctx context.Context, t *table) error {
+func readDocuments(ctx context.Context, t *table) ([]Document, error) {
 	c := &cols{ctx: ctx, t: t}
 	id := c.req(true, "id")
 	hrid := c.strNum(true, "human_readable_id")
@@ -171,11 +103,11 @@ func (r *reader) documents(ctx context.Context, t *table) error {
 	tus := c.list(false, "text_unit_ids", "text_units")
 	created := c.str("creation_date")
 	if c.err != nil {
-		return c.err
+		return nil, c.err
 	}
 	meta, err := t.jsonText(ctx, t.first("metadata", "raw_data", "attributes"))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	docs := make([]Document, t.rows)
 	for i := range docs {
@@ -189,11 +121,10 @@ func (r *reader) documents(ctx context.Context, t *table) error {
 			Metadata:        at(meta, i),
 		}
 	}
-	r.ds.Documents = docs
-	return nil
+	return docs, nil
 }
 
-func (r *reader) textUnits(ctx context.Context, t *table) error {
+func readTextUnits(ctx context.Context, t *table) ([]TextUnit, error) {
 	c := &cols{ctx: ctx, t: t}
 	id := c.req(true, "id")
 	hrid := c.strNum(true, "human_readable_id")
@@ -205,7 +136,7 @@ func (r *reader) textUnits(ctx context.Context, t *table) error {
 	rels := c.list(false, "relationship_ids")
 	covs := c.list(false, "covariate_ids")
 	if c.err != nil {
-		return c.err
+		return nil, c.err
 	}
 	tus := make([]TextUnit, t.rows)
 	for i := range tus {
@@ -225,11 +156,10 @@ func (r *reader) textUnits(ctx context.Context, t *table) error {
 		}
 		tus[i] = tu
 	}
-	r.ds.TextUnits = tus
-	return nil
+	return tus, nil
 }
 
-func (r *reader) entities(ctx context.Context, t *table) error {
+func readEntities(ctx context.Context, t *table) ([]Entity, error) {
 	c := &cols{ctx: ctx, t: t}
 	id := c.req(true, "id")
 	hrid := c.strNum(true, "human_readable_id")
@@ -240,11 +170,11 @@ func (r *reader) entities(ctx context.Context, t *table) error {
 	freq, freqOK := c.ints("frequency")
 	deg, degOK := c.ints("degree")
 	if c.err != nil {
-		return c.err
+		return nil, c.err
 	}
 	emb, err := t.floatList(ctx, t.first("description_embedding"))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	es := make([]Entity, t.rows)
 	for i := range es {
@@ -262,11 +192,10 @@ func (r *reader) entities(ctx context.Context, t *table) error {
 			DescriptionEmbedding: at(emb, i),
 		}
 	}
-	r.ds.Entities = es
-	return nil
+	return es, nil
 }
 
-func (r *reader) relationships(ctx context.Context, t *table) error {
+func readRelationships(ctx context.Context, t *table) ([]Relationship, error) {
 	c := &cols{ctx: ctx, t: t}
 	id := c.req(true, "id")
 	hrid := c.strNum(true, "human_readable_id")
@@ -277,7 +206,7 @@ func (r *reader) relationships(ctx context.Context, t *table) error {
 	rank, rankOK := c.ints("combined_degree", "rank")
 	tus := c.list(false, "text_unit_ids")
 	if c.err != nil {
-		return c.err
+		return nil, c.err
 	}
 	rs := make([]Relationship, t.rows)
 	for i := range rs {
@@ -294,8 +223,7 @@ func (r *reader) relationships(ctx context.Context, t *table) error {
 			TextUnitIDs:     at(tus, i),
 		}
 	}
-	r.ds.Relationships = rs
-	return nil
+	return rs, nil
 }
 
 // parentText turns GraphRAG's parent number into kgrag's: -1 (and NULL)
@@ -307,7 +235,10 @@ func parentText(v int64, ok bool) string {
 	return fmt.Sprint(v)
 }
 
-func (r *reader) communities(ctx context.Context, t *table) error {
+// readCommunities reads the communities table. entity_ids is left out
+// (EntityIDs stay nil): the link pass has read it already and Walk hands its
+// lists over rather than reading the column twice.
+func readCommunities(ctx context.Context, t *table) ([]Community, error) {
 	c := &cols{ctx: ctx, t: t}
 	// <= 0.4 keep the Leiden number in `id` (string); later in `community`.
 	comm := c.req(true, "community", "id")
@@ -317,13 +248,12 @@ func (r *reader) communities(ctx context.Context, t *table) error {
 	parent, parentOK := c.ints("parent")
 	children := c.list(true, "children")
 	title := c.str("title")
-	ents := c.list(false, "entity_ids")
 	rels := c.list(false, "relationship_ids")
 	tus := c.list(false, "text_unit_ids")
 	period := c.str("period")
 	size, sizeOK := c.ints("size")
 	if c.err != nil {
-		return c.err
+		return nil, c.err
 	}
 	cs := make([]Community, t.rows)
 	for i := range cs {
@@ -335,7 +265,6 @@ func (r *reader) communities(ctx context.Context, t *table) error {
 			Parent:          parentText(at(parent, i), at(parentOK, i)),
 			Children:        at(children, i),
 			Title:           at(title, i),
-			EntityIDs:       at(ents, i),
 			RelationshipIDs: at(rels, i),
 			TextUnitIDs:     at(tus, i),
 			Period:          at(period, i),
@@ -346,11 +275,18 @@ func (r *reader) communities(ctx context.Context, t *table) error {
 			cs[i].ID = cs[i].Community
 		}
 	}
-	r.ds.Communities = cs
-	return nil
+	return cs, nil
 }
 
-func (r *reader) reports(ctx context.Context, t *table) error {
+// reportRow is one row of the reports table with the columns a report-only
+// community takes from it.
+type reportRow struct {
+	report   *CommunityReport
+	parent   string
+	children []string
+}
+
+func readReports(ctx context.Context, t *table) ([]reportRow, error) {
 	c := &cols{ctx: ctx, t: t}
 	comm := c.req(true, "community")
 	id := c.strNum(true, "id")
@@ -367,144 +303,111 @@ func (r *reader) reports(ctx context.Context, t *table) error {
 	period := c.str("period")
 	size, sizeOK := c.ints("size")
 	if c.err != nil {
-		return c.err
+		return nil, c.err
 	}
 	findings, err := t.findings(ctx, t.first("findings"))
 	if err != nil {
-		return err
+		return nil, err
 	}
-
-	index := make(map[string]int, len(r.ds.Communities))
-	for i, c := range r.ds.Communities {
-		if _, dup := index[c.Community]; !dup {
-			index[c.Community] = i
+	rows := make([]reportRow, t.rows)
+	for i := range rows {
+		rows[i] = reportRow{
+			report: &CommunityReport{
+				ID:              at(id, i),
+				HumanReadableID: at(hrid, i),
+				Community:       comm[i],
+				Level:           at(level, i),
+				Title:           at(title, i),
+				Summary:         at(summary, i),
+				FullContent:     at(full, i),
+				FullContentJSON: at(fullJSON, i),
+				Rank:            at(rank, i),
+				HasRank:         at(rankOK, i),
+				RankExplanation: at(expl, i),
+				Findings:        at(findings, i),
+				Period:          at(period, i),
+				Size:            at(size, i),
+				HasSize:         at(sizeOK, i),
+			},
+			parent:   parentText(at(parent, i), at(parentOK, i)),
+			children: at(children, i),
 		}
 	}
-	for i := 0; i < int(t.rows); i++ {
-		rep := &CommunityReport{
-			ID:              at(id, i),
-			HumanReadableID: at(hrid, i),
-			Community:       comm[i],
-			Level:           at(level, i),
-			Title:           at(title, i),
-			Summary:         at(summary, i),
-			FullContent:     at(full, i),
-			FullContentJSON: at(fullJSON, i),
-			Rank:            at(rank, i),
-			HasRank:         at(rankOK, i),
-			RankExplanation: at(expl, i),
-			Findings:        at(findings, i),
-			Period:          at(period, i),
-			Size:            at(size, i),
-			HasSize:         at(sizeOK, i),
-		}
-		if j, ok := index[rep.Community]; ok {
-			if r.ds.Communities[j].Report == nil {
-				r.ds.Communities[j].Report = rep
-				continue
-			}
-			r.ds.Notes = append(r.ds.Notes, fmt.Sprintf("community %s has more than one report; kept the first", rep.Community))
-			continue
-		}
-		// A report without a community row still describes a community.
-		index[rep.Community] = len(r.ds.Communities)
-		r.ds.Communities = append(r.ds.Communities, Community{
-			ID:        rep.Community,
-			Community: rep.Community,
-			Level:     rep.Level,
-			Parent:    parentText(at(parent, i), at(parentOK, i)),
-			Children:  at(children, i),
-			Title:     rep.Title,
-			Period:    rep.Period,
-			Size:      rep.Size,
-			HasSize:   rep.HasSize,
-			Report:    rep,
-		})
-	}
-	return nil
+	return rows, nil
 }
 
-// nodes reads community membership from create_final_nodes (<= 0.4): one
-// row per entity and level, naming the entity by title and its community
-// at that level (NULL when the entity is in none). These releases write no
-// parent either, so the hierarchy is derived from the same rows: the
-// community of an entity at level L+1 is a child of its community at level
-// L (hierarchical Leiden only splits communities).
-func (r *reader) nodes(ctx context.Context, t *table) error {
-	c := &cols{ctx: ctx, t: t}
-	title := c.req(false, "title")
-	comm := c.req(true, "community")
-	level, levelOK := c.ints("level")
-	if c.err != nil {
-		return c.err
-	}
-	byTitle := make(map[string]string, len(r.ds.Entities))
-	for _, e := range r.ds.Entities {
-		if _, dup := byTitle[e.Title]; !dup {
-			byTitle[e.Title] = e.ID
+// placeReports decides where each report goes, given the Leiden numbers of
+// the community rows and of the report rows: place[i] is the index of report
+// i's community in the merged list, which is the community rows followed by
+// one community per report whose number no row has (in report order), or -1
+// for a second report of the same community (the first is kept). The link
+// pass and the full read both merge by it, so they agree on the order.
+func placeReports(comms, reports []string) (place []int, dups []string) {
+	index := make(map[string]int, len(comms)+len(reports))
+	for i, c := range comms {
+		if _, dup := index[c]; !dup {
+			index[c] = i
 		}
 	}
-	index := make(map[string]int, len(r.ds.Communities))
-	for i, c := range r.ds.Communities {
-		if _, dup := index[c.Community]; !dup {
-			index[c.Community] = i
+	has := make([]bool, len(comms), len(comms)+len(reports))
+	place = make([]int, len(reports))
+	for i, c := range reports {
+		j, ok := index[c]
+		switch {
+		case !ok:
+			j = len(has)
+			index[c] = j
+			has = append(has, true)
+		case has[j]:
+			dups = append(dups, c)
+			j = -1
+		default:
+			has[j] = true
 		}
+		place[i] = j
 	}
-	seen := make(map[[2]string]bool)
-	unknown := 0
-	for i := range title {
-		if comm[i] == "" {
-			continue
-		}
-		j, ok := index[comm[i]]
-		if !ok {
-			continue
-		}
-		id, ok := byTitle[title[i]]
-		if !ok {
-			unknown++
-			continue
-		}
-		k := [2]string{comm[i], id}
-		if seen[k] {
-			continue
-		}
-		seen[k] = true
-		r.ds.Communities[j].EntityIDs = append(r.ds.Communities[j].EntityIDs, id)
-	}
-	if unknown > 0 {
-		r.ds.Notes = append(r.ds.Notes, fmt.Sprintf("%d create_final_nodes rows name no entity; left out of communities", unknown))
-	}
-	if level == nil || r.haveParent {
-		return nil
-	}
-	type titleLevel struct {
-		title string
-		level int64
-	}
-	byLevel := make(map[titleLevel]string, len(title))
-	for i := range title {
-		if comm[i] != "" && levelOK[i] {
-			byLevel[titleLevel{title[i], level[i]}] = comm[i]
-		}
-	}
-	for i := range title {
-		if comm[i] == "" || !levelOK[i] {
-			continue
-		}
-		p, ok := byLevel[titleLevel{title[i], level[i] - 1}]
-		if !ok {
-			continue
-		}
-		if j, ok := index[comm[i]]; ok && r.ds.Communities[j].Parent == "" && p != comm[i] {
-			r.ds.Communities[j].Parent = p
-		}
-	}
-	r.haveParent = true
-	return nil
+	return place, dups
 }
 
-func (r *reader) covariates(ctx context.Context, t *table) error {
+// mergeReports attaches each report to its community and appends a
+// community for each report that no community row has, by placeReports.
+func mergeReports(cs []Community, reps []reportRow) []Community {
+	nums := make([]string, len(cs))
+	for i := range cs {
+		nums[i] = cs[i].Community
+	}
+	repNums := make([]string, len(reps))
+	for i := range reps {
+		repNums[i] = reps[i].report.Community
+	}
+	place, _ := placeReports(nums, repNums)
+	for i, rr := range reps {
+		j := place[i]
+		switch {
+		case j < 0:
+		case j < len(cs):
+			cs[j].Report = rr.report
+		default:
+			// A report without a community row still describes a community.
+			rep := rr.report
+			cs = append(cs, Community{
+				ID:        rep.Community,
+				Community: rep.Community,
+				Level:     rep.Level,
+				Parent:    rr.parent,
+				Children:  rr.children,
+				Title:     rep.Title,
+				Period:    rep.Period,
+				Size:      rep.Size,
+				HasSize:   rep.HasSize,
+				Report:    rep,
+			})
+		}
+	}
+	return cs
+}
+
+func readCovariates(ctx context.Context, t *table) ([]Covariate, error) {
 	c := &cols{ctx: ctx, t: t}
 	id := c.req(true, "id")
 	hrid := c.strNum(true, "human_readable_id")
@@ -519,7 +422,7 @@ func (r *reader) covariates(ctx context.Context, t *table) error {
 	src := c.str("source_text")
 	tu := c.str("text_unit_id")
 	if c.err != nil {
-		return c.err
+		return nil, c.err
 	}
 	cs := make([]Covariate, t.rows)
 	for i := range cs {
@@ -538,8 +441,7 @@ func (r *reader) covariates(ctx context.Context, t *table) error {
 			TextUnitID:      at(tu, i),
 		}
 	}
-	r.ds.Covariates = cs
-	return nil
+	return cs, nil
 }
 
 // jsonText reads a metadata-like column as text: strings as they are, NULL

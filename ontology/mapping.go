@@ -35,87 +35,131 @@ type Stats struct {
 	Covariates    int
 }
 
-// checkEvery is how many rows Map writes between checks of ctx.
+// checkEvery is how many rows a Stream writes between checks of ctx.
 const checkEvery = 4096
 
 // Map writes the triples of ds to w, subject by subject, in a fixed order
 // (documents, chunks, entities, relationships, communities with their
 // findings, covariates; rows in table order), so the same input always gives
 // the same output. It stops at the first error w returns, or when ctx is
-// done.
+// done. Map is Stream fed from memory: graphrag.Walk with Mapper.Stream
+// writes the same bytes without holding the dataset.
 func (m Mapper) Map(ctx context.Context, ds *graphrag.Dataset, w rdf.Writer) (Stats, error) {
-	if err := ValidateBase(m.Base); err != nil {
+	s, err := m.Stream(w)
+	if err != nil {
 		return Stats{}, err
 	}
-	e := emitter{w: w, base: m.Base}
+	steps := []func() error{
+		func() error { return s.Documents(ctx, ds.Documents) },
+		func() error { return s.TextUnits(ctx, ds.TextUnits) },
+		func() error { return s.Entities(ctx, ds.Entities) },
+		func() error { return s.Relationships(ctx, ds.Relationships) },
+		func() error { return s.Communities(ctx, ds.Communities) },
+		func() error { return s.Covariates(ctx, ds.Covariates) },
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return s.Stats(), err
+		}
+	}
+	return s.Stats(), ctx.Err()
+}
 
-	rows := 0
-	tick := func() error {
-		rows++
-		if rows%checkEvery == 0 {
-			return ctx.Err()
-		}
-		return nil
-	}
+// Stream maps a dataset to triples one table at a time, so that a table can
+// be mapped and freed before the next is read (see graphrag.Walk). Its
+// methods must be called in Map's order (Documents, TextUnits, Entities,
+// Relationships, Communities, Covariates), each at most once, for the
+// output to be Map's; each stops at the first error of the writer, or when
+// ctx is done. The rows must be complete as graphrag.Walk and Open hand
+// them over: entities state their communities from Entity.Communities.
+// A Stream is not safe for concurrent use and keeps no reference to the
+// rows it was given.
+type Stream struct {
+	e        emitter
+	omitText bool
+	rows     int // rows written, for the ctx check every checkEvery rows
+}
 
-	for i := range ds.Documents {
-		if err := e.document(&ds.Documents[i], m.OmitDocumentText); err != nil {
-			return e.stats, err
-		}
-		if err := tick(); err != nil {
-			return e.stats, err
-		}
+// Stream returns a Stream that writes to w. It fails only when m.Base is
+// not a valid base IRI.
+func (m Mapper) Stream(w rdf.Writer) (*Stream, error) {
+	if err := ValidateBase(m.Base); err != nil {
+		return nil, err
 	}
-	for i := range ds.TextUnits {
-		if err := e.chunk(&ds.TextUnits[i]); err != nil {
-			return e.stats, err
-		}
-		if err := tick(); err != nil {
-			return e.stats, err
-		}
-	}
+	return &Stream{e: emitter{w: w, base: m.Base}, omitText: m.OmitDocumentText}, nil
+}
 
-	// Community membership is held by the communities; entities state it.
-	member := make(map[string][]string, len(ds.Entities))
-	for i := range ds.Communities {
-		c := &ds.Communities[i]
-		for _, id := range c.EntityIDs {
-			member[id] = append(member[id], c.Community)
+// Stats returns what the Stream has written so far.
+func (s *Stream) Stats() Stats { return s.e.stats }
+
+// Visitor returns a graphrag.Visitor that maps every table Walk hands over:
+//
+//	s, err := m.Stream(enc)
+//	...
+//	ds, err := graphrag.Walk(ctx, dir, s.Visitor())
+//	stats := s.Stats()
+func (s *Stream) Visitor() graphrag.Visitor {
+	return graphrag.Visitor{
+		Documents:     s.Documents,
+		TextUnits:     s.TextUnits,
+		Entities:      s.Entities,
+		Relationships: s.Relationships,
+		Communities:   s.Communities,
+		Covariates:    s.Covariates,
+	}
+}
+
+// tick counts a written row and checks ctx every checkEvery rows, counted
+// across tables as Map always did.
+func (s *Stream) tick(ctx context.Context) error {
+	s.rows++
+	if s.rows%checkEvery == 0 {
+		return ctx.Err()
+	}
+	return nil
+}
+
+// mapRows writes every row of one table with write.
+func mapRows[T any](ctx context.Context, s *Stream, rows []T, write func(*T) error) error {
+	for i := range rows {
+		if err := write(&rows[i]); err != nil {
+			return err
+		}
+		if err := s.tick(ctx); err != nil {
+			return err
 		}
 	}
-	for i := range ds.Entities {
-		if err := e.entity(&ds.Entities[i], member[ds.Entities[i].ID]); err != nil {
-			return e.stats, err
-		}
-		if err := tick(); err != nil {
-			return e.stats, err
-		}
-	}
-	for i := range ds.Relationships {
-		if err := e.relationship(&ds.Relationships[i]); err != nil {
-			return e.stats, err
-		}
-		if err := tick(); err != nil {
-			return e.stats, err
-		}
-	}
-	for i := range ds.Communities {
-		if err := e.community(&ds.Communities[i]); err != nil {
-			return e.stats, err
-		}
-		if err := tick(); err != nil {
-			return e.stats, err
-		}
-	}
-	for i := range ds.Covariates {
-		if err := e.covariate(&ds.Covariates[i]); err != nil {
-			return e.stats, err
-		}
-		if err := tick(); err != nil {
-			return e.stats, err
-		}
-	}
-	return e.stats, ctx.Err()
+	return nil
+}
+
+// Documents writes documents as gr:Document.
+func (s *Stream) Documents(ctx context.Context, rows []graphrag.Document) error {
+	return mapRows(ctx, s, rows, func(d *graphrag.Document) error { return s.e.document(d, s.omitText) })
+}
+
+// TextUnits writes text units as gr:Chunk.
+func (s *Stream) TextUnits(ctx context.Context, rows []graphrag.TextUnit) error {
+	return mapRows(ctx, s, rows, s.e.chunk)
+}
+
+// Entities writes entities as gr:Entity, placeholders as unresolved ones.
+func (s *Stream) Entities(ctx context.Context, rows []graphrag.Entity) error {
+	return mapRows(ctx, s, rows, s.e.entity)
+}
+
+// Relationships writes relationships as gr:Relationship and direct edges.
+func (s *Stream) Relationships(ctx context.Context, rows []graphrag.Relationship) error {
+	return mapRows(ctx, s, rows, s.e.relationship)
+}
+
+// Communities writes communities with their reports and findings.
+func (s *Stream) Communities(ctx context.Context, rows []graphrag.Community) error {
+	return mapRows(ctx, s, rows, s.e.community)
+}
+
+// Covariates writes claims as gr:Covariate.
+func (s *Stream) Covariates(ctx context.Context, rows []graphrag.Covariate) error {
+	return mapRows(ctx, s, rows, s.e.covariate)
 }
 
 // emitter writes the triples of one subject at a time.
@@ -249,7 +293,7 @@ func (e *emitter) chunk(t *graphrag.TextUnit) error {
 	return nil
 }
 
-func (e *emitter) entity(en *graphrag.Entity, communities []string) error {
+func (e *emitter) entity(en *graphrag.Entity) error {
 	e.s = e.iri(segEntity, en.ID)
 	e.stats.Entities++
 	if err := e.typ(Entity); err != nil {
@@ -286,7 +330,7 @@ func (e *emitter) entity(en *graphrag.Entity, communities []string) error {
 			return err
 		}
 	}
-	for _, c := range communities {
+	for _, c := range en.Communities {
 		if err := e.add(InCommunity, e.iri(segCommunity, c)); err != nil {
 			return err
 		}

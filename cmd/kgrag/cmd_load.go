@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -117,10 +118,16 @@ func runLoad(ctx context.Context, opts loadOptions, term terminal) error {
 		return err
 	}
 	start := time.Now()
-	ds, err := graphrag.Open(ctx, opts.input)
+	// The input is walked table by table while it is written, so that
+	// memory holds one table rather than the dataset. NewWalker reads
+	// what ties the tables together first: most bad input fails here,
+	// before a file is created or the store is contacted.
+	wk, err := graphrag.NewWalker(ctx, opts.input)
 	if err != nil {
 		return err
 	}
+	defer wk.Close()
+	ds := wk.Dataset()
 	m := ontology.Mapper{Base: opts.base, OmitDocumentText: opts.omitDocumentText}
 	showProgress := term.tty && !opts.quiet
 
@@ -128,7 +135,7 @@ func runLoad(ctx context.Context, opts loadOptions, term terminal) error {
 	var dest string
 	switch {
 	case opts.store.url != "":
-		stats, err = loadStore(ctx, opts, ds, m, term, showProgress)
+		stats, err = loadStore(ctx, opts, wk, m, term, showProgress)
 		dest = fmt.Sprintf("graph <%s> of %s", opts.store.graph, opts.store.url)
 	case opts.turtle != "":
 		dest = opts.turtle
@@ -139,7 +146,7 @@ func runLoad(ctx context.Context, opts loadOptions, term terminal) error {
 				}
 			}
 			enc := loader.NewTurtleEncoder(w, turtlePrefixes)
-			st, err := m.Map(ctx, ds, counted(enc, showProgress, term))
+			st, err := mapWalk(ctx, wk, m, counted(enc, showProgress, term))
 			if err != nil {
 				return st, err
 			}
@@ -149,7 +156,7 @@ func runLoad(ctx context.Context, opts loadOptions, term terminal) error {
 		dest = opts.ntriples
 		stats, err = writeFile(ctx, opts.ntriples, term.out, func(w io.Writer) (ontology.Stats, error) {
 			enc := loader.NewNTriplesEncoder(w)
-			st, err := m.Map(ctx, ds, counted(enc, showProgress, term))
+			st, err := mapWalk(ctx, wk, m, counted(enc, showProgress, term))
 			if err != nil {
 				return st, err
 			}
@@ -157,13 +164,34 @@ func runLoad(ctx context.Context, opts loadOptions, term terminal) error {
 		})
 	}
 	if err != nil {
-		return err
+		return inputError(err)
 	}
 	if !opts.quiet {
 		fmt.Fprintf(term.err, "kgrag: wrote %d triples to %s in %.1fs\n", stats.Triples, dest, time.Since(start).Seconds())
 		fmt.Fprintf(term.err, "  %s\n", describeStats(ds, stats))
 	}
 	return nil
+}
+
+// mapWalk maps the tables wk hands over to w, one at a time.
+func mapWalk(ctx context.Context, wk *graphrag.Walker, m ontology.Mapper, w rdf.Writer) (ontology.Stats, error) {
+	s, err := m.Stream(w)
+	if err != nil {
+		return ontology.Stats{}, err
+	}
+	err = wk.Walk(ctx, s.Visitor())
+	return s.Stats(), err
+}
+
+// inputError returns the *graphrag.Error inside err when reading the input
+// failed while the output was being written, so that a bad table is
+// reported as it was when the whole input was read before writing, not as
+// a write error.
+func inputError(err error) error {
+	if ge, ok := errors.AsType[*graphrag.Error](err); ok {
+		return ge
+	}
+	return err
 }
 
 // turtlePrefixes are declared in Turtle output; instance IRIs stay full.

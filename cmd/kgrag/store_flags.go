@@ -148,9 +148,10 @@ func (o storeOptions) open(counter loader.Counter) (*loader.SPARQLStore, error) 
 	})
 }
 
-// loadStore replaces the named graph with the mapped dataset and, with
+// loadStore replaces the named graph with the dataset wk walks, mapped
+// table by table as it is uploaded, and, with
 // --with-ontology, the ontology graph with the ontology.
-func loadStore(ctx context.Context, opts loadOptions, ds *graphrag.Dataset, m ontology.Mapper, term terminal, showProgress bool) (ontology.Stats, error) {
+func loadStore(ctx context.Context, opts loadOptions, wk *graphrag.Walker, m ontology.Mapper, term terminal, showProgress bool) (ontology.Stats, error) {
 	progress := ui.NewProgress(term.err, showProgress, "uploaded", "triples")
 	var counter loader.Counter
 	if progress != nil {
@@ -164,7 +165,7 @@ func loadStore(ctx context.Context, opts loadOptions, ds *graphrag.Dataset, m on
 	var stats ontology.Stats
 	_, err = st.ReplaceGraph(ctx, opts.store.graph, func(w rdf.Writer) error {
 		var err error
-		stats, err = m.Map(ctx, ds, w)
+		stats, err = mapWalk(ctx, wk, m, w)
 		return err
 	})
 	progress.Done()

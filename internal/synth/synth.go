@@ -342,9 +342,10 @@ func (g *gen) covariates(ds *graphrag.Dataset, s Sizes) {
 	ds.Covariates = make([]graphrag.Covariate, s.Covariates)
 	for i := range ds.Covariates {
 		subj := &ds.Entities[g.rng.IntN(len(ds.Entities))]
-		obj := "NONE"
+		obj, objID := "NONE", ""
 		if g.rng.IntN(2) == 0 {
-			obj = ds.Entities[g.rng.IntN(len(ds.Entities))].Title
+			o := &ds.Entities[g.rng.IntN(len(ds.Entities))]
+			obj, objID = o.Title, o.ID
 		}
 		c := graphrag.Covariate{
 			ID:              g.uuid(),
@@ -354,6 +355,8 @@ func (g *gen) covariates(ds *graphrag.Dataset, s Sizes) {
 			Description:     subj.Title + " " + g.sentence(100),
 			SubjectID:       subj.Title,
 			ObjectID:        obj,
+			SubjectEntityID: subj.ID,
+			ObjectEntityID:  objID,
 			Status:          status[g.rng.IntN(len(status))],
 			StartDate:       fmt.Sprintf("18%02d-01-01T00:00:00", 20+g.rng.IntN(60)),
 			EndDate:         fmt.Sprintf("18%02d-12-31T00:00:00", 80+g.rng.IntN(19)),
@@ -380,6 +383,13 @@ func (g *gen) membership(ds *graphrag.Dataset, lv levels) {
 	entIndex := make(map[string]int, len(ds.Entities))
 	for i, e := range ds.Entities {
 		entIndex[e.ID] = i
+	}
+	// Entities list their communities in community order, as Open does.
+	for _, c := range ds.Communities {
+		for _, id := range c.EntityIDs {
+			e := &ds.Entities[entIndex[id]]
+			e.Communities = append(e.Communities, c.Community)
+		}
 	}
 	for _, r := range ds.Relationships {
 		a, b := entIndex[r.SourceID], entIndex[r.TargetID]
