@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -152,7 +153,8 @@ func TestUpload100k(t *testing.T) {
 	const n = 100_000
 	forEachStore(t, func(t *testing.T, rs realStore, base string) {
 		var progress atomic.Int64
-		s := openStore(t, rs.profile, base, loader.Options{Counter: loader.CounterFunc(func(k int64) { progress.Add(k) })})
+		s := openStore(t, rs.profile, base, loader.Options{Counter: loader.CounterFunc(func(k int64) { progress.Add(k) }),
+			Logger: slog.New(slog.NewTextHandler(tlog{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 		ctx := context.Background()
 		g := runGraph("big")
 		t.Cleanup(func() { _ = s.Drop(context.Background(), g) })
@@ -183,6 +185,14 @@ func TestUpload100k(t *testing.T) {
 			t.Errorf("temporary graphs left: %v", tg)
 		}
 	})
+}
+
+// tlog writes slog lines to the test log.
+type tlog struct{ t *testing.T }
+
+func (w tlog) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
 }
 
 // TestReplaceVisibility checks atomicity from a reader's side: while a
@@ -554,12 +564,17 @@ func TestServerStoppedMidUpload(t *testing.T) {
 	}
 	// Clean-up was impossible while the server was down; the leftover
 	// batches sit in a temporary graph that the next user can drop.
-	left := tempGraphs(t, direct, g)
-	t.Logf("temporary graphs after restart: %v", left)
-	for _, tg := range left {
-		if err := direct.Drop(ctx, tg); err != nil {
-			t.Error(err)
-		}
+	left, err := direct.DropTempGraphs(ctx, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("temporary graphs dropped after restart: %v", left)
+	if len(left) != 1 {
+		t.Errorf("DropTempGraphs dropped %d graphs; want the 1 left by the failed upload", len(left))
+	}
+	mustCount(t, direct, g, 5_000)
+	if tg := tempGraphs(t, direct, g); len(tg) > 0 {
+		t.Errorf("temporary graphs left after DropTempGraphs: %v", tg)
 	}
 }
 

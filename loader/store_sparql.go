@@ -190,38 +190,47 @@ func (s *SPARQLStore) countGSP(ctx context.Context, graph string) (int64, error)
 
 // Drop removes graph; a missing graph is no error.
 func (s *SPARQLStore) Drop(ctx context.Context, graph string) error {
-	g, err := sparqlq.IRIRef(graph)
-	if err != nil {
+	if _, err := sparqlq.IRIRef(graph); err != nil {
 		return &Error{Op: "drop", Graph: graph, Err: err}
 	}
-	if s.p.Caps.Update {
-		err = s.retry(ctx, "drop", func(ctx context.Context) error {
-			return s.c.Update(ctx, "DROP SILENT GRAPH "+g)
-		})
-		if err != nil {
-			return s.opError("drop", s.p.UpdateURL, graph, err, "")
-		}
-		return nil
-	}
-	err = s.retry(ctx, "drop", func(ctx context.Context) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodDelete, s.gspURL(graph), nil)
-		if err != nil {
-			return err
-		}
-		resp, err := s.c.Do(req)
-		if err != nil {
-			var se *sparqlq.StatusError
-			if errors.As(err, &se) && se.StatusCode == http.StatusNotFound {
-				return nil
-			}
-			return err
-		}
-		return drain(resp)
-	})
+	err := s.retry(ctx, "drop", func(ctx context.Context) error { return s.dropOnce(ctx, graph) })
 	if err != nil {
-		return s.opError("drop", s.p.GraphStoreURL, graph, err, "")
+		ep := s.p.UpdateURL
+		if s.dropsByGSP() {
+			ep = s.p.GraphStoreURL
+		}
+		return s.opError("drop", ep, graph, err, "")
 	}
 	return nil
+}
+
+func (s *SPARQLStore) dropsByGSP() bool {
+	return s.p.Caps.GraphStore && (s.p.Quirks.DropByGSP || !s.p.Caps.Update)
+}
+
+// dropOnce drops graph with one request: DROP SILENT GRAPH, or a Graph
+// Store Protocol DELETE (404 counts as done).
+func (s *SPARQLStore) dropOnce(ctx context.Context, graph string) error {
+	if !s.dropsByGSP() {
+		g, err := sparqlq.IRIRef(graph)
+		if err != nil {
+			return err
+		}
+		return s.c.Update(ctx, "DROP SILENT GRAPH "+g)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, s.gspURL(graph), nil)
+	if err != nil {
+		return err
+	}
+	resp, err := s.c.Do(req)
+	if err != nil {
+		var se *sparqlq.StatusError
+		if errors.As(err, &se) && se.StatusCode == http.StatusNotFound {
+			return nil
+		}
+		return err
+	}
+	return drain(resp)
 }
 
 // Graphs lists the non-empty named graphs. It needs a query endpoint.

@@ -22,22 +22,23 @@ import (
 
 func TestProfileFor(t *testing.T) {
 	tests := []struct {
-		name, base            string
-		query, update, gsp    string
-		caps                  loader.Capabilities
-		updateMethod          sparqlq.Method
-		moveByInsert, typedLt bool
+		name, base         string
+		query, update, gsp string
+		caps               loader.Capabilities
+		updateMethod       sparqlq.Method
+		commit             loader.CommitStrategy
+		typedLt            bool
 	}{
 		{"fuseki", "http://h:3030/ds/", "http://h:3030/ds/query", "http://h:3030/ds/update", "http://h:3030/ds/data",
-			loader.Capabilities{Update: true, GraphStore: true}, sparqlq.MethodAuto, true, false},
+			loader.Capabilities{Update: true, GraphStore: true}, sparqlq.MethodAuto, loader.CommitInsert, false},
 		{"graphdb", "http://h:7200/repositories/kg", "http://h:7200/repositories/kg", "http://h:7200/repositories/kg/statements",
-			"http://h:7200/repositories/kg/rdf-graphs/service", loader.Capabilities{Update: true, GraphStore: true}, sparqlq.MethodPOSTForm, false, false},
+			"http://h:7200/repositories/kg/rdf-graphs/service", loader.Capabilities{Update: true, GraphStore: true}, sparqlq.MethodPOSTForm, loader.CommitDropMove, false},
 		{"oxigraph", "http://h:7878", "http://h:7878/query", "http://h:7878/update", "http://h:7878/store",
-			loader.Capabilities{Update: true, GraphStore: true}, sparqlq.MethodAuto, false, false},
+			loader.Capabilities{Update: true, GraphStore: true}, sparqlq.MethodAuto, loader.CommitDropMove, false},
 		{"virtuoso", "http://h:8890", "http://h:8890/sparql", "http://h:8890/sparql", "http://h:8890/sparql-graph-crud",
-			loader.Capabilities{Update: true, GraphStore: true}, sparqlq.MethodPOSTForm, false, true},
-		{"generic-gsp", "https://h/gsp", "", "", "https://h/gsp", loader.Capabilities{GraphStore: true}, sparqlq.MethodAuto, false, false},
-		{"generic-update", "https://h/sparql", "https://h/sparql", "https://h/sparql", "", loader.Capabilities{Update: true}, sparqlq.MethodAuto, false, false},
+			loader.Capabilities{Update: true, GraphStore: true}, sparqlq.MethodPOSTForm, loader.CommitMove, true},
+		{"generic-gsp", "https://h/gsp", "", "", "https://h/gsp", loader.Capabilities{GraphStore: true}, sparqlq.MethodAuto, loader.CommitDropMove, false},
+		{"generic-update", "https://h/sparql", "https://h/sparql", "https://h/sparql", "", loader.Capabilities{Update: true}, sparqlq.MethodAuto, loader.CommitDropMove, false},
 	}
 	for _, tt := range tests {
 		p, err := loader.ProfileFor(tt.name, tt.base)
@@ -50,7 +51,7 @@ func TestProfileFor(t *testing.T) {
 				tt.name, p.QueryURL, p.UpdateURL, p.GraphStoreURL, tt.query, tt.update, tt.gsp)
 		}
 		if p.Caps != tt.caps || p.Quirks.UpdateMethod != tt.updateMethod ||
-			p.Quirks.MoveByInsert != tt.moveByInsert || p.Quirks.TypedLiteral != tt.typedLt {
+			p.Quirks.Commit != tt.commit || p.Quirks.TypedLiteral != tt.typedLt {
 			t.Errorf("ProfileFor(%q) = %+v", tt.name, p)
 		}
 		if loader.ProfileDoc(tt.name) == "" {
@@ -159,6 +160,7 @@ func TestReplaceGSPBatches(t *testing.T) {
 	}{
 		{"oxigraph", "MOVE GRAPH"},
 		{"fuseki", "INSERT { GRAPH <http://ex/g> { ?s ?p ?o } } WHERE"},
+		{"virtuoso", "MOVE GRAPH <http://ex/g#kgrag-tmp-"},
 	}
 	for _, tt := range tests {
 		f := &fakeStore{}

@@ -37,8 +37,8 @@ const cleanupTimeout = 30 * time.Second
 //	DROP SILENT GRAPH <graph> ; MOVE GRAPH <tmp> TO GRAPH <graph>
 //
 // which Oxigraph, Fuseki (TDB2) and Virtuoso each run as one transaction
-// (with Quirks.MoveByInsert, INSERT ... WHERE and DROP of the temporary graph
-// take MOVE's place).
+// (Quirks.Commit may choose MOVE alone, or INSERT ... WHERE and a DROP of
+// the temporary graph; see CommitStrategy).
 // On any failure, or when ctx ends, the temporary graph is dropped (best
 // effort, with its own 30s deadline) and the old graph is untouched. A
 // generic-gsp profile spools the triples to a temporary file and sends one
@@ -60,6 +60,7 @@ func (s *SPARQLStore) ReplaceGraph(ctx context.Context, graph string, fill func(
 	if err != nil {
 		return 0, &Error{Op: "replace graph", Graph: graph, Err: err}
 	}
+	start := time.Now()
 	u := newUpload(ctx, s, graph, tmp)
 	fillErr := fill(u)
 	if fillErr == nil {
@@ -84,9 +85,12 @@ func (s *SPARQLStore) ReplaceGraph(ctx context.Context, graph string, fill func(
 		}
 		return 0, nil
 	}
+	sent := time.Now()
 	if err := s.commit(ctx, graph, tmp); err != nil {
 		return 0, err
 	}
+	s.log.Debug("graph replaced", "graph", graph, "triples", u.total, "batches", u.queued,
+		"send", sent.Sub(start), "commit", time.Since(sent))
 	return u.total, nil
 }
 
@@ -109,10 +113,15 @@ func tempGraph(graph string) (string, error) {
 func (s *SPARQLStore) commit(ctx context.Context, graph, tmp string) error {
 	g, _ := sparqlq.IRIRef(graph)
 	t, _ := sparqlq.IRIRef(tmp)
-	update := "DROP SILENT GRAPH " + g + " ;\nMOVE GRAPH " + t + " TO GRAPH " + g
-	if s.p.Quirks.MoveByInsert {
+	var update string
+	switch s.p.Quirks.Commit {
+	case CommitMove:
+		update = "MOVE GRAPH " + t + " TO GRAPH " + g
+	case CommitInsert:
 		update = "DROP SILENT GRAPH " + g + " ;\nINSERT { GRAPH " + g + " { ?s ?p ?o } } WHERE { GRAPH " + t +
 			" { ?s ?p ?o } } ;\nDROP SILENT GRAPH " + t
+	default:
+		update = "DROP SILENT GRAPH " + g + " ;\nMOVE GRAPH " + t + " TO GRAPH " + g
 	}
 	attempts := 0
 	err := s.retry(ctx, "commit", func(ctx context.Context) error {
@@ -139,7 +148,7 @@ func (s *SPARQLStore) commit(ctx context.Context, graph, tmp string) error {
 		return nil
 	case aerr == nil:
 		hint := "the previous graph is unchanged"
-		if derr := s.c.Update(cctx, "DROP SILENT GRAPH "+t); derr != nil {
+		if derr := s.dropOnce(cctx, tmp); derr != nil {
 			hint += "; temporary graph <" + tmp + "> could not be dropped: " + derr.Error()
 		} else {
 			hint += "; temporary graph dropped"
@@ -151,14 +160,68 @@ func (s *SPARQLStore) commit(ctx context.Context, graph, tmp string) error {
 	}
 }
 
+// dropTemp drops a temporary graph after a failed upload. A batch request
+// that was abandoned (cancelled or timed out) may still be running in the
+// store and land after the first drop, so it looks again twice, dropping
+// what appeared.
+func (s *SPARQLStore) dropTemp(ctx context.Context, tmp string) error {
+	if err := s.dropOnce(ctx, tmp); err != nil {
+		return err
+	}
+	if s.p.QueryURL == "" {
+		return nil
+	}
+	t, _ := sparqlq.IRIRef(tmp)
+	for _, d := range []time.Duration{250 * time.Millisecond, time.Second} {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(d):
+		}
+		left, err := s.c.Ask(ctx, "ASK { GRAPH "+t+" { ?s ?p ?o } }")
+		if err != nil {
+			return err
+		}
+		if left {
+			s.log.Info("late batch landed in the temporary graph; dropping again", "tmp", tmp)
+			if err := s.dropOnce(ctx, tmp); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// DropTempGraphs drops temporary graphs that failed uploads of graph left
+// behind (when the store went away before clean-up, or a late request
+// landed after it) and returns their names. Do not call it while another
+// upload of graph is running.
+func (s *SPARQLStore) DropTempGraphs(ctx context.Context, graph string) ([]string, error) {
+	gs, err := s.Graphs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var dropped []string
+	for _, g := range gs {
+		rest, ok := strings.CutPrefix(g, graph)
+		if ok && len(rest) == 1+len(TempGraphMarker)+16 && (rest[0] == '#' || rest[0] == '-') &&
+			strings.HasPrefix(rest[1:], TempGraphMarker) {
+			if err := s.Drop(ctx, g); err != nil {
+				return dropped, err
+			}
+			dropped = append(dropped, g)
+		}
+	}
+	return dropped, nil
+}
+
 // abort drops the temporary graph and builds the error.
 func (s *SPARQLStore) abort(ctx context.Context, u *upload, fillErr, sendErr error) error {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	hint := "the previous graph is unchanged"
 	if u.queued > 0 {
-		t, _ := sparqlq.IRIRef(u.tmp)
-		if derr := s.c.Update(cctx, "DROP SILENT GRAPH "+t); derr != nil {
+		if derr := s.dropTemp(cctx, u.tmp); derr != nil {
 			hint += "; temporary graph <" + u.tmp + "> could not be dropped (" + derr.Error() + ")"
 			s.log.Warn("temporary graph left", "tmp", u.tmp, "err", derr)
 		} else {

@@ -59,6 +59,7 @@ do_install() {
 		rm -f "$tmp"
 		kg_die "checksum mismatch for $JAR_URL: want $want, got $got"
 	fi
+	chmod 644 "$tmp"
 	mv "$tmp" "$JAR"
 	kg_log "installed $JAR in $(($(date +%s) - start))s"
 }

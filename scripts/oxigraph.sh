@@ -39,12 +39,14 @@ find_cli() {
 		command -v oxigraph
 		return 0
 	fi
-	local user_bin
-	user_bin=$("$PYTHON" -m site --user-base 2>/dev/null)/bin/oxigraph
-	if [[ -x $user_bin ]]; then
-		echo "$user_bin"
-		return 0
-	fi
+	local b
+	for b in "$("$PYTHON" -c 'import sysconfig; print(sysconfig.get_path("scripts"))' 2>/dev/null)/oxigraph" \
+		"$("$PYTHON" -m site --user-base 2>/dev/null)/bin/oxigraph"; do
+		if [[ -x $b ]]; then
+			echo "$b"
+			return 0
+		fi
+	done
 	return 1
 }
 
