@@ -51,6 +51,16 @@ fi
 "$here/jena.sh" --install >/dev/null
 export KGRAG_EXTERNAL=1
 
+# compose.yaml is for users with Docker; no engine runs here, but the
+# client can still check the file.
+if docker compose version >/dev/null 2>&1; then
+	docker compose -f compose.yaml config -q && kg_log "compose.yaml: valid (docker compose config)"
+elif command -v docker-compose >/dev/null; then
+	docker-compose -f compose.yaml config -q && kg_log "compose.yaml: valid (docker-compose config)"
+else
+	kg_log "compose.yaml: not checked (no docker compose client)"
+fi
+
 args=("$@")
 ((${#args[@]})) || args=(./...)
 go test -timeout 30m "${args[@]}"
