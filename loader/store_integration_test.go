@@ -634,3 +634,28 @@ func TestVirtuosoDigest(t *testing.T) {
 		t.Errorf("anonymous /sparql-auth: err = %v; want 401", err)
 	}
 }
+
+// TestInsertDataMode runs the suite with the Graph Store Protocol turned off,
+// so batches travel as INSERT DATA updates (the generic-update path).
+func TestInsertDataMode(t *testing.T) {
+	forEachStore(t, func(t *testing.T, rs realStore, base string) {
+		p, err := loader.ProfileFor(rs.profile, base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Caps.GraphStore = false
+		p.GraphStoreURL = ""
+		p.Quirks.DropByGSP = false
+		s, err := loader.Open(p, loader.Options{BatchSize: 700})
+		if err != nil {
+			t.Fatal(err)
+		}
+		storetest.Suite(t, storetest.Config{
+			New:     func(*testing.T) loader.Store { return s },
+			Triples: 2000,
+			Has: func(ctx context.Context, g string, tr rdf.Triple) (bool, error) {
+				return has(ctx, s.Client(), g, tr)
+			},
+		})
+	})
+}
