@@ -61,6 +61,13 @@ func openTable(name, path string) (*table, error) {
 
 func (t *table) close() error { return t.file.Close() }
 
+// fork returns a table that reads the same file with its own intern map
+// and dictionary cache, so that columns can be read concurrently. The fork
+// closes nothing; the table it came from owns the file.
+func (t *table) fork() *table {
+	return &table{name: t.name, path: t.path, pf: t.pf, rows: t.rows}
+}
+
 // resetIntern drops the table's intern map and dictionary cache once a
 // read of the table is done, so that the strings of a table handed over
 // are not kept alive by the reader.
@@ -395,18 +402,6 @@ func (t *table) str(ctx context.Context, field string, num bool) ([]string, erro
 	}
 	err := t.scalar(ctx, field, check, func(row int, v parquet.Value) error {
 		out[row] = textOf(v)
-		return nil
-	})
-	return out, err
-}
-
-// strIntern is str for a text column whose values repeat (relationship
-// ends name the same entities again and again): equal values share one
-// string.
-func (t *table) strIntern(ctx context.Context, field string) ([]string, error) {
-	out := make([]string, t.rows)
-	err := t.scalar(ctx, field, isBytes(), func(row int, v parquet.Value) error {
-		out[row] = t.internOf(v)
 		return nil
 	})
 	return out, err

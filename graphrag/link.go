@@ -3,6 +3,8 @@ package graphrag
 import (
 	"context"
 	"fmt"
+
+	"github.com/parquet-go/parquet-go"
 )
 
 // links are the facts that cross tables: relationship and claim ends as
@@ -102,12 +104,12 @@ func (w *walker) linkEntities(ctx context.Context, lk *links) (entityLinks, erro
 	t := w.tables[TableEntities]
 	if t != nil {
 		defer t.resetIntern()
-		c := &cols{ctx: ctx, t: t}
-		e.ids = c.req(true, "id")
-		e.titles = c.req(false, "title", "name")
-		e.textUnitIDs = c.list(false, "text_unit_ids")
-		if c.err != nil {
-			return e, c.err
+		c := newCols(ctx, t)
+		c.req(&e.ids, true, "id")
+		c.req(&e.titles, false, "title", "name")
+		c.list(&e.textUnitIDs, false, "text_unit_ids")
+		if err := c.wait(); err != nil {
+			return e, err
 		}
 	}
 	lk.byTitle = make(map[string]string, len(e.ids))
@@ -134,12 +136,17 @@ func (w *walker) linkCommunities(ctx context.Context, lk *links) error {
 	var nums []string
 	if t := w.tables[TableCommunities]; t != nil {
 		defer t.resetIntern()
-		c := &cols{ctx: ctx, t: t}
-		nums = c.req(true, "community", "id")
-		parent, parentOK := c.ints("parent")
-		ents := c.list(false, "entity_ids")
-		if c.err != nil {
-			return c.err
+		c := newCols(ctx, t)
+		var (
+			parent   []int64
+			parentOK []bool
+			ents     [][]string
+		)
+		c.req(&nums, true, "community", "id")
+		c.ints(&parent, &parentOK, "parent")
+		c.list(&ents, false, "entity_ids")
+		if err := c.wait(); err != nil {
+			return err
 		}
 		lk.comms = make([]commLink, len(nums))
 		for i := range nums {
@@ -154,11 +161,16 @@ func (w *walker) linkCommunities(ctx context.Context, lk *links) error {
 	if t == nil {
 		return nil
 	}
-	c := &cols{ctx: ctx, t: t}
-	repNums := c.req(true, "community")
-	parent, parentOK := c.ints("parent")
-	if c.err != nil {
-		return c.err
+	c := newCols(ctx, t)
+	var (
+		repNums  []string
+		parent   []int64
+		parentOK []bool
+	)
+	c.req(&repNums, true, "community")
+	c.ints(&parent, &parentOK, "parent")
+	if err := c.wait(); err != nil {
+		return err
 	}
 	place, dups := placeReports(nums, repNums)
 	for _, d := range dups {
@@ -184,12 +196,17 @@ func (w *walker) linkCommunities(ctx context.Context, lk *links) error {
 // placeholders exist, so rows naming no entity of the table are left out.
 func (w *walker) linkNodes(ctx context.Context, t *table, lk *links) error {
 	defer t.resetIntern()
-	c := &cols{ctx: ctx, t: t}
-	title := c.req(false, "title")
-	comm := c.req(true, "community")
-	level, levelOK := c.ints("level")
-	if c.err != nil {
-		return c.err
+	c := newCols(ctx, t)
+	var (
+		title, comm []string
+		level       []int64
+		levelOK     []bool
+	)
+	c.req(&title, false, "title")
+	c.req(&comm, true, "community")
+	c.ints(&level, &levelOK, "level")
+	if err := c.wait(); err != nil {
+		return err
 	}
 	index := make(map[string]int, len(lk.comms))
 	for i, c := range lk.comms {
@@ -270,28 +287,41 @@ func (w *walker) linkEnds(ctx context.Context, lk *links) error {
 		return true
 	}
 	if t := w.tables[TableRelationships]; t != nil {
-		defer t.resetIntern()
-		c := &cols{ctx: ctx, t: t}
-		src := c.reqIntern("source")
-		dst := c.reqIntern("target")
-		if c.err != nil {
-			return c.err
+		// Only ends that name no entity matter here: collecting them per
+		// column and merging by row keeps GraphRAG's order without
+		// holding every end of every relationship.
+		var src, dst []titleMiss
+		c := newCols(ctx, t)
+		c.unknownTitles(&src, lk.byTitle, "source")
+		c.unknownTitles(&dst, lk.byTitle, "target")
+		if err := c.wait(); err != nil {
+			return err
 		}
-		for i := range src {
-			ps := resolve(src[i])
-			pt := resolve(dst[i])
-			if ps || pt {
+		last := -1
+		for len(src) > 0 || len(dst) > 0 {
+			var m titleMiss
+			if len(dst) == 0 || len(src) > 0 && src[0].row <= dst[0].row {
+				m, src = src[0], src[1:]
+			} else {
+				m, dst = dst[0], dst[1:]
+			}
+			resolve(m.title)
+			if m.row != last {
 				w.ds.PlaceholderRelationships++
+				last = m.row
 			}
 		}
 	}
 	if t := w.tables[TableCovariates]; t != nil {
 		defer t.resetIntern()
-		c := &cols{ctx: ctx, t: t}
-		subj := c.str("subject_id")
-		obj := c.str("object_id")
-		if c.err != nil {
-			return c.err
+		c := newCols(ctx, t)
+		var (
+			subj, obj []string
+		)
+		c.str(&subj, "subject_id")
+		c.str(&obj, "object_id")
+		if err := c.wait(); err != nil {
+			return err
 		}
 		for i := 0; i < int(t.rows); i++ {
 			var ps, po bool
@@ -308,6 +338,55 @@ func (w *walker) linkEnds(ctx context.Context, lk *links) error {
 	}
 	w.ds.Placeholders = len(lk.placeholders)
 	return nil
+}
+
+// titleMiss is a row whose entity title no entity has.
+type titleMiss struct {
+	row   int
+	title string
+}
+
+// unknownTitles reads into dst, in row order, the rows of the required
+// text column (the first of names present) whose value is no key of
+// byTitle, which it only reads. NULL reads as "", as the full read has it.
+func (c *cols) unknownTitles(dst *[]titleMiss, byTitle map[string]string, names ...string) {
+	field, err := c.t.require(names...)
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	c.do(func(ctx context.Context, t *table) (err error) {
+		*dst, err = t.unknownTitles(ctx, field, byTitle)
+		return err
+	})
+}
+
+func (t *table) unknownTitles(ctx context.Context, field string, byTitle map[string]string) ([]titleMiss, error) {
+	var out []titleMiss
+	_, emptyKnown := byTitle[""]
+	next := 0
+	nulls := func(to int) {
+		for ; next < to; next++ {
+			if !emptyKnown {
+				out = append(out, titleMiss{row: next})
+			}
+		}
+	}
+	err := t.scalar(ctx, field, isBytes(), func(row int, v parquet.Value) error {
+		nulls(row)
+		next = row + 1
+		if b := v.ByteArray(); len(b) > 0 || !emptyKnown {
+			if _, ok := byTitle[string(b)]; !ok {
+				out = append(out, titleMiss{row: row, title: string(b)})
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	nulls(int(t.rows))
+	return out, nil
 }
 
 // ComputeWeights sets every Community.Weight to kgrag's occurrence weight:

@@ -5,84 +5,108 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"runtime"
+	"sync"
 
 	"github.com/parquet-go/parquet-go"
 )
 
-// cols reads several columns, stopping at the first error. It keeps the
-// per-table readers flat.
+// cols reads the columns of one table concurrently (one goroutine per
+// core: decoding is CPU-bound), each into the destination its method is
+// given, so that reading a table at a time still uses every core. Every
+// read gets its own fork of the table (see table.fork). wait returns the
+// error of the first column, in call order, that failed, so that a table
+// with a bad column reports the same error however the reads interleave.
 type cols struct {
-	ctx context.Context
-	t   *table
-	err error
+	ctx  context.Context
+	t    *table
+	sem  chan struct{}
+	wg   sync.WaitGroup
+	errs []*error // one per call, in call order; each goroutine sets its own
 }
 
-func (c *cols) str(names ...string) []string { return c.strNum(false, names...) }
+func newCols(ctx context.Context, t *table) *cols {
+	return &cols{ctx: ctx, t: t, sem: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))}
+}
 
-func (c *cols) strNum(num bool, names ...string) []string {
-	if c.err != nil {
-		return nil
+// do runs read concurrently with the other reads of the table.
+func (c *cols) do(read func(ctx context.Context, t *table) error) {
+	err := new(error)
+	c.errs = append(c.errs, err)
+	c.wg.Add(1)
+	c.sem <- struct{}{}
+	go func() {
+		defer c.wg.Done()
+		defer func() { <-c.sem }()
+		*err = read(c.ctx, c.t.fork())
+	}()
+}
+
+// fail records err for the current position in call order.
+func (c *cols) fail(err error) { c.errs = append(c.errs, &err) }
+
+// wait waits for every read and returns the first error in call order.
+func (c *cols) wait() error {
+	c.wg.Wait()
+	for _, err := range c.errs {
+		if *err != nil {
+			return *err
+		}
 	}
-	var v []string
-	v, c.err = c.t.strOpt(c.ctx, c.t.first(names...), num)
-	return v
+	return nil
+}
+
+func (c *cols) str(dst *[]string, names ...string) { c.strNum(dst, false, names...) }
+
+func (c *cols) strNum(dst *[]string, num bool, names ...string) {
+	field := c.t.first(names...)
+	c.do(func(ctx context.Context, t *table) (err error) {
+		*dst, err = t.strOpt(ctx, field, num)
+		return err
+	})
 }
 
 // req reads a required text column: the first of names present.
-func (c *cols) req(num bool, names ...string) []string {
-	if c.err != nil {
-		return nil
+func (c *cols) req(dst *[]string, num bool, names ...string) {
+	field, err := c.t.require(names...)
+	if err != nil {
+		c.fail(err)
+		return
 	}
-	var n string
-	if n, c.err = c.t.require(names...); c.err != nil {
-		return nil
-	}
-	var v []string
-	v, c.err = c.t.str(c.ctx, n, num)
-	return v
+	c.do(func(ctx context.Context, t *table) (err error) {
+		*dst, err = t.str(ctx, field, num)
+		return err
+	})
 }
 
-// reqIntern reads a required text column of repeating values.
-func (c *cols) reqIntern(names ...string) []string {
-	if c.err != nil {
-		return nil
-	}
-	var n string
-	if n, c.err = c.t.require(names...); c.err != nil {
-		return nil
-	}
-	var v []string
-	v, c.err = c.t.strIntern(c.ctx, n)
-	return v
+// ints reads an integer column; ok may be nil when the caller needs no
+// presence flags.
+func (c *cols) ints(dst *[]int64, ok *[]bool, names ...string) {
+	field := c.t.first(names...)
+	c.do(func(ctx context.Context, t *table) error {
+		v, present, err := t.ints(ctx, field)
+		*dst = v
+		if ok != nil {
+			*ok = present
+		}
+		return err
+	})
 }
 
-func (c *cols) ints(names ...string) ([]int64, []bool) {
-	if c.err != nil {
-		return nil, nil
-	}
-	var v []int64
-	var ok []bool
-	v, ok, c.err = c.t.ints(c.ctx, c.t.first(names...))
-	return v, ok
+func (c *cols) floats(dst *[]float64, ok *[]bool, names ...string) {
+	field := c.t.first(names...)
+	c.do(func(ctx context.Context, t *table) (err error) {
+		*dst, *ok, err = t.floats(ctx, field)
+		return err
+	})
 }
 
-func (c *cols) floats(names ...string) ([]float64, []bool) {
-	if c.err != nil {
-		return nil, nil
-	}
-	var v []float64
-	var ok []bool
-	v, ok, c.err = c.t.floats(c.ctx, c.t.first(names...))
-	return v, ok
-}
-
-func (c *cols) list(num bool, names ...string) [][]string {
-	if c.err != nil {
-		return nil
-	}
-	var v [][]string
-	v, c.err = c.t.strList(c.ctx, c.t.first(names...), num)
-	return v
+func (c *cols) list(dst *[][]string, num bool, names ...string) {
+	field := c.t.first(names...)
+	c.do(func(ctx context.Context, t *table) (err error) {
+		*dst, err = t.strList(ctx, field, num)
+		return err
+	})
 }
 
 // at returns s[i] or the zero value when the column was absent (nil).
@@ -95,18 +119,24 @@ func at[T any](s []T, i int) T {
 }
 
 func readDocuments(ctx context.Context, t *table) ([]Document, error) {
-	c := &cols{ctx: ctx, t: t}
-	id := c.req(true, "id")
-	hrid := c.strNum(true, "human_readable_id")
-	title := c.str("title")
-	text := c.str("text", "raw_content")
-	tus := c.list(false, "text_unit_ids", "text_units")
-	created := c.str("creation_date")
-	if c.err != nil {
-		return nil, c.err
-	}
-	meta, err := t.jsonText(ctx, t.first("metadata", "raw_data", "attributes"))
-	if err != nil {
+	c := newCols(ctx, t)
+	var (
+		id, hrid, title, text, created []string
+		tus                            [][]string
+	)
+	c.req(&id, true, "id")
+	c.strNum(&hrid, true, "human_readable_id")
+	c.str(&title, "title")
+	c.str(&text, "text", "raw_content")
+	c.list(&tus, false, "text_unit_ids", "text_units")
+	c.str(&created, "creation_date")
+	var meta []string
+	metaField := t.first("metadata", "raw_data", "attributes")
+	c.do(func(ctx context.Context, t *table) (err error) {
+		meta, err = t.jsonText(ctx, metaField)
+		return err
+	})
+	if err := c.wait(); err != nil {
 		return nil, err
 	}
 	docs := make([]Document, t.rows)
@@ -125,18 +155,24 @@ func readDocuments(ctx context.Context, t *table) ([]Document, error) {
 }
 
 func readTextUnits(ctx context.Context, t *table) ([]TextUnit, error) {
-	c := &cols{ctx: ctx, t: t}
-	id := c.req(true, "id")
-	hrid := c.strNum(true, "human_readable_id")
-	text := c.str("text", "chunk")
-	ntok, ntokOK := c.ints("n_tokens")
-	docs := c.list(false, "document_ids")
-	doc := c.str("document_id")
-	ents := c.list(false, "entity_ids")
-	rels := c.list(false, "relationship_ids")
-	covs := c.list(false, "covariate_ids")
-	if c.err != nil {
-		return nil, c.err
+	c := newCols(ctx, t)
+	var (
+		id, hrid, text, doc    []string
+		ntok                   []int64
+		ntokOK                 []bool
+		docs, ents, rels, covs [][]string
+	)
+	c.req(&id, true, "id")
+	c.strNum(&hrid, true, "human_readable_id")
+	c.str(&text, "text", "chunk")
+	c.ints(&ntok, &ntokOK, "n_tokens")
+	c.list(&docs, false, "document_ids")
+	c.str(&doc, "document_id")
+	c.list(&ents, false, "entity_ids")
+	c.list(&rels, false, "relationship_ids")
+	c.list(&covs, false, "covariate_ids")
+	if err := c.wait(); err != nil {
+		return nil, err
 	}
 	tus := make([]TextUnit, t.rows)
 	for i := range tus {
@@ -160,20 +196,27 @@ func readTextUnits(ctx context.Context, t *table) ([]TextUnit, error) {
 }
 
 func readEntities(ctx context.Context, t *table) ([]Entity, error) {
-	c := &cols{ctx: ctx, t: t}
-	id := c.req(true, "id")
-	hrid := c.strNum(true, "human_readable_id")
-	title := c.req(false, "title", "name")
-	typ := c.str("type")
-	desc := c.str("description")
-	tus := c.list(false, "text_unit_ids")
-	freq, freqOK := c.ints("frequency")
-	deg, degOK := c.ints("degree")
-	if c.err != nil {
-		return nil, c.err
-	}
-	emb, err := t.floatList(ctx, t.first("description_embedding"))
-	if err != nil {
+	c := newCols(ctx, t)
+	var (
+		id, hrid, title, typ, desc []string
+		tus                        [][]string
+		freq, deg                  []int64
+		freqOK, degOK              []bool
+	)
+	c.req(&id, true, "id")
+	c.strNum(&hrid, true, "human_readable_id")
+	c.req(&title, false, "title", "name")
+	c.str(&typ, "type")
+	c.str(&desc, "description")
+	c.list(&tus, false, "text_unit_ids")
+	c.ints(&freq, &freqOK, "frequency")
+	c.ints(&deg, &degOK, "degree")
+	var emb [][]float64
+	c.do(func(ctx context.Context, t *table) (err error) {
+		emb, err = t.floatList(ctx, t.first("description_embedding"))
+		return err
+	})
+	if err := c.wait(); err != nil {
 		return nil, err
 	}
 	es := make([]Entity, t.rows)
@@ -196,17 +239,24 @@ func readEntities(ctx context.Context, t *table) ([]Entity, error) {
 }
 
 func readRelationships(ctx context.Context, t *table) ([]Relationship, error) {
-	c := &cols{ctx: ctx, t: t}
-	id := c.req(true, "id")
-	hrid := c.strNum(true, "human_readable_id")
-	src := c.req(false, "source")
-	dst := c.req(false, "target")
-	desc := c.str("description")
-	w, wOK := c.floats("weight")
-	rank, rankOK := c.ints("combined_degree", "rank")
-	tus := c.list(false, "text_unit_ids")
-	if c.err != nil {
-		return nil, c.err
+	c := newCols(ctx, t)
+	var (
+		id, hrid, src, dst, desc []string
+		w                        []float64
+		wOK, rankOK              []bool
+		rank                     []int64
+		tus                      [][]string
+	)
+	c.req(&id, true, "id")
+	c.strNum(&hrid, true, "human_readable_id")
+	c.req(&src, false, "source")
+	c.req(&dst, false, "target")
+	c.str(&desc, "description")
+	c.floats(&w, &wOK, "weight")
+	c.ints(&rank, &rankOK, "combined_degree", "rank")
+	c.list(&tus, false, "text_unit_ids")
+	if err := c.wait(); err != nil {
+		return nil, err
 	}
 	rs := make([]Relationship, t.rows)
 	for i := range rs {
@@ -239,21 +289,27 @@ func parentText(v int64, ok bool) string {
 // (EntityIDs stay nil): the link pass has read it already and Walk hands its
 // lists over rather than reading the column twice.
 func readCommunities(ctx context.Context, t *table) ([]Community, error) {
-	c := &cols{ctx: ctx, t: t}
+	c := newCols(ctx, t)
+	var (
+		comm, id, hrid, title, period []string
+		level, parent, size           []int64
+		parentOK, sizeOK              []bool
+		children, rels, tus           [][]string
+	)
 	// <= 0.4 keep the Leiden number in `id` (string); later in `community`.
-	comm := c.req(true, "community", "id")
-	id := c.strNum(true, "id")
-	hrid := c.strNum(true, "human_readable_id")
-	level, _ := c.ints("level")
-	parent, parentOK := c.ints("parent")
-	children := c.list(true, "children")
-	title := c.str("title")
-	rels := c.list(false, "relationship_ids")
-	tus := c.list(false, "text_unit_ids")
-	period := c.str("period")
-	size, sizeOK := c.ints("size")
-	if c.err != nil {
-		return nil, c.err
+	c.req(&comm, true, "community", "id")
+	c.strNum(&id, true, "id")
+	c.strNum(&hrid, true, "human_readable_id")
+	c.ints(&level, nil, "level")
+	c.ints(&parent, &parentOK, "parent")
+	c.list(&children, true, "children")
+	c.str(&title, "title")
+	c.list(&rels, false, "relationship_ids")
+	c.list(&tus, false, "text_unit_ids")
+	c.str(&period, "period")
+	c.ints(&size, &sizeOK, "size")
+	if err := c.wait(); err != nil {
+		return nil, err
 	}
 	cs := make([]Community, t.rows)
 	for i := range cs {
@@ -287,26 +343,34 @@ type reportRow struct {
 }
 
 func readReports(ctx context.Context, t *table) ([]reportRow, error) {
-	c := &cols{ctx: ctx, t: t}
-	comm := c.req(true, "community")
-	id := c.strNum(true, "id")
-	hrid := c.strNum(true, "human_readable_id")
-	level, _ := c.ints("level")
-	parent, parentOK := c.ints("parent")
-	children := c.list(true, "children")
-	title := c.str("title")
-	summary := c.str("summary")
-	full := c.str("full_content")
-	fullJSON := c.str("full_content_json")
-	rank, rankOK := c.floats("rank")
-	expl := c.str("rating_explanation", "rank_explanation")
-	period := c.str("period")
-	size, sizeOK := c.ints("size")
-	if c.err != nil {
-		return nil, c.err
-	}
-	findings, err := t.findings(ctx, t.first("findings"))
-	if err != nil {
+	c := newCols(ctx, t)
+	var (
+		comm, id, hrid, title, summary, full, fullJSON, expl, period []string
+		level, parent, size                                          []int64
+		parentOK, rankOK, sizeOK                                     []bool
+		children                                                     [][]string
+		rank                                                         []float64
+	)
+	c.req(&comm, true, "community")
+	c.strNum(&id, true, "id")
+	c.strNum(&hrid, true, "human_readable_id")
+	c.ints(&level, nil, "level")
+	c.ints(&parent, &parentOK, "parent")
+	c.list(&children, true, "children")
+	c.str(&title, "title")
+	c.str(&summary, "summary")
+	c.str(&full, "full_content")
+	c.str(&fullJSON, "full_content_json")
+	c.floats(&rank, &rankOK, "rank")
+	c.str(&expl, "rating_explanation", "rank_explanation")
+	c.str(&period, "period")
+	c.ints(&size, &sizeOK, "size")
+	var findings [][]Finding
+	c.do(func(ctx context.Context, t *table) (err error) {
+		findings, err = t.findings(ctx, t.first("findings"))
+		return err
+	})
+	if err := c.wait(); err != nil {
 		return nil, err
 	}
 	rows := make([]reportRow, t.rows)
@@ -408,21 +472,24 @@ func mergeReports(cs []Community, reps []reportRow) []Community {
 }
 
 func readCovariates(ctx context.Context, t *table) ([]Covariate, error) {
-	c := &cols{ctx: ctx, t: t}
-	id := c.req(true, "id")
-	hrid := c.strNum(true, "human_readable_id")
-	ctype := c.str("covariate_type")
-	typ := c.str("type")
-	desc := c.str("description")
-	subj := c.str("subject_id")
-	obj := c.str("object_id")
-	status := c.str("status")
-	start := c.str("start_date")
-	end := c.str("end_date")
-	src := c.str("source_text")
-	tu := c.str("text_unit_id")
-	if c.err != nil {
-		return nil, c.err
+	c := newCols(ctx, t)
+	var (
+		id, hrid, ctype, typ, desc, subj, obj, status, start, end, src, tu []string
+	)
+	c.req(&id, true, "id")
+	c.strNum(&hrid, true, "human_readable_id")
+	c.str(&ctype, "covariate_type")
+	c.str(&typ, "type")
+	c.str(&desc, "description")
+	c.str(&subj, "subject_id")
+	c.str(&obj, "object_id")
+	c.str(&status, "status")
+	c.str(&start, "start_date")
+	c.str(&end, "end_date")
+	c.str(&src, "source_text")
+	c.str(&tu, "text_unit_id")
+	if err := c.wait(); err != nil {
+		return nil, err
 	}
 	cs := make([]Covariate, t.rows)
 	for i := range cs {
