@@ -5,8 +5,8 @@
 // (ontology mapping, loading, retrieval) is written once against the model
 // rather than once per GraphRAG release.
 //
-// Open reads a directory; Write3x writes a Dataset back in the 3.x layout
-// (used by the synthetic benchmark data in internal/synth):
+// Open reads a directory into memory; Write3x writes a Dataset back in the
+// 3.x layout (used by the synthetic benchmark data in internal/synth):
 //
 //	ds, err := graphrag.Open(ctx, "ragtest/output")
 //	if err != nil {
@@ -16,6 +16,24 @@
 //	for _, c := range ds.Communities {
 //		fmt.Println(c.Community, c.Title, c.Weight, c.Report != nil)
 //	}
+//
+// Walk hands the same rows over one table at a time (documents, text units,
+// entities, relationships, communities, covariates), so that a caller that
+// writes each table out needs memory for the largest table rather than for
+// the dataset. It first reads the few columns that tie tables together, so
+// each table arrives complete; Open is Walk collecting every table:
+//
+//	ds, err := graphrag.Walk(ctx, "ragtest/output", graphrag.Visitor{
+//		Entities: func(ctx context.Context, es []graphrag.Entity) error {
+//			for _, e := range es {
+//				fmt.Println(e.Title, e.Communities, e.Placeholder)
+//			}
+//			return nil // es is not kept: it is freed before the next table
+//		},
+//	})
+//
+// NewWalker does Walk's first half alone, so that a bad input fails before
+// anything is written.
 //
 // What Open absorbs, per release:
 //
@@ -38,6 +56,6 @@
 // columns read as zero values, empty lists as nil, pandas index columns are
 // ignored, relationship ends are resolved from titles to entity ids (ends
 // missing from the entities table get placeholder entities), reports are
-// merged into communities, and community weights are computed (see
-// Dataset.ComputeWeights).
+// merged into communities, entities list the communities they belong to,
+// and community weights are computed (see Dataset.ComputeWeights).
 package graphrag
