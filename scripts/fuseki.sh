@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # fuseki.sh: an Apache Jena Fuseki 5 server for kgrag tests and benchmarks.
 #
-# Usage: scripts/fuseki.sh install|start|stop|status|url|tdbloader [--port P] [--dir DIR] [--mem]
+# Usage: scripts/fuseki.sh install|start|stop|status|url|tdbloader [--port P] [--dir DIR] [--mem] [--fresh]
 #   install    download org.apache.jena:jena-fuseki-server:$FUSEKI_VERSION from
 #              Maven Central into $KGRAG_CACHE/maven and check its .sha1
 #   start      run the server on 127.0.0.1:P with dataset /ds (TDB2 in
@@ -14,6 +14,8 @@
 #              with the remaining arguments (e.g. --graph IRI file.nt); the
 #              server must be stopped first
 #
+# --fresh (or KGRAG_FRESH=1) removes DIR/data before a start, for throwaway
+# test data; a running server is left as it is.
 # Environment: KGRAG_FUSEKI_PORT (default 3030), KGRAG_FUSEKI_DIR (default
 # $KGRAG_RUN/fuseki), KGRAG_FUSEKI_MEM=1 for an in-memory dataset, JAVA (default
 # java, 17 or newer), KGRAG_FUSEKI_HEAP (default 1g), KGRAG_START_TIMEOUT.
@@ -78,6 +80,7 @@ do_start() {
 	fi
 	kg_port_busy "$PORT" && kg_die "port $PORT is in use by another process"
 	mkdir -p "$DIR"
+	kg_fresh "$DIR"
 	local store=(--loc "$DIR/data")
 	if [[ $MEM == 1 ]]; then
 		store=(--mem)
@@ -120,5 +123,5 @@ status)
 	;;
 url) echo "$URL" ;;
 tdbloader) do_tdbloader ;;
-*) kg_die "usage: $0 install|start|stop|status|url|tdbloader [--port P] [--dir DIR] [--mem]" ;;
+*) kg_die "usage: $0 install|start|stop|status|url|tdbloader [--port P] [--dir DIR] [--mem] [--fresh]" ;;
 esac

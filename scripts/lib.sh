@@ -85,10 +85,12 @@ kg_stop() {
 	kg_log "stopped pid $pid"
 }
 
-# kg_parse_args: parse --port P and --dir D (also --mem) into PORT, DIR, MEM.
+# kg_parse_args: parse --port P, --dir D, --mem and --fresh into PORT, DIR,
+# MEM and FRESH (FRESH defaults to $KGRAG_FRESH: wipe DIR/data before a start).
 # Remaining arguments land in KG_ARGS.
 kg_parse_args() {
 	KG_ARGS=()
+	FRESH=${KGRAG_FRESH:-0}
 	while (($#)); do
 		case $1 in
 		--port) PORT=$2; shift 2 ;;
@@ -96,6 +98,7 @@ kg_parse_args() {
 		--dir) DIR=$2; shift 2 ;;
 		--dir=*) DIR=${1#*=}; shift ;;
 		--mem) MEM=1; shift ;;
+		--fresh) FRESH=1; shift ;;
 		*) KG_ARGS+=("$1"); shift ;;
 		esac
 	done
@@ -104,3 +107,11 @@ kg_parse_args() {
 
 # kg_ms_since NANOS: milliseconds elapsed since NANOS (from date +%s%N).
 kg_ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
+
+# kg_fresh DIR: when FRESH=1, remove DIR/data (the server must be stopped).
+kg_fresh() {
+	if [[ ${FRESH:-0} == 1 && -d $1/data ]]; then
+		kg_log "removing old data in $1/data (--fresh)"
+		rm -rf "$1/data"
+	fi
+}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # oxigraph.sh: an Oxigraph server for kgrag tests and benchmarks.
 #
-# Usage: scripts/oxigraph.sh install|start|stop|status|url [--port P] [--dir DIR] [--mem]
+# Usage: scripts/oxigraph.sh install|start|stop|status|url [--port P] [--dir DIR] [--mem] [--fresh]
 #   install  pip install oxigraph==$OXIGRAPH_VERSION when the oxigraph CLI is missing
 #   start    run `oxigraph serve` on 127.0.0.1:P storing in DIR/data (or in
 #            memory with --mem) and wait until /query answers
@@ -9,6 +9,8 @@
 #   status   exit 0 when running and answering; print the URL
 #   url      print http://127.0.0.1:P
 #
+# --fresh (or KGRAG_FRESH=1) removes DIR/data before a start, for throwaway
+# test data; a running server is left as it is.
 # Environment: KGRAG_OXIGRAPH_PORT (default 7878), KGRAG_OXIGRAPH_DIR (default
 # $KGRAG_RUN/oxigraph), KGRAG_OXIGRAPH_MEM=1, OXIGRAPH (the CLI, default
 # oxigraph on PATH), PYTHON (for pip, default python3), KGRAG_START_TIMEOUT.
@@ -77,6 +79,7 @@ do_start() {
 	fi
 	kg_port_busy "$PORT" && kg_die "port $PORT is in use by another process"
 	mkdir -p "$DIR"
+	kg_fresh "$DIR"
 	local store=(--location "$DIR/data")
 	if [[ $MEM == 1 ]]; then
 		store=()
@@ -109,5 +112,5 @@ status)
 	fi
 	;;
 url) echo "$URL" ;;
-*) kg_die "usage: $0 install|start|stop|status|url [--port P] [--dir DIR] [--mem]" ;;
+*) kg_die "usage: $0 install|start|stop|status|url [--port P] [--dir DIR] [--mem] [--fresh]" ;;
 esac

@@ -14,6 +14,7 @@
 #
 # Ports come from KGRAG_OXIGRAPH_PORT (7878), KGRAG_FUSEKI_PORT (3030) and
 # KGRAG_VIRTUOSO_PORT (8890). A service that fails to start fails `up`.
+# KGRAG_FRESH=1 starts stopped services on empty data dirs.
 set -euo pipefail
 KG_NAME=services
 here=$(dirname "$0")

@@ -30,7 +30,9 @@ for n in oxigraph fuseki virtuoso; do
 	fi
 done
 up_rc=0
-"$here/services.sh" up || up_rc=$?
+# Services started here get empty data dirs: the tests churn through GBs
+# (TDB2 and RocksDB keep dead data), and a big Oxigraph dir opens slowly.
+KGRAG_FRESH=1 "$here/services.sh" up || up_rc=$?
 if ((up_rc != 0)); then
 	if [[ ${KGRAG_TEST_DISALLOW_SKIP:-} == 1 ]]; then
 		kg_die "services did not start (KGRAG_TEST_DISALLOW_SKIP=1)"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # virtuoso.sh: a private Virtuoso 7 instance for kgrag tests and benchmarks.
 #
-# Usage: scripts/virtuoso.sh install|start|stop|status|url|isql [--port HTTP] [--dir DIR]
+# Usage: scripts/virtuoso.sh install|start|stop|status|url|isql [--port HTTP] [--dir DIR] [--fresh]
 #   install  apt-get install virtuoso-opensource when virtuoso-t is missing,
 #            keeping the Debian system service from starting (policy-rc.d)
 #   start    write DIR/virtuoso.ini, start virtuoso-t on 127.0.0.1:HTTP (HTTP)
@@ -14,6 +14,8 @@
 #   url      print http://127.0.0.1:HTTP
 #   isql     run isql-vt against the instance with the remaining arguments
 #
+# --fresh (or KGRAG_FRESH=1) removes DIR/data before a start, for throwaway
+# test data; a running server is left as it is.
 # Environment: KGRAG_VIRTUOSO_PORT (HTTP, default 8890), KGRAG_VIRTUOSO_ISQL_PORT
 # (default HTTP+220, i.e. 9110 for 8890), KGRAG_VIRTUOSO_DIR (default
 # $KGRAG_RUN/virtuoso), KGRAG_START_TIMEOUT (seconds, default 90).
@@ -240,6 +242,7 @@ do_start() {
 	fi
 	kg_port_busy "$PORT" && kg_die "port $PORT is in use by another process"
 	kg_port_busy "$ISQL_PORT" && kg_die "ISQL port $ISQL_PORT is in use by another process"
+	kg_fresh "$DIR"
 	write_ini
 	rm -f "$DIR/data/virtuoso.lck"
 	local t0
@@ -278,5 +281,5 @@ status)
 	;;
 url) echo "$URL" ;;
 isql) isql "${KG_ARGS[@]}" ;;
-*) kg_die "usage: $0 install|start|stop|status|url|isql [--port HTTP] [--dir DIR]" ;;
+*) kg_die "usage: $0 install|start|stop|status|url|isql [--port HTTP] [--dir DIR] [--fresh]" ;;
 esac
