@@ -396,15 +396,22 @@ func (t *table) internOf(v parquet.Value) string {
 // set (ids that were int in one release and string in another).
 func (t *table) str(ctx context.Context, field string, num bool) ([]string, error) {
 	out := make([]string, t.rows)
+	err := t.strEach(ctx, field, num, func(row int, s string) { out[row] = s })
+	return out, err
+}
+
+// strEach calls set for every non-null cell of a text column (see str).
+// The Each readers let a table reader fill its rows directly, without a
+// column-sized slice per column beside the rows.
+func (t *table) strEach(ctx context.Context, field string, num bool, set func(row int, s string)) error {
 	check := isBytes()
 	if num {
 		check = isBytesOrNumber()
 	}
-	err := t.scalar(ctx, field, check, func(row int, v parquet.Value) error {
-		out[row] = textOf(v)
+	return t.scalar(ctx, field, check, func(row int, v parquet.Value) error {
+		set(row, textOf(v))
 		return nil
 	})
-	return out, err
 }
 
 // strOpt is str for a column that some releases lack.
@@ -422,12 +429,24 @@ func (t *table) ints(ctx context.Context, field string) ([]int64, []bool, error)
 	}
 	out := make([]int64, t.rows)
 	ok := make([]bool, t.rows)
-	err := t.scalar(ctx, field, isNumber(), func(row int, v parquet.Value) error {
-		n, err := intOf(v)
-		out[row], ok[row] = n, err == nil
-		return err
-	})
+	err := t.intsEach(ctx, field, func(row int, n int64) { out[row], ok[row] = n, true })
 	return out, ok, err
+}
+
+// intsEach calls set for every row of an integer column that holds a
+// value; it does nothing when the table lacks the column.
+func (t *table) intsEach(ctx context.Context, field string, set func(row int, n int64)) error {
+	if field == "" || !t.has(field) {
+		return nil
+	}
+	return t.scalar(ctx, field, isNumber(), func(row int, v parquet.Value) error {
+		n, err := intOf(v)
+		if err != nil {
+			return err
+		}
+		set(row, n)
+		return nil
+	})
 }
 
 // floats reads a numeric column and which rows hold a value.
@@ -437,20 +456,42 @@ func (t *table) floats(ctx context.Context, field string) ([]float64, []bool, er
 	}
 	out := make([]float64, t.rows)
 	ok := make([]bool, t.rows)
-	err := t.scalar(ctx, field, isNumber(), func(row int, v parquet.Value) error {
-		out[row], ok[row] = floatOf(v), true
+	err := t.floatsEach(ctx, field, func(row int, f float64) { out[row], ok[row] = f, true })
+	return out, ok, err
+}
+
+// floatsEach is intsEach for any numeric column.
+func (t *table) floatsEach(ctx context.Context, field string, set func(row int, f float64)) error {
+	if field == "" || !t.has(field) {
+		return nil
+	}
+	return t.scalar(ctx, field, isNumber(), func(row int, v parquet.Value) error {
+		set(row, floatOf(v))
 		return nil
 	})
-	return out, ok, err
 }
 
 // strList reads a list column of text (or, with num, of numbers rendered
 // in decimal: children are list<int64>). Empty and null lists read as nil.
-// All lists of the column share one backing array, cut with full slice
-// expressions so that appending to one cannot overwrite the next.
 func (t *table) strList(ctx context.Context, field string, num bool) ([][]string, error) {
 	if field == "" || !t.has(field) {
 		return nil, nil
+	}
+	out := make([][]string, t.rows)
+	err := t.strListEach(ctx, field, num, func(row int, l []string) { out[row] = l })
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// strListEach calls set for every row of a list column that holds at least
+// one element (see strList); it does nothing when the table lacks the
+// column. All lists of the column share one backing array, cut with full
+// slice expressions so that appending to one cannot overwrite the next.
+func (t *table) strListEach(ctx context.Context, field string, num bool, set func(row int, l []string)) error {
+	if field == "" || !t.has(field) {
+		return nil
 	}
 	check := isBytes()
 	if num {
@@ -464,18 +505,17 @@ func (t *table) strList(ctx context.Context, field string, num bool) ([][]string
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	out := make([][]string, t.rows)
 	for i := 0; i < len(flat); {
 		j := i + 1
 		for j < len(flat) && rowOf[j] == rowOf[i] {
 			j++
 		}
-		out[rowOf[i]] = flat[i:j:j]
+		set(int(rowOf[i]), flat[i:j:j])
 		i = j
 	}
-	return out, nil
+	return nil
 }
 
 // numValues returns the number of values (leaf cells, nulls included) of a

@@ -18,11 +18,12 @@ import (
 // error of the first column, in call order, that failed, so that a table
 // with a bad column reports the same error however the reads interleave.
 type cols struct {
-	ctx  context.Context
-	t    *table
-	sem  chan struct{}
-	wg   sync.WaitGroup
-	errs []*error // one per call, in call order; each goroutine sets its own
+	ctx    context.Context
+	t      *table
+	sem    chan struct{}
+	wg     sync.WaitGroup
+	errs   []*error // one per call, in call order; each goroutine sets its own
+	failed bool     // a required column is missing: read no more
 }
 
 func newCols(ctx context.Context, t *table) *cols {
@@ -31,6 +32,9 @@ func newCols(ctx context.Context, t *table) *cols {
 
 // do runs read concurrently with the other reads of the table.
 func (c *cols) do(read func(ctx context.Context, t *table) error) {
+	if c.failed {
+		return
+	}
 	err := new(error)
 	c.errs = append(c.errs, err)
 	c.wg.Add(1)
@@ -43,7 +47,10 @@ func (c *cols) do(read func(ctx context.Context, t *table) error) {
 }
 
 // fail records err for the current position in call order.
-func (c *cols) fail(err error) { c.errs = append(c.errs, &err) }
+func (c *cols) fail(err error) {
+	c.errs = append(c.errs, &err)
+	c.failed = true
+}
 
 // wait waits for every read and returns the first error in call order.
 func (c *cols) wait() error {
@@ -107,6 +114,45 @@ func (c *cols) list(dst *[][]string, num bool, names ...string) {
 		*dst, err = t.strList(ctx, field, num)
 		return err
 	})
+}
+
+// The each* methods read a column into the rows through set, which is
+// called for every row that holds a value (a non-empty list), from the
+// column's goroutine. Each set must write a field of its own, so that the
+// columns of a table can fill the same rows concurrently.
+
+// eachStr reads an optional text column (numbers as text with num).
+func (c *cols) eachStr(set func(int, string), num bool, names ...string) {
+	field := c.t.first(names...)
+	if field == "" {
+		return
+	}
+	c.do(func(ctx context.Context, t *table) error { return t.strEach(ctx, field, num, set) })
+}
+
+// eachReq reads a required text column: the first of names present.
+func (c *cols) eachReq(set func(int, string), num bool, names ...string) {
+	field, err := c.t.require(names...)
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	c.do(func(ctx context.Context, t *table) error { return t.strEach(ctx, field, num, set) })
+}
+
+func (c *cols) eachInt(set func(int, int64), names ...string) {
+	field := c.t.first(names...)
+	c.do(func(ctx context.Context, t *table) error { return t.intsEach(ctx, field, set) })
+}
+
+func (c *cols) eachFloat(set func(int, float64), names ...string) {
+	field := c.t.first(names...)
+	c.do(func(ctx context.Context, t *table) error { return t.floatsEach(ctx, field, set) })
+}
+
+func (c *cols) eachList(set func(int, []string), num bool, names ...string) {
+	field := c.t.first(names...)
+	c.do(func(ctx context.Context, t *table) error { return t.strListEach(ctx, field, num, set) })
 }
 
 // at returns s[i] or the zero value when the column was absent (nil).
@@ -195,22 +241,20 @@ func readTextUnits(ctx context.Context, t *table) ([]TextUnit, error) {
 	return tus, nil
 }
 
+// readEntities and readRelationships, the tables with the most rows, fill
+// their rows directly from the columns (the each* readers), so that reading
+// them needs no column-sized slice per column beside the rows.
 func readEntities(ctx context.Context, t *table) ([]Entity, error) {
+	es := make([]Entity, t.rows)
 	c := newCols(ctx, t)
-	var (
-		id, hrid, title, typ, desc []string
-		tus                        [][]string
-		freq, deg                  []int64
-		freqOK, degOK              []bool
-	)
-	c.req(&id, true, "id")
-	c.strNum(&hrid, true, "human_readable_id")
-	c.req(&title, false, "title", "name")
-	c.str(&typ, "type")
-	c.str(&desc, "description")
-	c.list(&tus, false, "text_unit_ids")
-	c.ints(&freq, &freqOK, "frequency")
-	c.ints(&deg, &degOK, "degree")
+	c.eachReq(func(i int, s string) { es[i].ID = s }, true, "id")
+	c.eachStr(func(i int, s string) { es[i].HumanReadableID = s }, true, "human_readable_id")
+	c.eachReq(func(i int, s string) { es[i].Title = s }, false, "title", "name")
+	c.eachStr(func(i int, s string) { es[i].Type = s }, false, "type")
+	c.eachStr(func(i int, s string) { es[i].Description = s }, false, "description")
+	c.eachList(func(i int, l []string) { es[i].TextUnitIDs = l }, false, "text_unit_ids")
+	c.eachInt(func(i int, n int64) { es[i].Frequency, es[i].HasFrequency = n, true }, "frequency")
+	c.eachInt(func(i int, n int64) { es[i].Degree, es[i].HasDegree = n, true }, "degree")
 	var emb [][]float64
 	c.do(func(ctx context.Context, t *table) (err error) {
 		emb, err = t.floatList(ctx, t.first("description_embedding"))
@@ -219,59 +263,25 @@ func readEntities(ctx context.Context, t *table) ([]Entity, error) {
 	if err := c.wait(); err != nil {
 		return nil, err
 	}
-	es := make([]Entity, t.rows)
-	for i := range es {
-		es[i] = Entity{
-			ID:                   id[i],
-			HumanReadableID:      at(hrid, i),
-			Title:                title[i],
-			Type:                 at(typ, i),
-			Description:          at(desc, i),
-			TextUnitIDs:          at(tus, i),
-			Frequency:            at(freq, i),
-			HasFrequency:         at(freqOK, i),
-			Degree:               at(deg, i),
-			HasDegree:            at(degOK, i),
-			DescriptionEmbedding: at(emb, i),
-		}
+	for i := range emb {
+		es[i].DescriptionEmbedding = emb[i]
 	}
 	return es, nil
 }
 
 func readRelationships(ctx context.Context, t *table) ([]Relationship, error) {
+	rs := make([]Relationship, t.rows)
 	c := newCols(ctx, t)
-	var (
-		id, hrid, src, dst, desc []string
-		w                        []float64
-		wOK, rankOK              []bool
-		rank                     []int64
-		tus                      [][]string
-	)
-	c.req(&id, true, "id")
-	c.strNum(&hrid, true, "human_readable_id")
-	c.req(&src, false, "source")
-	c.req(&dst, false, "target")
-	c.str(&desc, "description")
-	c.floats(&w, &wOK, "weight")
-	c.ints(&rank, &rankOK, "combined_degree", "rank")
-	c.list(&tus, false, "text_unit_ids")
+	c.eachReq(func(i int, s string) { rs[i].ID = s }, true, "id")
+	c.eachStr(func(i int, s string) { rs[i].HumanReadableID = s }, true, "human_readable_id")
+	c.eachReq(func(i int, s string) { rs[i].Source = s }, false, "source")
+	c.eachReq(func(i int, s string) { rs[i].Target = s }, false, "target")
+	c.eachStr(func(i int, s string) { rs[i].Description = s }, false, "description")
+	c.eachFloat(func(i int, f float64) { rs[i].Weight, rs[i].HasWeight = f, true }, "weight")
+	c.eachInt(func(i int, n int64) { rs[i].Rank, rs[i].HasRank = n, true }, "combined_degree", "rank")
+	c.eachList(func(i int, l []string) { rs[i].TextUnitIDs = l }, false, "text_unit_ids")
 	if err := c.wait(); err != nil {
 		return nil, err
-	}
-	rs := make([]Relationship, t.rows)
-	for i := range rs {
-		rs[i] = Relationship{
-			ID:              id[i],
-			HumanReadableID: at(hrid, i),
-			Source:          src[i],
-			Target:          dst[i],
-			Description:     at(desc, i),
-			Weight:          at(w, i),
-			HasWeight:       at(wOK, i),
-			Rank:            at(rank, i),
-			HasRank:         at(rankOK, i),
-			TextUnitIDs:     at(tus, i),
-		}
 	}
 	return rs, nil
 }
