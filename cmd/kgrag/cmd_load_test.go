@@ -72,6 +72,18 @@ func TestLoadBadInput(t *testing.T) {
 			os.WriteFile(p, b[:len(b)/2], 0o644)
 			return d
 		}, []string{"entities.parquet"}},
+		// The footer reads, so the link pass (which needs nothing of the
+		// documents) passes; the documents fail once writing has begun.
+		{"corrupt table read while writing", func(t *testing.T) string {
+			d := copySample(t, filepath.Join(samples, "v3"))
+			p := filepath.Join(d, "documents.parquet")
+			b, _ := os.ReadFile(p)
+			for i := 16; i < len(b)/2; i++ {
+				b[i] = 0xff
+			}
+			os.WriteFile(p, b, 0o644)
+			return d
+		}, []string{"documents.parquet"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -87,6 +99,9 @@ func TestLoadBadInput(t *testing.T) {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error %q does not mention %q", err, w)
 				}
+			}
+			if strings.HasPrefix(err.Error(), "write ") {
+				t.Errorf("error %q reads as a write error; want the input's error as it is", err)
 			}
 			if entries, _ := os.ReadDir(outDir); len(entries) != 0 {
 				t.Errorf("output directory holds %d entries after a failed load; want none", len(entries))
