@@ -6,12 +6,13 @@ import (
 )
 
 // Visitor receives a GraphRAG output one table at a time from Walk. Each
-// non-nil callback is called exactly once, in field order, with all rows of
-// its table in file order (nil when the table is absent), after
-// the callback before it has returned. The rows are complete as Open fills
-// them: placeholders end Entities, relationship and claim ends are resolved,
-// Entity.Communities, derived TextUnit.EntityIDs and community Children,
-// members and Weight are set, and reports are merged into Communities.
+// non-nil callback is called exactly once, in field order, after the one
+// before it has returned, with all rows of its table in file order (nil
+// when the table is absent and nothing stands in for it). The rows are
+// complete as Open fills them: placeholders end Entities, relationship and
+// claim ends are resolved, Entity.Communities, derived TextUnit.EntityIDs
+// and community Children, members and Weight are set, and reports are
+// merged into Communities.
 //
 // The slice belongs to the callback: Walk keeps no reference to it once the
 // callback returns, so a callback that does not keep it lets it be freed

@@ -22,7 +22,7 @@ type Mapper struct {
 	OmitDocumentText bool
 }
 
-// Stats counts what Map wrote.
+// Stats counts what Map or a Stream wrote.
 type Stats struct {
 	Triples       int64
 	Documents     int
@@ -42,8 +42,10 @@ const checkEvery = 4096
 // (documents, chunks, entities, relationships, communities with their
 // findings, covariates; rows in table order), so the same input always gives
 // the same output. It stops at the first error w returns, or when ctx is
-// done. Map is Stream fed from memory: graphrag.Walk with Mapper.Stream
-// writes the same bytes without holding the dataset.
+// done. Entities state their communities from Entity.Communities, which
+// graphrag.Open fills (a Dataset built by hand must fill it too). Map is
+// Stream fed from memory: graphrag.Walk with Mapper.Stream writes the same
+// bytes without holding the dataset.
 func (m Mapper) Map(ctx context.Context, ds *graphrag.Dataset, w rdf.Writer) (Stats, error) {
 	s, err := m.Stream(w)
 	if err != nil {
