@@ -18,14 +18,18 @@ import (
 // Reading by column through parquet-go's page API avoids building a
 // map[string]any per row (the only row API that reads every GraphRAG file),
 // which costs several allocations per cell. A table is not safe for
-// concurrent use; the caller closes it.
+// concurrent use: concurrent readers each read a fork. The caller closes
+// the table it opened.
 type table struct {
-	name   string // logical name, e.g. "entities"
-	path   string
-	file   *os.File
-	pf     *parquet.File
-	rows   int64
-	intern map[string]string // one string per distinct value while a read lasts: ids repeat; nil between reads
+	name string // logical name, e.g. "entities"
+	path string
+	file *os.File
+	pf   *parquet.File
+	rows int64
+	// intern holds one string per distinct value: ids repeat. Every column
+	// read runs on a fork with its own map, so the map lives as long as the
+	// read of one column and is freed with the fork.
+	intern map[string]string
 
 	// dictCache maps a dictionary entry (by the address of its bytes) to its
 	// interned string while the current page is dictionary-encoded, as
@@ -62,16 +66,12 @@ func openTable(name, path string) (*table, error) {
 func (t *table) close() error { return t.file.Close() }
 
 // fork returns a table that reads the same file with its own intern map
-// and dictionary cache, so that columns can be read concurrently. The fork
+// and dictionary cache, so that columns can be read concurrently and their
+// maps are dropped with the fork as soon as the column is read. The fork
 // closes nothing; the table it came from owns the file.
 func (t *table) fork() *table {
 	return &table{name: t.name, path: t.path, pf: t.pf, rows: t.rows}
 }
-
-// resetIntern drops the table's intern map and dictionary cache once a
-// read of the table is done, so that the strings of a table handed over
-// are not kept alive by the reader.
-func (t *table) resetIntern() { t.intern, t.dictCache = nil, nil }
 
 func (t *table) err(field string, row int64, err error) error {
 	return &Error{Op: "read", Path: t.path, Field: field, Row: row, Err: err}

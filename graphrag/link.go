@@ -103,7 +103,6 @@ func (w *walker) linkEntities(ctx context.Context, lk *links) (entityLinks, erro
 	var e entityLinks
 	t := w.tables[TableEntities]
 	if t != nil {
-		defer t.resetIntern()
 		c := newCols(ctx, t)
 		c.req(&e.ids, true, "id")
 		c.req(&e.titles, false, "title", "name")
@@ -135,7 +134,6 @@ func (w *walker) linkEntities(ctx context.Context, lk *links) (entityLinks, erro
 func (w *walker) linkCommunities(ctx context.Context, lk *links) error {
 	var nums []string
 	if t := w.tables[TableCommunities]; t != nil {
-		defer t.resetIntern()
 		c := newCols(ctx, t)
 		var (
 			parent   []int64
@@ -195,7 +193,6 @@ func (w *walker) linkCommunities(ctx context.Context, lk *links) error {
 // level L (hierarchical Leiden only splits communities). It runs before
 // placeholders exist, so rows naming no entity of the table are left out.
 func (w *walker) linkNodes(ctx context.Context, t *table, lk *links) error {
-	defer t.resetIntern()
 	c := newCols(ctx, t)
 	var (
 		title, comm []string
@@ -313,7 +310,6 @@ func (w *walker) linkEnds(ctx context.Context, lk *links) error {
 		}
 	}
 	if t := w.tables[TableCovariates]; t != nil {
-		defer t.resetIntern()
 		c := newCols(ctx, t)
 		var (
 			subj, obj []string

@@ -137,13 +137,12 @@ func (w *walker) close() {
 }
 
 // readTable reads the named table with read, or returns nil rows when the
-// table is absent. The table's intern map is dropped afterwards.
+// table is absent.
 func readTable[T any](ctx context.Context, w *walker, name string, read func(context.Context, *table) ([]T, error)) ([]T, error) {
 	t := w.tables[name]
 	if t == nil {
 		return nil, nil
 	}
-	defer t.resetIntern()
 	return read(ctx, t)
 }
 
