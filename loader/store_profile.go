@@ -31,6 +31,10 @@ type Quirks struct {
 	// DropByGSP drops graphs with a Graph Store Protocol DELETE instead of
 	// DROP SILENT GRAPH (Virtuoso 7: 0.6s instead of 19s for 100k triples).
 	DropByGSP bool
+	// BulkParam is added to Graph Store Protocol POSTs by LoadInPlace to
+	// take the store's bulk path (Oxigraph: no_transaction, which loads
+	// 1M triples in ~12s where a transaction takes over a minute).
+	BulkParam string
 	// TypedLiteral notes that JSON results use "typed-literal" (Virtuoso);
 	// sparqlq maps it, so this is informational.
 	TypedLiteral bool
@@ -95,8 +99,9 @@ var presets = map[string]preset{
 		quirks: Quirks{UpdateMethod: sparqlq.MethodPOSTForm},
 		doc:    "Ontotext GraphDB; base is the repository, e.g. http://localhost:7200/repositories/kg"},
 	"oxigraph": {query: "/query", update: "/update", gsp: "/store",
-		caps: Capabilities{Update: true, GraphStore: true},
-		doc:  "Oxigraph server; base is the server, e.g. http://localhost:7878"},
+		caps:   Capabilities{Update: true, GraphStore: true},
+		quirks: Quirks{BulkParam: "no_transaction"},
+		doc:    "Oxigraph server; base is the server, e.g. http://localhost:7878"},
 	"virtuoso": {query: "/sparql", update: "/sparql", gsp: "/sparql-graph-crud",
 		caps: Capabilities{Update: true, GraphStore: true},
 		quirks: Quirks{QueryMethod: sparqlq.MethodAuto, UpdateMethod: sparqlq.MethodPOSTForm,

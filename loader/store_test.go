@@ -332,3 +332,41 @@ func TestErrorHidesSecrets(t *testing.T) {
 		t.Errorf("error %q does not give the status", err)
 	}
 }
+
+// TestLoadInPlace: the graph is dropped, batches go straight into it with
+// the bulk parameter, and a failure says the graph is incomplete.
+func TestLoadInPlace(t *testing.T) {
+	var posts atomic.Int64
+	var bulk atomic.Bool
+	f := &fakeStore{}
+	f.hook = func(w http.ResponseWriter, r *http.Request, body string) bool {
+		if r.Method != http.MethodPost || !r.URL.Query().Has("graph") {
+			return false
+		}
+		if r.URL.Query().Get("graph") != "http://ex/g" {
+			t.Errorf("POST to graph %q; want http://ex/g itself", r.URL.Query().Get("graph"))
+		}
+		bulk.Store(r.URL.Query().Has("no_transaction"))
+		if posts.Add(1) == 3 {
+			w.WriteHeader(http.StatusBadRequest) // not transient: no retry
+			return true
+		}
+		w.WriteHeader(http.StatusNoContent)
+		return true
+	}
+	s := openStore(t, "oxigraph", newFake(t, f), loader.Options{BatchSize: 3, Retries: -1})
+	_, err := s.LoadInPlace(context.Background(), "http://ex/g", func(w rdf.Writer) error {
+		return storetest.Write(w, 10, "")
+	})
+	if err == nil || !strings.Contains(err.Error(), "incomplete (6 triples sent") {
+		t.Fatalf("LoadInPlace = %v; want an error saying the graph is incomplete after 6 triples", err)
+	}
+	if !bulk.Load() {
+		t.Error("POSTs lack Oxigraph's no_transaction parameter")
+	}
+	if len(f.gsp) != 1 || !strings.HasPrefix(f.gsp[0], "DELETE http://ex/g") {
+		if len(f.updates) != 1 || !strings.Contains(f.updates[0], "DROP SILENT GRAPH <http://ex/g>") {
+			t.Errorf("graph not dropped first: GSP %q, updates %q", f.gsp, f.updates)
+		}
+	}
+}

@@ -94,6 +94,48 @@ func (s *SPARQLStore) ReplaceGraph(ctx context.Context, graph string, fill func(
 	return u.total, nil
 }
 
+// LoadInPlace drops graph and streams the triples fill writes straight into
+// it, through the store's bulk path where it has one (Oxigraph's
+// no_transaction, see Quirks.BulkParam). It skips the copy that makes
+// ReplaceGraph atomic, which in Oxigraph costs minutes per million triples,
+// and is therefore NOT atomic: readers see the graph fill up, and a failure
+// part-way leaves it incomplete. The error then says how many triples the
+// store took; running the load again repairs it, since batches are sets of
+// triples and sending one twice adds nothing.
+func (s *SPARQLStore) LoadInPlace(ctx context.Context, graph string, fill func(w rdf.Writer) error) (int64, error) {
+	if _, err := sparqlq.IRIRef(graph); err != nil {
+		return 0, &Error{Op: "load graph in place", Graph: graph, Err: err}
+	}
+	if err := s.Drop(ctx, graph); err != nil {
+		return 0, err
+	}
+	u := newUpload(ctx, s, graph, graph)
+	u.bulk = true
+	fillErr := fill(u)
+	if fillErr == nil {
+		fillErr = u.flush()
+	}
+	if fillErr != nil {
+		u.cancel()
+	}
+	sendErr := u.finish()
+	if fillErr != nil && errors.Is(sendErr, context.Canceled) && ctx.Err() == nil {
+		sendErr = nil
+	}
+	if fillErr == nil {
+		fillErr = ctx.Err()
+	}
+	if sendErr == nil && fillErr == nil {
+		return u.total, nil
+	}
+	hint := fmt.Sprintf("graph <%s> is incomplete (%d triples sent before the failure); run the load again", graph, u.sent)
+	if sendErr != nil {
+		return 0, s.opError("load graph in place", u.endpoint, graph, sendErr, hint)
+	}
+	return 0, &Error{Op: "load graph in place", URL: sparqlq.Redact(u.endpoint), Graph: graph, Err: fillErr,
+		Hint: joinHint(hintFor(fillErr, sparqlq.Redact(u.endpoint)), hint)}
+}
+
 // tempGraph returns a fresh temporary graph IRI for graph.
 func tempGraph(graph string) (string, error) {
 	var b [8]byte
@@ -278,6 +320,8 @@ type upload struct {
 	queued          int   // batches handed to the sender
 	finished        bool
 	insertPrefixLen int
+	bulk            bool  // use the profile's bulk parameter (LoadInPlace)
+	sent            int64 // triples the store accepted
 }
 
 type swapWriter struct{ buf *bytes.Buffer }
@@ -391,6 +435,9 @@ func (u *upload) sender() {
 				u.err = err
 				u.mu.Unlock()
 			} else {
+				u.mu.Lock()
+				u.sent += int64(b.n)
+				u.mu.Unlock()
 				if u.s.counter != nil {
 					u.s.counter.Add(int64(b.n))
 				}
@@ -408,7 +455,11 @@ func (u *upload) send(b *batch) error {
 		if b.insertData {
 			return u.s.c.Update(ctx, b.buf.String())
 		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.s.gspURL(u.tmp), bytes.NewReader(b.buf.Bytes()))
+		target := u.s.gspURL(u.tmp)
+		if u.bulk && u.s.p.Quirks.BulkParam != "" {
+			target += "&" + u.s.p.Quirks.BulkParam
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(b.buf.Bytes()))
 		if err != nil {
 			return err
 		}

@@ -85,7 +85,7 @@ func openTestStore(t *testing.T, profile, url string) *loader.SPARQLStore {
 // TestLoadStores loads every sample into every real store and checks, per
 // class, that the store holds as many instances as the parquet files have
 // rows (by the pyarrow oracle), that the total is what load reported, and
-// that a reload leaves the same counts.
+// that a reload, atomic or in place, leaves the same counts.
 func TestLoadStores(t *testing.T) {
 	samples := test.GraphRAGSamples(t)
 	for _, s := range testStores() {
@@ -103,11 +103,12 @@ func TestLoadStores(t *testing.T) {
 						}
 					}
 					graph := "http://kgrag.test/load/" + v
-					for round := 1; round <= 2; round++ {
+					// Two atomic replacements, then one in place.
+					for round := 1; round <= 3; round++ {
 						term, _, errb := testTerminal()
 						opts := loadOptions{input: dir, base: "http://kgrag.test/" + v + "/", quiet: false,
 							store: storeOptions{url: url, graph: graph, storeType: s.profile, authScheme: "basic",
-								batchSize: 2000, retries: 2, timeout: loader.DefaultTimeout}}
+								batchSize: 2000, retries: 2, timeout: loader.DefaultTimeout, inPlace: round == 3}}
 						if err := runLoad(ctx, opts, term); err != nil {
 							t.Fatalf("load round %d: %v", round, err)
 						}
