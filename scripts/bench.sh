@@ -1,0 +1,598 @@
+#!/usr/bin/env bash
+# bench.sh: kgrag measured side by side with its peers, in one run.
+#
+# Usage: scripts/bench.sh            (what `make bench` runs, after building bin/kgrag)
+#
+#   1. convert  GraphRAG parquet to Turtle: `kgrag load --turtle` against
+#               bench/rdflib_convert.py (pyarrow + rdflib), on a synthetic 3.x
+#               dataset and on the real 3.x sample: wall time, triples (as
+#               each tool reports them), triples/s, MB/s of output, CPU time
+#               and peak RSS (/usr/bin/time -v).
+#   2. micro    the loader encoders with `go test -bench -count N -cpu 1`
+#               (GOMAXPROCS=1) and graphrag.Open on the synthetic dataset,
+#               summarised by benchstat.
+#   3. stores   `kgrag load --store` of the synthetic dataset into fresh
+#               Oxigraph, Fuseki and Virtuoso instances against each store's
+#               own bulk loader on kgrag's Turtle file (oxigraph load,
+#               tdb2.tdbloader, ld_dir + rdf_loader_run), each into a fresh
+#               store; the graph is then counted over SPARQL.
+#
+# The synthetic dataset is made once by kgrag-synth and cached under
+# $BENCH_DIR/data/ keyed by its sizes and seed. The report goes to stdout and
+# to $BENCH_DIR/report.md; raw outputs and logs stay in $BENCH_DIR/run/.
+# Every run redoes the measurements; only the dataset is reused.
+#
+# A peer that cannot run (tool missing, server does not start, load fails)
+# is reported as "not run: REASON" or "failed: REASON" and the run goes on.
+# Servers are started by scripts/{oxigraph,fuseki,virtuoso}.sh on their own
+# ports and directories under $BENCH_DIR (never the test services' ones) and
+# are stopped on exit.
+#
+# Environment:
+#   BENCH_QUICK=1        small synthetic dataset (10k entities) for a fast check
+#   BENCH_ENTITIES, BENCH_RELATIONSHIPS, BENCH_TEXT_UNITS, BENCH_COMMUNITIES,
+#   BENCH_SEED           synthetic sizes and seed (default 100000, 300000,
+#                        20000, 5000, seed 1; quick: a tenth of those)
+#   BENCH_STEPS          which parts to run (default "convert micro stores")
+#   BENCH_STORES         which stores (default "oxigraph fuseki virtuoso")
+#   BENCH_COUNT          go test -count (default 6)
+#   BENCH_REPEAT         runs of each kgrag conversion; the median is
+#                        reported (default 3)
+#   BENCH_SAMPLE         real GraphRAG 3.x output, read in place
+#                        (default /work/shared/testdata/graphrag/v3)
+#   BENCH_DIR            cache and report directory (default .cache/bench)
+#   BENCH_JAVA_HEAP      heap of the Fuseki server and of tdb2.tdbloader (2g)
+#   BENCH_BATCH_SIZE     kgrag load --batch-size (default: kgrag's own)
+#   BENCH_OXIGRAPH_PORT (17878), BENCH_FUSEKI_PORT (13030),
+#   BENCH_VIRTUOSO_PORT (18890; ISQL on that port + 220)
+#   KGRAG                the kgrag binary (default bin/kgrag, built when missing)
+#
+# EXIT STATUS: 0 when the report was written (missed targets and peers that
+# did not run are in the report); 1 when the harness itself failed (kgrag
+# missing, dataset could not be made, kgrag's own conversion failed).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/.." && pwd)
+cd "$repo"
+
+QUICK=${BENCH_QUICK:-0}
+if [[ $QUICK == 1 ]]; then
+	def=(10000 30000 2000 500)
+else
+	def=(100000 300000 20000 5000)
+fi
+N_ENT=${BENCH_ENTITIES:-${def[0]}}
+N_REL=${BENCH_RELATIONSHIPS:-${def[1]}}
+N_TU=${BENCH_TEXT_UNITS:-${def[2]}}
+N_COM=${BENCH_COMMUNITIES:-${def[3]}}
+SEED=${BENCH_SEED:-1}
+STEPS=${BENCH_STEPS:-convert micro stores}
+STORES=${BENCH_STORES:-oxigraph fuseki virtuoso}
+COUNT=${BENCH_COUNT:-6}
+REPEAT=${BENCH_REPEAT:-3}
+SAMPLE=${BENCH_SAMPLE:-/work/shared/testdata/graphrag/v3}
+OUT=${BENCH_DIR:-$repo/.cache/bench}
+HEAP=${BENCH_JAVA_HEAP:-2g}
+BATCH=${BENCH_BATCH_SIZE:-}
+OX_PORT=${BENCH_OXIGRAPH_PORT:-17878}
+FU_PORT=${BENCH_FUSEKI_PORT:-13030}
+VI_PORT=${BENCH_VIRTUOSO_PORT:-18890}
+KGRAG=${KGRAG:-bin/kgrag}
+GRAPH=http://example.org/kgrag-bench
+PYTHON=${PYTHON:-python3}
+
+# Targets from the issues.
+T_SPEEDUP=30       # kgrag at least this many times faster than rdflib
+T_RSS_MB=500       # kgrag peak RSS on the synthetic dataset
+T_TURTLE=3000000   # Turtle encoder triples/s on one core
+T_STORE=1.5        # kgrag store upload at most this many times the bulk loader
+
+OUT=$(mkdir -p "$OUT" && cd "$OUT" && pwd)
+RUN=$OUT/run
+SYNTH=$OUT/data/synth-e$N_ENT-r$N_REL-t$N_TU-c$N_COM-s$SEED
+REPORT=$OUT/report.md
+SECTIONS=$RUN/sections
+
+log() { printf 'bench: %s\n' "$*" >&2; }
+die() {
+	log "error: $*"
+	exit 1
+}
+has_step() { [[ " $STEPS " == *" $1 "* ]]; }
+
+# --- servers started here, stopped on exit ---------------------------------
+
+started=()
+stop_started() {
+	local s
+	for s in "${started[@]}"; do
+		# shellcheck disable=SC2086
+		"$here/${s%% *}.sh" stop ${s#* } >/dev/null 2>&1 || true
+	done
+	started=()
+}
+trap stop_started EXIT
+trap 'exit 130' INT TERM
+
+# server_start NAME PORT DIR: start scripts/NAME.sh on PORT with DIR; true
+# when it answers. The output of the script goes to $RUN/NAME-start.log.
+server_start() {
+	local name=$1 port=$2 dir=$3
+	started+=("$name --port $port --dir $dir")
+	KGRAG_FUSEKI_HEAP=$HEAP "$here/$name.sh" start --port "$port" --dir "$dir" \
+		>>"$RUN/$name-start.log" 2>&1
+}
+
+server_stop() {
+	local name=$1 port=$2 dir=$3 keep=() s
+	"$here/$name.sh" stop --port "$port" --dir "$dir" >>"$RUN/$name-start.log" 2>&1 || true
+	for s in "${started[@]}"; do
+		[[ $s == "$name --port $port --dir $dir" ]] || keep+=("$s")
+	done
+	started=("${keep[@]}")
+}
+
+# --- measuring ---------------------------------------------------------------
+
+# measure TAG CMD...: run CMD under /usr/bin/time -v with stdout and stderr
+# in $RUN/TAG.out and $RUN/TAG.err. Sets M_RC (exit status), M_SEC (wall
+# seconds), M_CPU (user + system seconds) and M_RSS (peak RSS, MB). Never
+# fails itself.
+measure() {
+	local tag=$1 t0 t1
+	shift
+	log "run $tag: $*"
+	M_RC=0
+	t0=$(date +%s%N)
+	/usr/bin/time -v -o "$RUN/$tag.time" "$@" >"$RUN/$tag.out" 2>"$RUN/$tag.err" || M_RC=$?
+	t1=$(date +%s%N)
+	M_SEC=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
+	M_CPU=$(awk -F': ' '/User time|System time/ { s += $2 } END { printf "%.1f", s }' "$RUN/$tag.time" 2>/dev/null || echo "?")
+	M_RSS=$(awk -F': ' '/Maximum resident set size/ { printf "%.0f", $2 / 1024 }' "$RUN/$tag.time" 2>/dev/null || echo "?")
+	[[ -n $M_RSS ]] || M_RSS="?"
+	log "  rc=$M_RC wall=${M_SEC}s cpu=${M_CPU}s rss=${M_RSS}MB"
+}
+
+# why TAG: one line saying why run TAG failed (last line of its stderr).
+why() {
+	local line
+	line=$(grep -v '^\s*$' "$RUN/$1.err" 2>/dev/null | grep -v 'Command exited with' | tail -n 1 | cut -c1-160)
+	printf 'exit %s: %s (log: %s)' "$M_RC" "${line:-no message}" "${RUN#"$repo"/}/$1.err"
+}
+
+# Arithmetic helpers (awk; bash has no floats).
+div() { awk -v a="$1" -v b="$2" -v f="${3:-%.1f}" 'BEGIN { if (b + 0 == 0) print "?"; else printf f, a / b }'; }
+mb() { awk -v a="$1" 'BEGIN { printf "%.1f", a / 1e6 }'; }
+ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 >= b + 0) }'; }
+verdict() { if [[ $1 == "?" ]]; then echo "n/a"; elif "$2" "$1" "$3"; then echo "met"; else echo "MISSED"; fi; }
+le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 <= b + 0) }'; }
+lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 < b + 0) }'; }
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else if (NR) printf "%.0f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+fmt_int() { awk -v n="$1" 'BEGIN { if (n !~ /^[0-9]+$/) { print n; exit } s = ""; while (length(n) > 3) { s = "," substr(n, length(n) - 2) s; n = substr(n, 1, length(n) - 3) } print n s }'; }
+
+section() { cat >>"$SECTIONS"; }
+
+# --- set-up --------------------------------------------------------------------
+
+rm -rf "$RUN"
+mkdir -p "$RUN" "$OUT/data"
+: >"$SECTIONS"
+
+if [[ ! -x /usr/bin/time ]]; then
+	log "installing Debian package time (for /usr/bin/time -v)"
+	if [[ $(id -u) == 0 ]]; then
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq time >/dev/null 2>&1 ||
+			{ apt-get update -qq >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq time >/dev/null 2>&1; } || true
+	fi
+	[[ -x /usr/bin/time ]] || die "/usr/bin/time missing: apt-get install time"
+fi
+if [[ ! -x $KGRAG ]]; then
+	log "building $KGRAG"
+	go build -o "$KGRAG" ./cmd/kgrag
+fi
+KGRAG=$(cd "$(dirname "$KGRAG")" && pwd)/$(basename "$KGRAG")
+
+if [[ ! -f $SYNTH/.complete ]]; then
+	log "generating the synthetic dataset into $SYNTH"
+	rm -rf "$SYNTH"
+	go run ./internal/synth/cmd/kgrag-synth -out "$SYNTH" -seed "$SEED" \
+		-entities "$N_ENT" -relationships "$N_REL" -text-units "$N_TU" -communities "$N_COM" >&2 ||
+		die "kgrag-synth failed"
+	touch "$SYNTH/.complete"
+else
+	log "reusing the synthetic dataset $SYNTH"
+fi
+
+t_start=$(date +%s)
+quick_note=""
+[[ $QUICK == 1 ]] && quick_note=" (BENCH_QUICK=1)"
+cpu_model=$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)
+mem_total=$(awk '/MemTotal/ { printf "%.1f GB", $2 / 1048576 }' /proc/meminfo)
+section <<EOF
+## Environment
+
+- date: $(date -u '+%Y-%m-%d %H:%M UTC'); kgrag commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- 2>/dev/null || echo " (worktree has uncommitted changes)")
+- machine: $(nproc) CPUs ($cpu_model), $mem_total RAM; load average at start: $(cut -d' ' -f1-3 /proc/loadavg) (shared with other work: figures are noisy)
+- $(go version | cut -d' ' -f3-); $("$PYTHON" --version 2>&1); $("$PYTHON" -c 'import pyarrow, rdflib; print("pyarrow", pyarrow.__version__ + ", rdflib", rdflib.__version__)' 2>/dev/null || echo "pyarrow/rdflib missing")
+- synthetic dataset: $N_ENT entities, $N_REL relationships, $N_TU text units, $N_COM communities, seed $SEED$quick_note
+- real sample: $SAMPLE
+
+EOF
+
+# --- 1. conversion -------------------------------------------------------------
+
+SYNTH_TTL=$RUN/synth.kgrag.ttl
+
+# convert_kgrag NAME DIR: REPEAT runs of kgrag load --turtle; sets the
+# row variables of the median run. Fails when kgrag fails.
+convert_kgrag() {
+	local name=$1 dir=$2 i secs=() med tag
+	for ((i = 1; i <= REPEAT; i++)); do
+		tag=convert-$name-kgrag-$i
+		measure "$tag" "$KGRAG" load --input "$dir" --turtle "$RUN/$name.kgrag.ttl"
+		((M_RC == 0)) || die "kgrag load --turtle on $dir failed: $(why "$tag")"
+		secs+=("$M_SEC $i $M_CPU $M_RSS")
+	done
+	med=$(printf '%s\n' "${secs[@]}" | sort -g | sed -n "$(((REPEAT + 1) / 2))p")
+	read -r K_SEC i K_CPU K_RSS <<<"$med"
+	K_ALL=$(printf '%s\n' "${secs[@]}" | cut -d' ' -f1 | sort -g | paste -sd/ -)
+	K_TRIPLES=$(sed -n 's/^kgrag: wrote \([0-9]*\) triples.*/\1/p' "$RUN/convert-$name-kgrag-$i.err")
+	K_BYTES=$(stat -c %s "$RUN/$name.kgrag.ttl")
+}
+
+# convert_rdflib NAME DIR: one run of bench/rdflib_convert.py; sets R_*
+# or R_NOTE when it could not run.
+convert_rdflib() {
+	local name=$1 dir=$2 tag=convert-$1-rdflib
+	R_NOTE=""
+	if ! "$PYTHON" -c 'import pyarrow, rdflib' 2>/dev/null; then
+		log "installing pyarrow and rdflib for $PYTHON"
+		"$PYTHON" -m pip install -q pyarrow rdflib >&2 || true
+		"$PYTHON" -c 'import pyarrow, rdflib' 2>/dev/null || {
+			R_NOTE="not run: pyarrow/rdflib not importable by $PYTHON and pip install failed"
+			return 0
+		}
+	fi
+	measure "$tag" "$PYTHON" bench/rdflib_convert.py "$dir" "$RUN/$name.rdflib.ttl"
+	if ((M_RC != 0)); then
+		R_NOTE="failed: $(why "$tag")"
+		return 0
+	fi
+	R_SEC=$M_SEC R_CPU=$M_CPU R_RSS=$M_RSS
+	R_TRIPLES=$("$PYTHON" -c 'import json, sys; print(json.loads(sys.stdin.read().strip().splitlines()[-1])["triples"])' <"$RUN/$tag.out")
+	R_BYTES=$(stat -c %s "$RUN/$name.rdflib.ttl")
+	rm -f "$RUN/$name.rdflib.ttl" # only its size matters; keep the disk free
+}
+
+conversion_rows() {
+	local name=$1 label=$2
+	printf '| %s | kgrag load --turtle | %s s (runs: %s) | %s | %s | %s | %s s | %s |\n' \
+		"$label" "$K_SEC" "$K_ALL" "$(fmt_int "$K_TRIPLES")" "$(fmt_int "$(div "$K_TRIPLES" "$K_SEC" %.0f)")" \
+		"$(div "$(mb "$K_BYTES")" "$K_SEC")" "$K_CPU" "$K_RSS"
+	if [[ -n $R_NOTE ]]; then
+		printf '| %s | rdflib_convert.py | %s | | | | | |\n' "$label" "$R_NOTE"
+	else
+		printf '| %s | rdflib_convert.py | %s s | %s | %s | %s | %s s | %s |\n' \
+			"$label" "$R_SEC" "$(fmt_int "$R_TRIPLES")" "$(fmt_int "$(div "$R_TRIPLES" "$R_SEC" %.0f)")" \
+			"$(div "$(mb "$R_BYTES")" "$R_SEC")" "$R_CPU" "$R_RSS"
+	fi
+}
+
+if has_step convert; then
+	conv_rows=() targets=()
+	for ds in synth sample; do
+		if [[ $ds == synth ]]; then
+			dir=$SYNTH label="synthetic ($N_ENT entities)"
+		else
+			dir=$SAMPLE label="real 3.x sample"
+			if [[ ! -d $dir ]]; then
+				conv_rows+=("| $label | both | not run: $dir missing | | | | | |")
+				continue
+			fi
+		fi
+		convert_kgrag "$ds" "$dir"
+		convert_rdflib "$ds" "$dir"
+		conv_rows+=("$(conversion_rows "$ds" "$label")")
+		if [[ -z $R_NOTE ]]; then
+			speed=$(div "$R_SEC" "$K_SEC")
+			tps=$(div "$(div "$K_TRIPLES" "$K_SEC" %.6f)" "$(div "$R_TRIPLES" "$R_SEC" %.6f)")
+			targets+=("| $label | speed-up in wall time (rdflib / kgrag) | ${speed}x (triples/s: ${tps}x) | >= ${T_SPEEDUP}x | $(verdict "$speed" ge "$T_SPEEDUP") |")
+			targets+=("| $label | peak RSS kgrag vs rdflib | $K_RSS MB vs $R_RSS MB ($(div "$R_RSS" "$K_RSS")x less) | kgrag < $T_RSS_MB MB | $(verdict "$K_RSS" lt "$T_RSS_MB") |")
+		else
+			targets+=("| $label | speed-up | $R_NOTE | >= ${T_SPEEDUP}x | n/a |")
+			targets+=("| $label | kgrag peak RSS | $K_RSS MB | < $T_RSS_MB MB | $(verdict "$K_RSS" lt "$T_RSS_MB") |")
+		fi
+	done
+	{
+		echo "## 1. Conversion, parquet to Turtle, end to end"
+		echo
+		echo "Wall time from process start to exit (kgrag: median of $REPEAT runs); triples as each tool reports them;"
+		echo "MB/s = Turtle bytes written / wall s; CPU = user + system; RSS = /usr/bin/time -v maximum resident set size."
+		echo
+		echo "| input | tool | wall | triples | triples/s | MB/s | CPU | peak RSS MB |"
+		echo "|---|---|---|---|---|---|---|---|"
+		printf '%s\n' "${conv_rows[@]}"
+		echo
+		echo "| input | measure | value | target | |"
+		echo "|---|---|---|---|---|"
+		printf '%s\n' "${targets[@]}"
+		echo
+		echo "Commands:"
+		echo
+		echo '```'
+		echo "bin/kgrag load --input $SYNTH --turtle OUT.ttl"
+		echo "python3 bench/rdflib_convert.py $SYNTH OUT.ttl"
+		echo "(and the same two with --input $SAMPLE), each under /usr/bin/time -v"
+		echo '```'
+		echo
+	} | section
+fi
+
+# --- 2. micro-benchmarks ---------------------------------------------------------
+
+find_benchstat() {
+	local b
+	b=$(go env GOPATH)/bin/benchstat
+	if [[ ! -x $b ]] && ! command -v benchstat >/dev/null 2>&1; then
+		log "installing benchstat"
+		go install golang.org/x/perf/cmd/benchstat@latest >&2 || return 1
+	fi
+	if [[ -x $b ]]; then echo "$b"; else command -v benchstat; fi
+}
+
+# bench_median FILE NAME UNIT: median of the value before UNIT on the lines
+# of benchmark NAME.
+bench_median() {
+	awk -v name="$2" -v unit="$3" '$1 == name || $1 ~ "^" name "-[0-9]+$" { for (i = 2; i <= NF; i++) if ($i == unit) print $(i - 1) }' "$1" | median
+}
+
+if has_step micro; then
+	log "go test -bench (loader encoders, -cpu 1, -count $COUNT)"
+	micro_note="" open_note=""
+	if ! GOMAXPROCS=1 go test -run '^$' -bench 'Encoder$' -benchmem -count "$COUNT" -cpu 1 ./loader/ \
+		>"$RUN/micro-loader.txt" 2>"$RUN/micro-loader.err"; then
+		micro_note="failed: $(tail -n 3 "$RUN/micro-loader.txt" "$RUN/micro-loader.err" | tr '\n' ' ' | cut -c1-200)"
+	fi
+	if [[ $N_ENT == 100000 && $N_REL == 300000 && $N_TU == 20000 && $N_COM == 5000 && $SEED == 1 ]]; then
+		log "go test -bench OpenSynthetic (graphrag, -count $COUNT)"
+		if ! KGRAG_BENCH_SYNTH_DIR=$SYNTH go test -run '^$' -bench 'OpenSynthetic$' -benchmem -count "$COUNT" ./graphrag/ \
+			>"$RUN/micro-graphrag.txt" 2>"$RUN/micro-graphrag.err"; then
+			open_note="failed: $(tail -n 3 "$RUN/micro-graphrag.txt" "$RUN/micro-graphrag.err" | tr '\n' ' ' | cut -c1-200)"
+		fi
+	else
+		open_note="not run: BenchmarkOpenSynthetic expects the default synthetic sizes and seed 1 (this run uses a smaller dataset)"
+	fi
+	bs=$(find_benchstat) || bs=""
+	{
+		echo "## 2. Micro-benchmarks"
+		echo
+		if [[ -n $micro_note ]]; then
+			echo "Encoders: $micro_note"
+		else
+			tt=$(bench_median "$RUN/micro-loader.txt" BenchmarkTurtleEncoder triples/s)
+			nt=$(bench_median "$RUN/micro-loader.txt" BenchmarkNTriplesEncoder triples/s)
+			echo "| benchmark | median triples/s (one core) | target | |"
+			echo "|---|---|---|---|"
+			echo "| TurtleEncoder | $(fmt_int "${tt%.*}") | >= $(fmt_int $T_TURTLE) | $(verdict "${tt:-?}" ge "$T_TURTLE") |"
+			echo "| NTriplesEncoder | $(fmt_int "${nt%.*}") | | |"
+		fi
+		[[ -n $open_note ]] && { echo; echo "graphrag.Open: $open_note"; }
+		echo
+		if [[ -z $bs ]]; then
+			echo "benchstat: not run: could not install golang.org/x/perf/cmd/benchstat; raw output in ${RUN#"$repo"/}/micro-*.txt"
+		else
+			echo '```'
+			[[ -z $micro_note ]] && "$bs" "$RUN/micro-loader.txt" 2>&1
+			[[ -z $open_note ]] && { echo; "$bs" "$RUN/micro-graphrag.txt" 2>&1; }
+			echo '```'
+		fi
+		echo
+		echo "Commands:"
+		echo
+		echo '```'
+		echo "GOMAXPROCS=1 go test -run '^\$' -bench 'Encoder\$' -benchmem -count $COUNT -cpu 1 ./loader/ > loader.txt"
+		echo "KGRAG_BENCH_SYNTH_DIR=$SYNTH go test -run '^\$' -bench 'OpenSynthetic\$' -benchmem -count $COUNT ./graphrag/ > graphrag.txt"
+		echo "benchstat loader.txt; benchstat graphrag.txt"
+		echo '```'
+		echo
+	} | section
+fi
+
+# --- 3. store upload ---------------------------------------------------------------
+
+# sparql_count URL: triples in $GRAPH, by a SPARQL query at URL.
+sparql_count() {
+	curl -fsS --max-time 600 -H 'Accept: text/csv' --data-urlencode \
+		"query=SELECT (COUNT(*) AS ?n) WHERE { GRAPH <$GRAPH> { ?s ?p ?o } }" "$1" |
+		tail -n 1 | tr -d '\r"'
+}
+
+port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# store_port STORE: the configured port of STORE, or the next free one when
+# something else (another user's server) listens there. Virtuoso also needs
+# its ISQL port (HTTP + 220) free.
+store_port() {
+	local p i
+	case $1 in oxigraph) p=$OX_PORT ;; fuseki) p=$FU_PORT ;; virtuoso) p=$VI_PORT ;; esac
+	for ((i = 0; i < 50; i++, p++)); do
+		port_busy "$p" && continue
+		[[ $1 == virtuoso ]] && port_busy $((p + 220)) && continue
+		break
+	done
+	[[ $p != "$(case $1 in oxigraph) echo "$OX_PORT" ;; fuseki) echo "$FU_PORT" ;; virtuoso) echo "$VI_PORT" ;; esac)" ]] &&
+		log "$1: configured port busy; using $p"
+	echo "$p"
+}
+query_url() {
+	case $1 in
+	oxigraph) echo "http://127.0.0.1:$2/query" ;;
+	fuseki) echo "http://127.0.0.1:$2/ds/query" ;;
+	virtuoso) echo "http://127.0.0.1:$2/sparql" ;;
+	esac
+}
+store_url() {
+	case $1 in
+	oxigraph) echo "http://127.0.0.1:$2" ;;
+	fuseki) echo "http://127.0.0.1:$2/ds" ;;
+	virtuoso) echo "http://127.0.0.1:$2" ;;
+	esac
+}
+
+# store_kgrag STORE: a fresh instance, kgrag load --store into it, count.
+# Sets S_K (a table row fragment) and S_KSEC ("" when not run).
+store_kgrag() {
+	local s=$1 port dir url tag=store-$1-kgrag n args=()
+	port=$(store_port "$s")
+	dir=$OUT/stores/$s-kgrag
+	S_KSEC=""
+	rm -rf "$dir"
+	if ! server_start "$s" "$port" "$dir"; then
+		S_K="not run: $s did not start ($(tail -n 1 "$RUN/$s-start.log" | cut -c1-120))"
+		server_stop "$s" "$port" "$dir"
+		return 0
+	fi
+	url=$(store_url "$s" "$port")
+	[[ -n $BATCH ]] && args=(--batch-size "$BATCH")
+	measure "$tag" "$KGRAG" load --input "$SYNTH" --store "$url" --store-type "$s" --graph "$GRAPH" "${args[@]}"
+	if ((M_RC != 0)); then
+		S_K="failed: $(why "$tag")"
+	else
+		n=$(sparql_count "$(query_url "$s" "$port")" 2>>"$RUN/$tag.err") || n="?"
+		S_KSEC=$M_SEC
+		S_K="$M_SEC s | $(fmt_int "$(sed -n 's/^kgrag: wrote \([0-9]*\) triples.*/\1/p' "$RUN/$tag.err")") | $(fmt_int "$n") | $M_RSS (client)"
+	fi
+	server_stop "$s" "$port" "$dir"
+	rm -rf "$dir"
+}
+
+# store_bulk STORE: the store's own bulk loader on kgrag's Turtle into a
+# fresh store, then a server on it to count. Sets S_B and S_BSEC.
+store_bulk() {
+	local s=$1 port dir tag=store-$1-bulk n="?" reported="?" ox
+	port=$(store_port "$s")
+	dir=$OUT/stores/$s-bulk
+	S_BSEC=""
+	rm -rf "$dir"
+	mkdir -p "$dir/data"
+	case $s in
+	oxigraph)
+		ox=$(command -v oxigraph 2>/dev/null || true)
+		if [[ -z $ox ]]; then
+			"$here/oxigraph.sh" install >>"$RUN/oxigraph-start.log" 2>&1 || true
+			ox=$(command -v oxigraph 2>/dev/null || true)
+		fi
+		if [[ -z $ox ]]; then
+			S_B="not run: oxigraph CLI not found (pip install oxigraph)"
+			return 0
+		fi
+		BULK_CMD="oxigraph load --location DIR --file graph.ttl --graph $GRAPH"
+		measure "$tag" "$ox" load --location "$dir/data" --file "$SYNTH_TTL" --graph "$GRAPH"
+		reported=$(cat "$RUN/$tag.out" "$RUN/$tag.err" | grep -oE '[0-9]+ triples loaded' | tail -n 1 | cut -d' ' -f1)
+		;;
+	fuseki)
+		BULK_CMD="java -Xmx$HEAP -cp jena-fuseki-server.jar tdb2.tdbloader --loc DIR --graph $GRAPH graph.ttl (scripts/fuseki.sh tdbloader)"
+		measure "$tag" env KGRAG_FUSEKI_HEAP="$HEAP" "$here/fuseki.sh" tdbloader --port "$port" --dir "$dir" --graph "$GRAPH" "$SYNTH_TTL"
+		reported=$(grep -o 'Finished: [^ ]* [0-9,]* tuples' "$RUN/$tag.out" "$RUN/$tag.err" 2>/dev/null | tail -n 1 | awk '{ gsub(",", "", $(NF - 1)); print $(NF - 1) }')
+		;;
+	virtuoso)
+		if ! server_start virtuoso "$port" "$dir"; then
+			S_B="not run: virtuoso did not start ($(tail -n 1 "$RUN/virtuoso-start.log" | cut -c1-120))"
+			server_stop virtuoso "$port" "$dir"
+			return 0
+		fi
+		# ld_dir reads only from DirsAllowed, which holds the instance dir.
+		mkdir -p "$dir/load"
+		ln "$SYNTH_TTL" "$dir/load/graph.ttl" 2>/dev/null || cp "$SYNTH_TTL" "$dir/load/graph.ttl"
+		BULK_CMD="isql: ld_dir('DIR', 'graph.ttl', '$GRAPH'); rdf_loader_run(); checkpoint;"
+		measure "$tag" "$here/virtuoso.sh" isql --port "$port" --dir "$dir" \
+			"exec=ld_dir('$dir/load', 'graph.ttl', '$GRAPH'); rdf_loader_run(); checkpoint;"
+		if ((M_RC == 0)); then
+			local err
+			err=$("$here/virtuoso.sh" isql --port "$port" --dir "$dir" \
+				"exec=SELECT 'LLERR', ll_file, ll_error FROM DB.DBA.LOAD_LIST WHERE ll_error IS NOT NULL;" 2>&1 | grep -E '^LLERR|\*\*\* Error' | head -n 1 || true)
+			if [[ -n $err ]]; then
+				M_RC=1
+				echo "load list error: $err" >>"$RUN/$tag.err"
+			fi
+		fi
+		;;
+	esac
+	if ((M_RC != 0)); then
+		S_B="failed: $(why "$tag")"
+		[[ $s == virtuoso ]] && server_stop virtuoso "$port" "$dir"
+		rm -rf "$dir"
+		return 0
+	fi
+	S_BSEC=$M_SEC
+	local sec=$M_SEC rss=$M_RSS
+	if [[ $s != virtuoso ]]; then
+		server_start "$s" "$port" "$dir" || true
+	fi
+	n=$(sparql_count "$(query_url "$s" "$port")" 2>>"$RUN/$tag.err") || n="?"
+	server_stop "$s" "$port" "$dir"
+	[[ $reported == "?" || -z $reported ]] && reported=$n
+	local rss_note=""
+	[[ $s == virtuoso ]] && rss_note=" (isql client; the load runs in the server)"
+	S_B="$sec s | $(fmt_int "$reported") | $(fmt_int "$n") | $rss$rss_note"
+	rm -rf "$dir"
+}
+
+if has_step stores; then
+	store_rows=() store_targets=() bulk_cmds=()
+	if [[ ! -s $SYNTH_TTL ]]; then
+		log "writing $SYNTH_TTL for the bulk loaders"
+		"$KGRAG" load --input "$SYNTH" --turtle "$SYNTH_TTL" 2>"$RUN/synth-ttl.err" || die "kgrag load --turtle failed"
+	fi
+	for s in $STORES; do
+		log "store $s"
+		store_kgrag "$s"
+		BULK_CMD=""
+		store_bulk "$s"
+		store_rows+=("| $s | kgrag load --store | $S_K |")
+		store_rows+=("| $s | bulk loader | $S_B |")
+		[[ -n $BULK_CMD ]] && bulk_cmds+=("$s: $BULK_CMD")
+		if [[ -n $S_KSEC && -n $S_BSEC ]]; then
+			r=$(div "$S_KSEC" "$S_BSEC" %.2f)
+			store_targets+=("| $s | kgrag / bulk loader wall time | ${r}x | <= ${T_STORE}x | $(verdict "$r" le "$T_STORE") |")
+		else
+			store_targets+=("| $s | kgrag / bulk loader wall time | n/a (one side did not run) | <= ${T_STORE}x | n/a |")
+		fi
+	done
+	{
+		echo "## 3. Store upload of the synthetic dataset"
+		echo
+		echo "kgrag reads the parquet files, maps and uploads to a running server (fresh store; the time includes conversion;"
+		echo "RSS is kgrag's own). The bulk loader reads kgrag's Turtle file ($(mb "$(stat -c %s "$SYNTH_TTL")") MB) into a fresh store with the server"
+		echo "stopped (Virtuoso: server running, loader driven by isql). \"triples reported\" = what the loader prints"
+		echo "(the SPARQL count where it prints none); \"in store\" = SPARQL COUNT of the graph afterwards."
+		echo
+		echo "| store | loader | wall | triples reported | in store | peak RSS MB |"
+		echo "|---|---|---|---|---|---|"
+		printf '%s\n' "${store_rows[@]}"
+		echo
+		echo "| store | measure | value | target | |"
+		echo "|---|---|---|---|---|"
+		printf '%s\n' "${store_targets[@]}"
+		echo
+		echo "Commands:"
+		echo
+		echo '```'
+		echo "bin/kgrag load --input $SYNTH --store URL --store-type STORE --graph $GRAPH${BATCH:+ --batch-size $BATCH}"
+		printf '%s\n' "${bulk_cmds[@]}"
+		echo '```'
+		echo
+	} | section
+fi
+
+# --- report ----------------------------------------------------------------------
+
+{
+	echo "# kgrag benchmark report"
+	echo
+	cat "$SECTIONS"
+	echo "Total bench time: $(($(date +%s) - t_start)) s. Raw outputs and logs: ${RUN#"$repo"/}/"
+} >"$REPORT.tmp"
+mv "$REPORT.tmp" "$REPORT"
+cat "$REPORT"
