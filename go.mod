@@ -1,6 +1,7 @@
 module github.com/kgrag/kgrag
 
 go 1.26
+
 require (
 	github.com/andybalholm/brotli v1.1.1 // indirect
 	github.com/google/go-cmp v0.7.0 // indirect
@@ -11,6 +12,7 @@ require (
 	github.com/parquet-go/jsonlite v1.0.0 // indirect
 	github.com/parquet-go/parquet-go v0.32.0 // indirect
 	github.com/pierrec/lz4/v4 v4.1.21 // indirect
+	github.com/sashabaranov/go-openai v1.43.0
 	github.com/twpayne/go-geom v1.6.1 // indirect
 	github.com/urfave/cli/v3 v3.14.0 // indirect
 	golang.org/x/sys v0.38.0 // indirect

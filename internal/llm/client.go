@@ -1,0 +1,617 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// DefaultBaseURL is Ollama's OpenAI-compatible endpoint on this machine,
+// the server kgrag talks to unless told otherwise.
+const DefaultBaseURL = "http://localhost:11434/v1"
+
+// Defaults used for zero fields of Config.
+const (
+	DefaultTimeout    = 2 * time.Minute
+	DefaultRetries    = 3
+	DefaultBackoff    = 500 * time.Millisecond
+	DefaultMaxBackoff = 20 * time.Second
+)
+
+// Config says where the model server is and how patiently to talk to it.
+// The zero value talks to Ollama on localhost with the defaults above; the
+// models must be set for the calls that use them.
+type Config struct {
+	// BaseURL is the OpenAI-compatible base, ending in /v1 for Ollama,
+	// LM Studio, llama.cpp and vLLM. Empty means DefaultBaseURL.
+	BaseURL string
+	// APIKey is sent as a bearer token when not empty. It never appears in
+	// errors or logs.
+	APIKey     string
+	ChatModel  string
+	EmbedModel string
+	// Timeout bounds one attempt of Embed or Chat, and for ChatStream the
+	// wait for each piece of the answer (so a long answer that keeps
+	// coming is never cut). 0 means DefaultTimeout.
+	Timeout time.Duration
+	// Retries is how many times a failed attempt is retried (429, 5xx,
+	// connection errors, timeouts; never other 4xx). 0 means
+	// DefaultRetries; a negative value means none.
+	Retries int
+	// Backoff is the delay before the first retry, doubled for each next
+	// one, with jitter, up to MaxBackoff. 0 means DefaultBackoff.
+	Backoff time.Duration
+	// MaxBackoff caps a delay, and the Retry-After a server may ask for:
+	// a longer one fails the call at once rather than stall the run.
+	// 0 means DefaultMaxBackoff.
+	MaxBackoff time.Duration
+	// HTTPClient is the client to reuse; nil means a new one. Its own
+	// Timeout, if any, applies on top of Timeout.
+	HTTPClient *http.Client
+	// Logger receives retries at debug level; nil means none.
+	Logger *slog.Logger
+}
+
+// Message is one chat message.
+type Message struct {
+	Role    string // RoleSystem, RoleUser or RoleAssistant
+	Content string
+}
+
+// Chat roles.
+const (
+	RoleSystem    = "system"
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+)
+
+// ChatOptions tune one chat call. The zero value uses Config.ChatModel and
+// the server's defaults.
+type ChatOptions struct {
+	// Model overrides Config.ChatModel.
+	Model string
+	// Temperature, when not nil, is sent, including 0 for the most
+	// repeatable answers.
+	Temperature *float32
+	// MaxTokens caps the answer; 0 leaves it to the server.
+	MaxTokens int
+	// Seed, when not nil, asks servers that support it for repeatable
+	// sampling.
+	Seed *int
+	Stop []string
+	// JSON asks for a JSON object answer (response_format json_object).
+	JSON bool
+}
+
+// Usage is the token count the server reported; zero when it reported none.
+type Usage struct {
+	PromptTokens     int
+	CompletionTokens int
+	TotalTokens      int
+}
+
+// Client calls an OpenAI-compatible server for embeddings and chat,
+// retrying what a retry can fix. It is safe for concurrent use; it holds
+// no connections of its own beyond those of the http.Client.
+type Client struct {
+	api      *openai.Client
+	cfg      Config
+	base     string // BaseURL without credentials or trailing slash, for messages
+	ollama   bool   // the server looks like Ollama: hints say "ollama pull"
+	log      *slog.Logger
+	attempts atomic.Int64
+}
+
+// New returns a Client for cfg. It does not contact the server; use
+// Models to check that it is up and serves the models.
+func New(cfg Config) (*Client, error) {
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = DefaultBaseURL
+	}
+	u, err := url.Parse(cfg.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("llm: base URL %q: want http(s)://host[:port]/v1", redactURL(cfg.BaseURL))
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	switch {
+	case cfg.Retries == 0:
+		cfg.Retries = DefaultRetries
+	case cfg.Retries < 0:
+		cfg.Retries = 0
+	}
+	if cfg.Backoff <= 0 {
+		cfg.Backoff = DefaultBackoff
+	}
+	if cfg.MaxBackoff <= 0 {
+		cfg.MaxBackoff = DefaultMaxBackoff
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{}
+	}
+	oc := openai.DefaultConfig(cfg.APIKey)
+	oc.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
+	oc.HTTPClient = doer{cfg.HTTPClient}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Client{
+		api:    openai.NewClientWithConfig(oc),
+		cfg:    cfg,
+		base:   strings.TrimRight(redactURL(cfg.BaseURL), "/"),
+		ollama: u.Port() == "11434",
+		log:    log.WithGroup("llm"),
+	}, nil
+}
+
+// EmbedModel is the model Embed uses.
+func (c *Client) EmbedModel() string { return c.cfg.EmbedModel }
+
+// ChatModel is the model Chat uses unless ChatOptions.Model says otherwise.
+func (c *Client) ChatModel() string { return c.cfg.ChatModel }
+
+// BaseURL is the server's base URL without credentials.
+func (c *Client) BaseURL() string { return c.base }
+
+// Attempts is the number of HTTP attempts made so far, retries included:
+// for tests and for a summary line.
+func (c *Client) Attempts() int64 { return c.attempts.Load() }
+
+// Models lists the models the server serves (GET /models), retrying like
+// the other calls. Servers that list nothing return an empty slice.
+func (c *Client) Models(ctx context.Context) ([]string, error) {
+	var out []string
+	err := c.retry(ctx, "list models", "/models", "", func(ctx context.Context) error {
+		list, err := c.api.ListModels(ctx)
+		if err != nil {
+			return err
+		}
+		out = out[:0]
+		for _, m := range list.Models {
+			out = append(out, m.ID)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Embed returns one vector per text, in order, from Config.EmbedModel in
+// one request: callers batch (see embedindex). No texts means no request.
+// Errors are *Error; a 2xx answer with the wrong number of vectors or
+// vectors of different lengths is ErrResponse.
+func (c *Client) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if len(texts) == 0 {
+		return nil, nil
+	}
+	model := c.cfg.EmbedModel
+	if model == "" {
+		return nil, &Error{Op: "embed", Endpoint: c.base + "/embeddings", Kind: ErrRequest,
+			Hint: "set an embedding model with --embed-model (KGRAG_EMBED_MODEL)"}
+	}
+	var out [][]float32
+	err := c.retry(ctx, "embed", "/embeddings", model, func(ctx context.Context) error {
+		resp, err := c.api.CreateEmbeddings(ctx, openai.EmbeddingRequest{
+			Input:          texts,
+			Model:          openai.EmbeddingModel(model),
+			EncodingFormat: openai.EmbeddingEncodingFormatFloat,
+		})
+		if err != nil {
+			return err
+		}
+		out, err = orderEmbeddings(resp.Data, len(texts))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// errBadResponse marks an unusable 2xx answer; it is not retried.
+type errBadResponse struct{ msg string }
+
+func (e errBadResponse) Error() string { return e.msg }
+
+// orderEmbeddings places each vector at its index and checks that every
+// text got exactly one, all of the same nonzero length.
+func orderEmbeddings(data []openai.Embedding, n int) ([][]float32, error) {
+	if len(data) != n {
+		return nil, errBadResponse{fmt.Sprintf("got %d vectors for %d texts", len(data), n)}
+	}
+	out := make([][]float32, n)
+	for _, d := range data {
+		if d.Index < 0 || d.Index >= n || out[d.Index] != nil {
+			return nil, errBadResponse{fmt.Sprintf("vector index %d out of range or repeated", d.Index)}
+		}
+		if len(d.Embedding) == 0 {
+			return nil, errBadResponse{fmt.Sprintf("empty vector for text %d", d.Index)}
+		}
+		out[d.Index] = d.Embedding
+	}
+	for i, v := range out {
+		if len(v) != len(out[0]) {
+			return nil, errBadResponse{fmt.Sprintf("vector %d has %d dimensions, vector 0 has %d", i, len(v), len(out[0]))}
+		}
+	}
+	return out, nil
+}
+
+func (c *Client) request(messages []Message, opts ChatOptions) (openai.ChatCompletionRequest, string) {
+	model := opts.Model
+	if model == "" {
+		model = c.cfg.ChatModel
+	}
+	req := openai.ChatCompletionRequest{
+		Model:     model,
+		MaxTokens: opts.MaxTokens,
+		Seed:      opts.Seed,
+		Stop:      opts.Stop,
+	}
+	for _, m := range messages {
+		req.Messages = append(req.Messages, openai.ChatCompletionMessage{Role: m.Role, Content: m.Content})
+	}
+	if opts.Temperature != nil {
+		req.Temperature = *opts.Temperature
+		if req.Temperature == 0 {
+			// go-openai omits a zero temperature from the JSON, which
+			// would leave the server's default (often 0.8) in force.
+			req.Temperature = math.SmallestNonzeroFloat32
+		}
+	}
+	if opts.JSON {
+		req.ResponseFormat = &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONObject}
+	}
+	return req, model
+}
+
+func noChatModel(c *Client, op string) error {
+	return &Error{Op: op, Endpoint: c.base + "/chat/completions", Kind: ErrRequest,
+		Hint: "set a chat model with --chat-model (KGRAG_CHAT_MODEL)"}
+}
+
+// Chat returns the model's answer to messages in one piece. Errors are
+// *Error.
+func (c *Client) Chat(ctx context.Context, messages []Message, opts ChatOptions) (string, Usage, error) {
+	req, model := c.request(messages, opts)
+	if model == "" {
+		return "", Usage{}, noChatModel(c, "chat")
+	}
+	var answer string
+	var usage Usage
+	err := c.retry(ctx, "chat", "/chat/completions", model, func(ctx context.Context) error {
+		resp, err := c.api.CreateChatCompletion(ctx, req)
+		if err != nil {
+			return err
+		}
+		if len(resp.Choices) == 0 {
+			return errBadResponse{"no choices in the answer"}
+		}
+		answer = resp.Choices[0].Message.Content
+		usage = Usage{resp.Usage.PromptTokens, resp.Usage.CompletionTokens, resp.Usage.TotalTokens}
+		return nil
+	})
+	if err != nil {
+		return "", Usage{}, err
+	}
+	return answer, usage, nil
+}
+
+// errIdle is the cause of a stream's context when no piece came in time.
+var errIdle = errors.New("no data within the timeout")
+
+// errAfterOutput marks a stream that failed after onDelta had been
+// called: a retry would repeat text the caller has already shown.
+type errAfterOutput struct{ err error }
+
+func (e errAfterOutput) Error() string { return e.err.Error() }
+func (e errAfterOutput) Unwrap() error { return e.err }
+
+// errCallback carries an error returned by onDelta, which ends the call
+// unretried and unwrapped into an *Error.
+type errCallback struct{ err error }
+
+func (e errCallback) Error() string { return e.err.Error() }
+func (e errCallback) Unwrap() error { return e.err }
+
+// ChatStream is Chat with the answer streamed: onDelta gets each piece as
+// it arrives, and the whole answer is returned at the end. A failure
+// before the first piece is retried like Chat; one after it is not, since
+// the caller has already used the pieces. An error from onDelta stops the
+// stream and is returned wrapped with %w. Usage is filled when the server
+// reports it (stream_options.include_usage). Other errors are *Error.
+func (c *Client) ChatStream(ctx context.Context, messages []Message, opts ChatOptions, onDelta func(string) error) (string, Usage, error) {
+	req, model := c.request(messages, opts)
+	if model == "" {
+		return "", Usage{}, noChatModel(c, "chat stream")
+	}
+	req.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
+	var answer strings.Builder
+	var usage Usage
+	err := c.retry(ctx, "chat stream", "/chat/completions", model, func(actx context.Context) error {
+		// A stream is bounded by the wait for each piece, not as a whole:
+		// the timer is reset by every piece.
+		sctx, cancel := context.WithCancelCause(actx)
+		defer cancel(nil)
+		idle := time.AfterFunc(c.cfg.Timeout, func() { cancel(errIdle) })
+		defer idle.Stop()
+
+		stream, err := c.api.CreateChatCompletionStream(sctx, req)
+		if err != nil {
+			if context.Cause(sctx) == errIdle {
+				return errIdle
+			}
+			return err
+		}
+		defer stream.Close()
+		started := false
+		for {
+			resp, err := stream.Recv()
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			if err != nil {
+				if context.Cause(sctx) == errIdle {
+					err = errIdle
+				}
+				if started {
+					return errAfterOutput{err}
+				}
+				return err
+			}
+			idle.Reset(c.cfg.Timeout)
+			if resp.Usage != nil {
+				usage = Usage{resp.Usage.PromptTokens, resp.Usage.CompletionTokens, resp.Usage.TotalTokens}
+			}
+			for _, ch := range resp.Choices {
+				if ch.Index != 0 || ch.Delta.Content == "" {
+					continue
+				}
+				started = true
+				answer.WriteString(ch.Delta.Content)
+				if err := onDelta(ch.Delta.Content); err != nil {
+					return errCallback{err}
+				}
+			}
+		}
+	})
+	var cb errCallback
+	if errors.As(err, &cb) {
+		return answer.String(), usage, fmt.Errorf("llm: chat stream: %w", cb.err)
+	}
+	if err != nil {
+		return answer.String(), usage, err
+	}
+	return answer.String(), usage, nil
+}
+
+// respInfoKey carries a *respInfo in a request's context, so the HTTP
+// layer can report what go-openai's errors drop: the status and the
+// Retry-After header.
+type respInfoKey struct{}
+
+type respInfo struct {
+	status     int
+	retryAfter time.Duration
+	hasRetry   bool
+}
+
+// doer is the http.Client under go-openai, noting each response's status
+// and Retry-After in the request's respInfo.
+type doer struct{ c *http.Client }
+
+func (d doer) Do(req *http.Request) (*http.Response, error) {
+	resp, err := d.c.Do(req)
+	if info, ok := req.Context().Value(respInfoKey{}).(*respInfo); ok && resp != nil {
+		info.status = resp.StatusCode
+		info.retryAfter, info.hasRetry = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+	}
+	return resp, err
+}
+
+// parseRetryAfter reads delay-seconds or an HTTP date (RFC 9110 10.2.3).
+func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	if secs, err := strconv.ParseFloat(v, 64); err == nil {
+		if secs < 0 || math.IsNaN(secs) || math.IsInf(secs, 0) {
+			return 0, false
+		}
+		return time.Duration(secs * float64(time.Second)), true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		d := t.Sub(now)
+		if d < 0 {
+			d = 0
+		}
+		return d, true
+	}
+	return 0, false
+}
+
+// errAttemptTimeout is the cause of an attempt's context when Timeout passed.
+var errAttemptTimeout = errors.New("attempt timed out")
+
+// retry runs call until it succeeds, fails for good, or the retries are
+// spent, and turns the last failure into an *Error.
+// A streaming call bounds its own waits, so streaming attempts get no
+// overall deadline.
+func (c *Client) retry(ctx context.Context, op, path, model string, call func(context.Context) error) error {
+	endpoint := c.base + path
+	streaming := op == "chat stream"
+	for attempt := 1; ; attempt++ {
+		info := &respInfo{}
+		actx, cancel := ctx, context.CancelFunc(func() {})
+		if !streaming {
+			actx, cancel = context.WithTimeoutCause(ctx, c.cfg.Timeout, errAttemptTimeout)
+		}
+		actx = context.WithValue(actx, respInfoKey{}, info)
+		c.attempts.Add(1)
+		err := call(actx)
+		timedOut := context.Cause(actx) == errAttemptTimeout || errors.Is(err, errIdle)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		var cb errCallback
+		if errors.As(err, &cb) {
+			return err
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("llm: %s %s: %w", op, endpoint, context.Cause(ctx))
+		}
+		e := c.classify(op, endpoint, model, err, info, timedOut)
+		e.Attempts = attempt
+		var after errAfterOutput
+		retryable := e.Kind == ErrUnreachable || e.Kind == ErrRateLimited || e.Kind == ErrServer
+		if !retryable || errors.As(err, &after) || attempt > c.cfg.Retries {
+			return e
+		}
+		delay := c.backoff(attempt)
+		if info.hasRetry {
+			if info.retryAfter > c.cfg.MaxBackoff {
+				e.Hint = fmt.Sprintf("the server asked to wait %s, longer than the %s limit; retry later or raise --llm-max-backoff",
+					info.retryAfter.Round(time.Second), c.cfg.MaxBackoff)
+				return e
+			}
+			delay = max(delay, info.retryAfter)
+		}
+		c.log.DebugContext(ctx, "retry", "op", op, "endpoint", endpoint, "model", model,
+			"attempt", attempt, "status", e.Status, "delay", delay, "err", e.Err)
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("llm: %s %s: %w", op, endpoint, context.Cause(ctx))
+		case <-t.C:
+		}
+	}
+}
+
+// backoff is the delay before retry n (1-based): Backoff doubled n-1
+// times, capped, with the upper half jittered so concurrent callers that
+// failed together do not retry together.
+func (c *Client) backoff(n int) time.Duration {
+	d := c.cfg.Backoff << min(n-1, 30)
+	if d <= 0 || d > c.cfg.MaxBackoff {
+		d = c.cfg.MaxBackoff
+	}
+	half := d / 2
+	return half + time.Duration(rand.Int64N(int64(half)+1))
+}
+
+// classify turns a failed attempt into an *Error with a kind and a hint.
+func (c *Client) classify(op, endpoint, model string, err error, info *respInfo, timedOut bool) *Error {
+	e := &Error{Op: op, Endpoint: endpoint, Model: model, Status: info.status}
+	var apiErr *openai.APIError
+	var reqErr *openai.RequestError
+	var bad errBadResponse
+	msg := ""
+	switch {
+	case errors.As(err, &bad):
+		e.Kind = ErrResponse
+		e.Err = message{bad.msg, err}
+		return e
+	case timedOut:
+		e.Kind = ErrUnreachable
+		e.Status = 0
+		e.Err = message{fmt.Sprintf("no answer within %s", c.cfg.Timeout), err}
+		e.Hint = "the server is up but slow: raise --llm-timeout, or check that the model fits in memory"
+		return e
+	case errors.As(err, &apiErr):
+		if apiErr.HTTPStatusCode != 0 {
+			e.Status = apiErr.HTTPStatusCode
+		}
+		msg = apiErr.Message
+	case errors.As(err, &reqErr):
+		if reqErr.HTTPStatusCode != 0 {
+			e.Status = reqErr.HTTPStatusCode
+		}
+		msg = strings.TrimSpace(string(reqErr.Body))
+		if len(msg) > 200 {
+			msg = msg[:200] + "..."
+		}
+		if msg == "" {
+			msg = http.StatusText(e.Status)
+		}
+	}
+	if apiErr != nil && apiErr.HTTPStatusCode == 0 {
+		// An error event inside a 200 stream.
+		e.Kind = ErrServer
+		e.Status = 0
+		e.Err = scrub(message{msg, err}, c.cfg.APIKey)
+		return e
+	}
+	if e.Status == 0 || (apiErr == nil && reqErr == nil) {
+		// No HTTP answer: the connection failed, or a stream was cut.
+		e.Kind = ErrUnreachable
+		e.Status = 0
+		e.Err = scrub(err, c.cfg.APIKey)
+		e.Hint = "is the server running? start it (ollama serve) or point --llm-url (KGRAG_LLM_URL) at it"
+		return e
+	}
+	e.Err = scrub(message{msg, err}, c.cfg.APIKey)
+	flag := "--chat-model"
+	if op == "embed" {
+		flag = "--embed-model"
+	}
+	lower := strings.ToLower(msg)
+	switch s := e.Status; {
+	case s == http.StatusNotFound && strings.Contains(lower, "model"):
+		e.Kind = ErrModelNotFound
+		if c.ollama || strings.Contains(lower, "pull") {
+			e.Hint = fmt.Sprintf("run: ollama pull %s (or choose another model with %s)", model, flag)
+		} else {
+			e.Hint = fmt.Sprintf("choose a model the server lists (GET %s/models) with %s", c.base, flag)
+		}
+	case s == http.StatusNotFound:
+		e.Kind = ErrRequest
+		e.Hint = fmt.Sprintf("no such endpoint: --llm-url must be the OpenAI-compatible base, e.g. %s", DefaultBaseURL)
+	case s == http.StatusUnauthorized || s == http.StatusForbidden:
+		e.Kind = ErrAuth
+		e.Hint = "check the API key: --llm-key, KGRAG_LLM_KEY or KGRAG_LLM_KEY_FILE"
+	case s == http.StatusTooManyRequests:
+		e.Kind = ErrRateLimited
+		e.Hint = "the server is rate limiting: lower the concurrency or retry later"
+	case s == http.StatusBadGateway || s == http.StatusServiceUnavailable || s == http.StatusGatewayTimeout:
+		e.Kind = ErrUnreachable
+		e.Hint = "the server or a proxy in front of it says the model is not available; is it still loading?"
+	case s >= 500:
+		e.Kind = ErrServer
+	case s == http.StatusRequestTimeout:
+		e.Kind = ErrUnreachable
+	default:
+		e.Kind = ErrRequest
+		if op == "embed" && (strings.Contains(lower, "context") || strings.Contains(lower, "too long") || strings.Contains(lower, "length")) {
+			e.Hint = "a text may be longer than the embedding model's context"
+		}
+	}
+	return e
+}
+
+// redactURL drops user info and query, where keys may hide, from a URL
+// for messages.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	u.User = nil
+	u.RawQuery = ""
+	return u.String()
+}

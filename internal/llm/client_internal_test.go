@@ -1,0 +1,45 @@
+package llm
+
+import (
+	"testing"
+	"time"
+)
+
+func TestParseRetryAfter(t *testing.T) {
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		in   string
+		want time.Duration
+		ok   bool
+	}{
+		{"", 0, false},
+		{"0", 0, true},
+		{"2", 2 * time.Second, true},
+		{"0.5", 500 * time.Millisecond, true},
+		{"-1", 0, false},
+		{"soon", 0, false},
+		{"Sun, 29 Nov 2026 12:00:30 GMT", 30 * time.Second, true},
+		{"Sun, 29 Nov 2026 11:00:00 GMT", 0, true},
+	}
+	for _, tt := range tests {
+		got, ok := parseRetryAfter(tt.in, now)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("parseRetryAfter(%q) = %v, %v; want %v, %v", tt.in, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestBackoff(t *testing.T) {
+	c, err := New(Config{Backoff: 100 * time.Millisecond, MaxBackoff: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n, want := range map[int]time.Duration{1: 100 * time.Millisecond, 2: 200 * time.Millisecond,
+		3: 400 * time.Millisecond, 5: time.Second, 60: time.Second} {
+		for range 20 {
+			if got := c.backoff(n); got < want/2 || got > want {
+				t.Errorf("backoff(%d) = %v; want within [%v, %v]", n, got, want/2, want)
+			}
+		}
+	}
+}

@@ -1,0 +1,387 @@
+package llm_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kgrag/kgrag/internal/llm"
+	"github.com/kgrag/kgrag/internal/llm/llmtest"
+)
+
+const secret = "sk-test-DO-NOT-LEAK-0123456789"
+
+func newClient(t *testing.T, srv *llmtest.Server, mod func(*llm.Config)) *llm.Client {
+	t.Helper()
+	cfg := llm.Config{
+		BaseURL:    srv.URL(),
+		APIKey:     secret,
+		ChatModel:  "chat-m",
+		EmbedModel: "embed-m",
+		Timeout:    2 * time.Second,
+		Retries:    3,
+		Backoff:    time.Millisecond,
+		MaxBackoff: 5 * time.Second,
+		HTTPClient: srv.Client(),
+	}
+	if mod != nil {
+		mod(&cfg)
+	}
+	c, err := llm.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestEmbed(t *testing.T) {
+	srv := llmtest.Start(t, llmtest.Config{Dim: 16})
+	c := newClient(t, srv, nil)
+	texts := []string{"ALICE: a cryptographer", "BOB: a courier", ""}
+	got, err := c.Embed(context.Background(), texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(texts) {
+		t.Fatalf("Embed returned %d vectors; want %d", len(got), len(texts))
+	}
+	for i, text := range texts {
+		want := llmtest.Embed("embed-m", text, 16)
+		for j := range want {
+			if got[i][j] != want[j] {
+				t.Fatalf("vector %d differs from the server's embedding of %q at %d", i, text, j)
+			}
+		}
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests; want 1", len(reqs))
+	}
+	if reqs[0].Auth != "Bearer "+secret || reqs[0].Model != "embed-m" {
+		t.Errorf("request auth %q model %q; want the key as bearer token and embed-m", reqs[0].Auth, reqs[0].Model)
+	}
+	if v, err := c.Embed(context.Background(), nil); v != nil || err != nil || srv.Count("") != 1 {
+		t.Errorf("Embed(nil) = %v, %v with %d requests; want nil, nil and no request", v, err, srv.Count(""))
+	}
+}
+
+func TestRetries(t *testing.T) {
+	tests := []struct {
+		name     string
+		fail     []llmtest.Failure
+		retries  int
+		wantErr  error // nil: success
+		attempts int
+		hint     string
+	}{
+		{"ok", nil, 3, nil, 1, ""},
+		{"429 twice", rep(2, llmtest.Failure{Status: 429, RetryAfter: "0"}), 3, nil, 3, ""},
+		{"500 once", rep(1, llmtest.Failure{Status: 500}), 3, nil, 2, ""},
+		{"503 once", rep(1, llmtest.Failure{Status: 503}), 3, nil, 2, ""},
+		{"dropped connection", rep(2, llmtest.Failure{Drop: true}), 3, nil, 3, ""},
+		{"slow reply", rep(1, llmtest.Failure{Delay: 500 * time.Millisecond}), 3, nil, 2, ""},
+		{"400 not retried", rep(3, llmtest.Failure{Status: 400, Message: "input too long for context"}), 3, llm.ErrRequest, 1, "longer than the embedding model's context"},
+		{"401 not retried", rep(3, llmtest.Failure{Status: 401}), 3, llm.ErrAuth, 1, "KGRAG_LLM_KEY"},
+		{"model not found", rep(1, llmtest.Failure{Status: 404, Message: `model "embed-m" not found, try pulling it first`}), 3, llm.ErrModelNotFound, 1, "ollama pull embed-m"},
+		{"bad path", rep(1, llmtest.Failure{Status: 404, Message: "404 page not found"}), 3, llm.ErrRequest, 1, "--llm-url"},
+		{"429 beyond retries", rep(5, llmtest.Failure{Status: 429}), 2, llm.ErrRateLimited, 3, "rate limiting"},
+		{"500 beyond retries", rep(5, llmtest.Failure{Status: 500}), 1, llm.ErrServer, 2, ""},
+		{"no retries", rep(1, llmtest.Failure{Status: 500}), -1, llm.ErrServer, 1, ""},
+		{"drops beyond retries", rep(5, llmtest.Failure{Drop: true}), 2, llm.ErrUnreachable, 3, "--llm-url"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := llmtest.Start(t, llmtest.Config{Dim: 8})
+			srv.Fail(tt.fail...)
+			c := newClient(t, srv, func(c *llm.Config) {
+				c.Retries = tt.retries
+				c.Timeout = 200 * time.Millisecond
+			})
+			_, err := c.Embed(context.Background(), []string{"a b"})
+			if got := srv.Count("/embeddings"); got != tt.attempts {
+				t.Errorf("server saw %d attempts; want %d", got, tt.attempts)
+			}
+			if tt.wantErr == nil {
+				if err != nil {
+					t.Fatalf("Embed: %v", err)
+				}
+				return
+			}
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("Embed error = %v; want kind %v", err, tt.wantErr)
+			}
+			var e *llm.Error
+			if !errors.As(err, &e) {
+				t.Fatalf("Embed error %T is no *llm.Error", err)
+			}
+			if e.Attempts != tt.attempts || e.Model != "embed-m" || !strings.HasSuffix(e.Endpoint, "/v1/embeddings") {
+				t.Errorf("error attempts %d model %q endpoint %q; want %d, embed-m, .../v1/embeddings", e.Attempts, e.Model, e.Endpoint, tt.attempts)
+			}
+			if !strings.Contains(err.Error(), tt.hint) {
+				t.Errorf("error %q does not contain hint %q", err, tt.hint)
+			}
+			if strings.Contains(err.Error(), secret) {
+				t.Errorf("error %q contains the API key", err)
+			}
+		})
+	}
+}
+
+func rep(n int, f llmtest.Failure) []llmtest.Failure {
+	out := make([]llmtest.Failure, n)
+	for i := range out {
+		out[i] = f
+	}
+	return out
+}
+
+func TestRetryAfterHonoured(t *testing.T) {
+	srv := llmtest.Start(t, llmtest.Config{})
+	srv.Fail(llmtest.Failure{Status: 429, RetryAfter: "1"})
+	c := newClient(t, srv, nil)
+	start := time.Now()
+	if _, err := c.Embed(context.Background(), []string{"x"}); err != nil {
+		t.Fatal(err)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests; want 2", len(reqs))
+	}
+	if gap := reqs[1].At.Sub(reqs[0].At); gap < time.Second {
+		t.Errorf("retried after %s; the server asked for 1s", gap)
+	}
+	if el := time.Since(start); el > 3*time.Second {
+		t.Errorf("took %s; want about 1s", el)
+	}
+}
+
+func TestRetryAfterTooLong(t *testing.T) {
+	srv := llmtest.Start(t, llmtest.Config{})
+	srv.Fail(llmtest.Failure{Status: 429, RetryAfter: "3600"})
+	c := newClient(t, srv, nil)
+	start := time.Now()
+	_, err := c.Embed(context.Background(), []string{"x"})
+	if !errors.Is(err, llm.ErrRateLimited) || !strings.Contains(err.Error(), "asked to wait 1h0m0s") {
+		t.Fatalf("Embed error = %v; want rate limited, naming the wait", err)
+	}
+	if el := time.Since(start); el > time.Second || srv.Count("") != 1 {
+		t.Errorf("took %s and %d requests; want an immediate failure after 1", el, srv.Count(""))
+	}
+}
+
+func TestSecretScrubbed(t *testing.T) {
+	srv := llmtest.Start(t, llmtest.Config{})
+	srv.Fail(llmtest.Failure{Status: 400, Message: "bad header Authorization: Bearer " + secret})
+	c := newClient(t, srv, nil)
+	_, err := c.Embed(context.Background(), []string{"x"})
+	if err == nil || strings.Contains(err.Error(), secret) || !strings.Contains(err.Error(), "[redacted]") {
+		t.Errorf("Embed error = %v; want the key redacted", err)
+	}
+	if _, err := llm.New(llm.Config{BaseURL: "ftp://user:" + secret + "@host/v1"}); err == nil || strings.Contains(err.Error(), secret) {
+		t.Errorf("New with a bad URL: %v; want an error without the password", err)
+	}
+}
+
+func TestUnreachable(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	c, err := llm.New(llm.Config{BaseURL: "http://" + addr + "/v1", EmbedModel: "m", ChatModel: "m",
+		Retries: 1, Backoff: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Embed(context.Background(), []string{"x"})
+	if !llm.Unreachable(err) || !errors.Is(err, llm.ErrUnreachable) {
+		t.Errorf("Embed against a closed port: %v; want Unreachable", err)
+	}
+	if !strings.Contains(err.Error(), addr) || !strings.Contains(err.Error(), "ollama serve") {
+		t.Errorf("error %q should name %s and say how to start the server", err, addr)
+	}
+	_, _, err = c.Chat(context.Background(), []llm.Message{{Role: llm.RoleUser, Content: "hi"}}, llm.ChatOptions{})
+	if !llm.Unreachable(err) {
+		t.Errorf("Chat against a closed port: %v; want Unreachable", err)
+	}
+
+	srv := llmtest.Start(t, llmtest.Config{Models: []string{"other"}})
+	c2 := newClient(t, srv, nil)
+	_, err = c2.Embed(context.Background(), []string{"x"})
+	if llm.Unreachable(err) || !errors.Is(err, llm.ErrModelNotFound) {
+		t.Errorf("Embed with an unknown model: %v; want ErrModelNotFound, not Unreachable", err)
+	}
+	for _, e := range []error{nil, errors.New("x"), context.Canceled} {
+		if llm.Unreachable(e) {
+			t.Errorf("Unreachable(%v) = true; want false", e)
+		}
+	}
+}
+
+func TestCancelStopsRetrying(t *testing.T) {
+	srv := llmtest.Start(t, llmtest.Config{})
+	srv.FailN(10, llmtest.Failure{Status: 503})
+	c := newClient(t, srv, func(c *llm.Config) { c.Retries = 10; c.Backoff = 50 * time.Millisecond })
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Millisecond)
+	defer cancel()
+	_, err := c.Embed(ctx, []string{"x"})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Embed with a cancelled context: %v; want context.DeadlineExceeded", err)
+	}
+	if n := srv.Count(""); n > 4 {
+		t.Errorf("%d attempts after cancel; want few", n)
+	}
+}
+
+func TestModels(t *testing.T) {
+	srv := llmtest.Start(t, llmtest.Config{Models: []string{"a", "b"}})
+	got, err := newClient(t, srv, nil).Models(context.Background())
+	if err != nil || strings.Join(got, ",") != "a,b" {
+		t.Errorf("Models() = %v, %v; want [a b]", got, err)
+	}
+}
+
+func TestChat(t *testing.T) {
+	srv := llmtest.Start(t, llmtest.Config{})
+	srv.Reply("capital", "Paris is the capital.")
+	c := newClient(t, srv, nil)
+	zero := float32(0)
+	tests := []struct {
+		enqueue []string
+		q, want string
+	}{
+		{nil, "what is the capital of France?", "Paris is the capital."},
+		{nil, "hello there", "echo: hello there"},
+		{[]string{"queued one"}, "what is the capital?", "queued one"},
+	}
+	for _, tt := range tests {
+		srv.Enqueue(tt.enqueue...)
+		got, usage, err := c.Chat(context.Background(), []llm.Message{
+			{Role: llm.RoleSystem, Content: "be brief"}, {Role: llm.RoleUser, Content: tt.q}},
+			llm.ChatOptions{Temperature: &zero})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != tt.want {
+			t.Errorf("Chat(%q) = %q; want %q", tt.q, got, tt.want)
+		}
+		if usage.CompletionTokens == 0 || usage.TotalTokens != usage.PromptTokens+usage.CompletionTokens {
+			t.Errorf("Chat(%q) usage = %+v; want counts", tt.q, usage)
+		}
+	}
+	req := srv.Requests()[0]
+	if req.Model != "chat-m" || len(req.Messages) != 2 || req.Extra["temperature"] == nil {
+		t.Errorf("request model %q, %d messages, temperature %v; want chat-m, 2, a zero temperature sent",
+			req.Model, len(req.Messages), req.Extra["temperature"])
+	}
+}
+
+func TestChatStream(t *testing.T) {
+	const answer = "Alice  met Bob in Paris, and they talked."
+	tests := []struct {
+		name     string
+		fail     []llmtest.Failure
+		attempts int
+		wantErr  bool
+	}{
+		{"clean", nil, 1, false},
+		{"drop before first piece", rep(1, llmtest.Failure{Drop: true}), 2, false},
+		{"503 then ok", rep(2, llmtest.Failure{Status: 503}), 3, false},
+		{"cut mid-stream", rep(1, llmtest.Failure{DropAfterChunks: 3}), 1, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := llmtest.Start(t, llmtest.Config{})
+			srv.Reply("who", answer)
+			srv.Fail(tt.fail...)
+			c := newClient(t, srv, nil)
+			var pieces []string
+			got, usage, err := c.ChatStream(context.Background(), []llm.Message{{Role: llm.RoleUser, Content: "who met?"}},
+				llm.ChatOptions{}, func(s string) error { pieces = append(pieces, s); return nil })
+			if n := srv.Count("/chat/completions"); n != tt.attempts {
+				t.Errorf("server saw %d attempts; want %d", n, tt.attempts)
+			}
+			if strings.Join(pieces, "") != got {
+				t.Errorf("pieces %q do not join to the returned answer %q", pieces, got)
+			}
+			if tt.wantErr {
+				if !llm.Unreachable(err) || got != strings.Join(llmtest.Chunks(answer)[:3], "") {
+					t.Errorf("ChatStream = %q, %v; want the first 3 pieces and an Unreachable error", got, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != answer || len(pieces) != len(llmtest.Chunks(answer)) {
+				t.Errorf("ChatStream = %q in %d pieces; want %q in %d", got, len(pieces), answer, len(llmtest.Chunks(answer)))
+			}
+			if usage.CompletionTokens == 0 {
+				t.Errorf("usage %+v; want the server's counts", usage)
+			}
+		})
+	}
+}
+
+func TestChatStreamCallbackError(t *testing.T) {
+	srv := llmtest.Start(t, llmtest.Config{})
+	c := newClient(t, srv, nil)
+	stop := errors.New("reader went away")
+	n := 0
+	got, _, err := c.ChatStream(context.Background(), []llm.Message{{Role: llm.RoleUser, Content: "one two three four"}},
+		llm.ChatOptions{}, func(string) error {
+			n++
+			if n == 2 {
+				return stop
+			}
+			return nil
+		})
+	if !errors.Is(err, stop) || n != 2 || got != "echo: one" || srv.Count("") != 1 {
+		t.Errorf("ChatStream = %q, %v after %d pieces, %d requests; want the callback's error after 2, 1 request", got, err, n, srv.Count(""))
+	}
+}
+
+func TestChatStreamIdleTimeout(t *testing.T) {
+	srv := llmtest.Start(t, llmtest.Config{ChunkDelay: 300 * time.Millisecond})
+	c := newClient(t, srv, func(c *llm.Config) { c.Timeout = 100 * time.Millisecond; c.Retries = 1 })
+	_, _, err := c.ChatStream(context.Background(), []llm.Message{{Role: llm.RoleUser, Content: "a b"}},
+		llm.ChatOptions{}, func(string) error { return nil })
+	if !llm.Unreachable(err) || !strings.Contains(err.Error(), "--llm-timeout") || srv.Count("") != 2 {
+		t.Errorf("ChatStream with a stalled server: %v, %d requests; want a timeout naming --llm-timeout after 2", err, srv.Count(""))
+	}
+
+	// Slow but steady: pieces every 60ms under a 100ms idle bound, longer
+	// than the bound in total.
+	srv2 := llmtest.Start(t, llmtest.Config{ChunkDelay: 60 * time.Millisecond})
+	c2 := newClient(t, srv2, func(c *llm.Config) { c.Timeout = 150 * time.Millisecond })
+	got, _, err := c2.ChatStream(context.Background(), []llm.Message{{Role: llm.RoleUser, Content: "a b c d e"}},
+		llm.ChatOptions{}, func(string) error { return nil })
+	if err != nil || got != "echo: a b c d e" {
+		t.Errorf("ChatStream with a slow steady server = %q, %v; want the whole echo", got, err)
+	}
+}
+
+func TestMissingModel(t *testing.T) {
+	c, err := llm.New(llm.Config{HTTPClient: http.DefaultClient})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Embed(context.Background(), []string{"x"}); !errors.Is(err, llm.ErrRequest) || !strings.Contains(err.Error(), "--embed-model") {
+		t.Errorf("Embed without a model: %v; want a request error naming --embed-model", err)
+	}
+	if _, _, err := c.Chat(context.Background(), nil, llm.ChatOptions{}); !strings.Contains(fmtErr(err), "--chat-model") {
+		t.Errorf("Chat without a model: %v; want an error naming --chat-model", err)
+	}
+}
+
+func fmtErr(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

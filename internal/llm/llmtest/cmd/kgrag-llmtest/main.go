@@ -1,0 +1,57 @@
+// Command kgrag-llmtest serves llmtest's OpenAI-compatible test endpoint on
+// a fixed address, to try `kgrag embed` and `kgrag ask` by hand without a
+// model:
+//
+//	kgrag-llmtest -addr 127.0.0.1:11435 -dim 384 &
+//	kgrag ask --llm-url http://127.0.0.1:11435/v1 "who is ..."
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"github.com/kgrag/kgrag/internal/llm/llmtest"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "kgrag-llmtest:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	fs := flag.NewFlagSet("kgrag-llmtest", flag.ContinueOnError)
+	addr := fs.String("addr", "127.0.0.1:11435", "address to listen on")
+	dim := fs.Int("dim", 64, "embedding dimension")
+	models := fs.String("models", "", "comma-separated model names to serve (empty: any)")
+	chunkDelay := fs.Duration("chunk-delay", 0, "delay between streamed chat chunks")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg := llmtest.Config{Dim: *dim, ChunkDelay: *chunkDelay}
+	if *models != "" {
+		cfg.Models = strings.Split(*models, ",")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	srv := &http.Server{Addr: *addr, Handler: llmtest.New(cfg), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(sctx)
+	}()
+	fmt.Fprintf(os.Stderr, "kgrag-llmtest: serving http://%s/v1\n", *addr)
+	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("listen %s: %w", *addr, err)
+	}
+	return nil
+}

@@ -1,0 +1,530 @@
+package llmtest
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+	"unicode"
+)
+
+// Config sets up a Server. The zero value serves every model name with
+// 64-dimensional embeddings and echoes chat messages.
+type Config struct {
+	// Dim is the embedding dimension for models not in Dims; 0 means 64.
+	Dim int
+	// Dims overrides Dim per model name, so a test can serve two models of
+	// different dimensions and check that an index refuses the wrong one.
+	Dims map[string]int
+	// Models, when not empty, is the full list of served models: any other
+	// model name gets Ollama's 404 "model not found" reply. Empty serves
+	// every name.
+	Models []string
+	// ChunkDelay is slept between the chunks of a streamed chat reply.
+	ChunkDelay time.Duration
+}
+
+// Message is one chat message as the server received it.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// Request is one request the server received, recorded before any
+// injected failure is applied, so tests can count attempts.
+type Request struct {
+	Method string
+	Path   string
+	// Auth is the Authorization header, so tests can check the key was
+	// sent (and nowhere else).
+	Auth     string
+	Model    string
+	Inputs   []string  // /v1/embeddings
+	Messages []Message // /v1/chat/completions
+	Stream   bool
+	// Extra is the decoded request body, for fields the struct does not name.
+	Extra map[string]any
+	At    time.Time
+}
+
+// Failure is a fault injected into the next requests. Exactly one of
+// Status, Drop or Delay is usually set; Delay may combine with Status.
+type Failure struct {
+	// Path limits the failure to requests whose path ends with it
+	// ("/embeddings", "/chat/completions"); empty matches any request.
+	Path string
+	// Status, when not 0, is returned with an OpenAI-style error body.
+	Status int
+	// RetryAfter is sent as the Retry-After header when not empty
+	// ("1", or an HTTP date).
+	RetryAfter string
+	// Message is the error message; a default names the status.
+	Message string
+	// Delay is slept before answering (or before failing), honouring the
+	// client hanging up.
+	Delay time.Duration
+	// Drop closes the connection without an answer.
+	Drop bool
+	// DropAfterChunks, for streamed chat, sends this many chunks and then
+	// closes the connection mid-stream.
+	DropAfterChunks int
+}
+
+// Server is an OpenAI-compatible endpoint for tests: deterministic
+// embeddings, scripted chat replies, recorded requests and injected
+// failures. It is safe for concurrent use; scripting methods may be called
+// while requests are served.
+type Server struct {
+	cfg Config
+
+	mu       sync.Mutex
+	requests []Request
+	failures []Failure
+	queue    []string
+	rules    []rule
+
+	inflight    atomic.Int64
+	maxInflight atomic.Int64
+
+	srv *httptest.Server
+}
+
+type rule struct{ substr, reply string }
+
+// New returns a Server that is not listening: use it as an http.Handler,
+// or call Start for one on a loopback port.
+func New(cfg Config) *Server {
+	if cfg.Dim <= 0 {
+		cfg.Dim = 64
+	}
+	return &Server{cfg: cfg}
+}
+
+// Start returns a Server listening on 127.0.0.1, closed when the test ends.
+func Start(t testing.TB, cfg Config) *Server {
+	t.Helper()
+	s := New(cfg)
+	s.srv = httptest.NewServer(s)
+	t.Cleanup(s.srv.Close)
+	return s
+}
+
+// URL is the base URL to give an OpenAI client: the server's root plus
+// "/v1". It is empty for a Server that was not started.
+func (s *Server) URL() string {
+	if s.srv == nil {
+		return ""
+	}
+	return s.srv.URL + "/v1"
+}
+
+// Client returns an *http.Client for the started server.
+func (s *Server) Client() *http.Client { return s.srv.Client() }
+
+// Fail queues failures; each later request matching a failure's Path
+// takes the first matching one. FailN queues n copies.
+func (s *Server) Fail(f ...Failure) {
+	s.mu.Lock()
+	s.failures = append(s.failures, f...)
+	s.mu.Unlock()
+}
+
+// FailN queues n copies of f.
+func (s *Server) FailN(n int, f Failure) {
+	for range n {
+		s.Fail(f)
+	}
+}
+
+// Reply makes chat answer reply whenever the last user message contains
+// substr. Rules are tried in the order they were added.
+func (s *Server) Reply(substr, reply string) {
+	s.mu.Lock()
+	s.rules = append(s.rules, rule{substr, reply})
+	s.mu.Unlock()
+}
+
+// Enqueue queues chat replies that are returned, one per chat request,
+// before any Reply rule or the default echo.
+func (s *Server) Enqueue(replies ...string) {
+	s.mu.Lock()
+	s.queue = append(s.queue, replies...)
+	s.mu.Unlock()
+}
+
+// Requests returns a copy of the requests received so far.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.requests...)
+}
+
+// Count returns how many requests had a path ending with suffix ("" for all).
+func (s *Server) Count(suffix string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, r := range s.requests {
+		if strings.HasSuffix(r.Path, suffix) {
+			n++
+		}
+	}
+	return n
+}
+
+// Reset forgets recorded requests, pending failures, queued replies and
+// the concurrency gauge; Reply rules stay.
+func (s *Server) Reset() {
+	s.mu.Lock()
+	s.requests, s.failures, s.queue = nil, nil, nil
+	s.mu.Unlock()
+	s.maxInflight.Store(0)
+}
+
+// MaxInFlight is the largest number of requests served at once so far.
+func (s *Server) MaxInFlight() int { return int(s.maxInflight.Load()) }
+
+// Dim returns the embedding dimension the server uses for model.
+func (s *Server) Dim(model string) int {
+	if d, ok := s.cfg.Dims[model]; ok && d > 0 {
+		return d
+	}
+	return s.cfg.Dim
+}
+
+// ServeHTTP answers GET /v1/models, POST /v1/embeddings and
+// POST /v1/chat/completions.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	n := s.inflight.Add(1)
+	defer s.inflight.Add(-1)
+	for {
+		m := s.maxInflight.Load()
+		if n <= m || s.maxInflight.CompareAndSwap(m, n) {
+			break
+		}
+	}
+
+	req := Request{Method: r.Method, Path: r.URL.Path, Auth: r.Header.Get("Authorization"), At: time.Now()}
+	var body map[string]any
+	if r.Method == http.MethodPost {
+		raw, err := io.ReadAll(r.Body)
+		if err != nil {
+			return
+		}
+		if err := json.Unmarshal(raw, &body); err != nil {
+			writeError(w, http.StatusBadRequest, "invalid json: "+err.Error(), "invalid_request_error")
+			return
+		}
+		req.Extra = body
+		req.Model, _ = body["model"].(string)
+		req.Stream, _ = body["stream"].(bool)
+		switch in := body["input"].(type) {
+		case string:
+			req.Inputs = []string{in}
+		case []any:
+			for _, v := range in {
+				str, _ := v.(string)
+				req.Inputs = append(req.Inputs, str)
+			}
+		}
+		if msgs, ok := body["messages"].([]any); ok {
+			for _, m := range msgs {
+				mm, _ := m.(map[string]any)
+				role, _ := mm["role"].(string)
+				content, _ := mm["content"].(string)
+				req.Messages = append(req.Messages, Message{role, content})
+			}
+		}
+	}
+
+	s.mu.Lock()
+	s.requests = append(s.requests, req)
+	var fail *Failure
+	for i, f := range s.failures {
+		if f.Path == "" || strings.HasSuffix(r.URL.Path, f.Path) {
+			fail = &f
+			s.failures = append(s.failures[:i:i], s.failures[i+1:]...)
+			break
+		}
+	}
+	s.mu.Unlock()
+
+	if fail != nil {
+		if fail.Delay > 0 {
+			select {
+			case <-time.After(fail.Delay):
+			case <-r.Context().Done():
+				return
+			}
+		}
+		if fail.Drop {
+			drop(w)
+			return
+		}
+		if fail.Status != 0 {
+			if fail.RetryAfter != "" {
+				w.Header().Set("Retry-After", fail.RetryAfter)
+			}
+			msg := fail.Message
+			if msg == "" {
+				msg = fmt.Sprintf("injected %d %s", fail.Status, http.StatusText(fail.Status))
+			}
+			writeError(w, fail.Status, msg, "server_error")
+			return
+		}
+	}
+
+	switch {
+	case r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/models"):
+		s.serveModels(w)
+	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/embeddings"):
+		if !s.known(w, req.Model) {
+			return
+		}
+		s.serveEmbeddings(w, req)
+	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/chat/completions"):
+		if !s.known(w, req.Model) {
+			return
+		}
+		dropAfter := -1
+		if fail != nil && fail.DropAfterChunks > 0 {
+			dropAfter = fail.DropAfterChunks
+		}
+		s.serveChat(w, r, req, body, dropAfter)
+	default:
+		writeError(w, http.StatusNotFound, "404 page not found: "+r.URL.Path, "not_found")
+	}
+}
+
+// known answers like Ollama for a model it does not serve.
+func (s *Server) known(w http.ResponseWriter, model string) bool {
+	if len(s.cfg.Models) == 0 {
+		return true
+	}
+	for _, m := range s.cfg.Models {
+		if m == model {
+			return true
+		}
+	}
+	writeError(w, http.StatusNotFound, fmt.Sprintf("model %q not found, try pulling it first", model), "api_error")
+	return false
+}
+
+func (s *Server) serveModels(w http.ResponseWriter) {
+	type model struct {
+		ID      string `json:"id"`
+		Object  string `json:"object"`
+		Created int64  `json:"created"`
+		OwnedBy string `json:"owned_by"`
+	}
+	out := struct {
+		Object string  `json:"object"`
+		Data   []model `json:"data"`
+	}{Object: "list", Data: []model{}}
+	for _, m := range s.cfg.Models {
+		out.Data = append(out.Data, model{m, "model", 0, "llmtest"})
+	}
+	writeJSON(w, out)
+}
+
+func (s *Server) serveEmbeddings(w http.ResponseWriter, req Request) {
+	type item struct {
+		Object    string    `json:"object"`
+		Embedding []float32 `json:"embedding"`
+		Index     int       `json:"index"`
+	}
+	out := struct {
+		Object string         `json:"object"`
+		Data   []item         `json:"data"`
+		Model  string         `json:"model"`
+		Usage  map[string]int `json:"usage"`
+	}{Object: "list", Data: []item{}, Model: req.Model}
+	dim := s.Dim(req.Model)
+	tokens := 0
+	for i, text := range req.Inputs {
+		out.Data = append(out.Data, item{"embedding", Embed(req.Model, text, dim), i})
+		tokens += len(words(text))
+	}
+	out.Usage = map[string]int{"prompt_tokens": tokens, "total_tokens": tokens}
+	writeJSON(w, out)
+}
+
+// reply picks the scripted answer: the queue, then the rules, then an echo.
+func (s *Server) reply(msgs []Message) string {
+	last := ""
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == "user" {
+			last = msgs[i].Content
+			break
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.queue) > 0 {
+		r := s.queue[0]
+		s.queue = s.queue[1:]
+		return r
+	}
+	for _, ru := range s.rules {
+		if strings.Contains(last, ru.substr) {
+			return ru.reply
+		}
+	}
+	return "echo: " + last
+}
+
+func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, req Request, body map[string]any, dropAfter int) {
+	answer := s.reply(req.Messages)
+	prompt := 0
+	for _, m := range req.Messages {
+		prompt += len(words(m.Content))
+	}
+	usage := map[string]int{"prompt_tokens": prompt, "completion_tokens": len(words(answer)),
+		"total_tokens": prompt + len(words(answer))}
+	created := time.Now().Unix()
+	if !req.Stream {
+		writeJSON(w, map[string]any{
+			"id": "chatcmpl-llmtest", "object": "chat.completion", "created": created, "model": req.Model,
+			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
+				"message": map[string]any{"role": "assistant", "content": answer}}},
+			"usage": usage,
+		})
+		return
+	}
+	includeUsage := false
+	if so, ok := body["stream_options"].(map[string]any); ok {
+		includeUsage, _ = so["include_usage"].(bool)
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	flusher, _ := w.(http.Flusher)
+	send := func(v any) {
+		b, _ := json.Marshal(v)
+		fmt.Fprintf(w, "data: %s\n\n", b)
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	chunk := func(delta map[string]any, finish any) map[string]any {
+		return map[string]any{"id": "chatcmpl-llmtest", "object": "chat.completion.chunk", "created": created,
+			"model": req.Model, "choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}}
+	}
+	send(chunk(map[string]any{"role": "assistant", "content": ""}, nil))
+	for i, piece := range Chunks(answer) {
+		if i == dropAfter {
+			drop(w)
+			return
+		}
+		if s.cfg.ChunkDelay > 0 {
+			select {
+			case <-time.After(s.cfg.ChunkDelay):
+			case <-r.Context().Done():
+				return
+			}
+		}
+		send(chunk(map[string]any{"content": piece}, nil))
+	}
+	send(chunk(map[string]any{}, "stop"))
+	if includeUsage {
+		send(map[string]any{"id": "chatcmpl-llmtest", "object": "chat.completion.chunk", "created": created,
+			"model": req.Model, "choices": []any{}, "usage": usage})
+	}
+	fmt.Fprint(w, "data: [DONE]\n\n")
+	if flusher != nil {
+		flusher.Flush()
+	}
+}
+
+// Chunks splits a reply into the pieces the server streams: each word
+// with the whitespace before it, so joining the pieces gives the reply.
+func Chunks(s string) []string {
+	var out []string
+	start := 0
+	for i := 1; i < len(s); i++ {
+		if s[i] == ' ' && s[i-1] != ' ' {
+			out = append(out, s[start:i])
+			start = i
+		}
+	}
+	if start < len(s) {
+		out = append(out, s[start:])
+	}
+	return out
+}
+
+// Embed is the server's embedding of text under model: the normalised sum
+// of one pseudo-random Gaussian vector per lower-cased word, seeded by a
+// hash of model and word. Texts that share words are therefore closer
+// than unrelated ones, and the same text always gets the same vector. A
+// text without words gets the vector of its whole content.
+func Embed(model, text string, dim int) []float32 {
+	acc := make([]float64, dim)
+	ws := words(text)
+	if len(ws) == 0 {
+		ws = []string{"\x00" + text}
+	}
+	for _, w := range ws {
+		h := fnv.New64a()
+		h.Write([]byte(model))
+		h.Write([]byte{0})
+		h.Write([]byte(w))
+		seed := h.Sum64()
+		rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+		for i := range acc {
+			acc[i] += rng.NormFloat64()
+		}
+	}
+	var norm float64
+	for _, v := range acc {
+		norm += v * v
+	}
+	norm = math.Sqrt(norm)
+	out := make([]float32, dim)
+	for i, v := range acc {
+		out[i] = float32(v / norm)
+	}
+	return out
+}
+
+func words(s string) []string {
+	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	})
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, msg, typ string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"message": msg, "type": typ, "code": nil}})
+}
+
+// drop closes the connection under the handler, as a crashed server would.
+func drop(w http.ResponseWriter) {
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		panic(http.ErrAbortHandler)
+	}
+	conn, buf, err := hj.Hijack()
+	if err != nil {
+		panic(http.ErrAbortHandler)
+	}
+	if buf != nil {
+		buf.Flush()
+	}
+	conn.Close()
+}
