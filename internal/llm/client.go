@@ -615,3 +615,19 @@ func redactURL(raw string) string {
 	u.RawQuery = ""
 	return u.String()
 }
+
+// Embedder is the client seen as an embedder of one model: the shape
+// embedindex.Embedder wants (Embed, Model), without embedindex importing
+// this package's configuration. It is safe for concurrent use.
+type Embedder struct{ c *Client }
+
+// Embedder returns the client as an Embedder of Config.EmbedModel.
+func (c *Client) Embedder() Embedder { return Embedder{c} }
+
+// Embed is Client.Embed.
+func (e Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	return e.c.Embed(ctx, texts)
+}
+
+// Model is Config.EmbedModel.
+func (e Embedder) Model() string { return e.c.cfg.EmbedModel }

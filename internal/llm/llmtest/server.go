@@ -1,12 +1,14 @@
 package llmtest
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"io"
 	"math"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -205,7 +207,12 @@ func (s *Server) Dim(model string) int {
 // POST /v1/chat/completions.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	n := s.inflight.Add(1)
-	defer s.inflight.Add(-1)
+	// A request stops counting just before the last bytes of its answer
+	// are written: the client may send its next request as soon as it has
+	// them, before this handler returns.
+	gw := &gaugeWriter{ResponseWriter: w, leave: sync.OnceFunc(func() { s.inflight.Add(-1) })}
+	defer gw.leave()
+	w = gw
 	for {
 		m := s.maxInflight.Load()
 		if n <= m || s.maxInflight.CompareAndSwap(m, n) {
@@ -439,6 +446,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, req Request, 
 		send(map[string]any{"id": "chatcmpl-llmtest", "object": "chat.completion.chunk", "created": created,
 			"model": req.Model, "choices": []any{}, "usage": usage})
 	}
+	leave(w)
 	fmt.Fprint(w, "data: [DONE]\n\n")
 	if flusher != nil {
 		flusher.Flush()
@@ -503,14 +511,42 @@ func words(s string) []string {
 }
 
 func writeJSON(w http.ResponseWriter, v any) {
+	b, _ := json.Marshal(v)
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(v)
+	leave(w)
+	w.Write(b)
 }
 
 func writeError(w http.ResponseWriter, status int, msg, typ string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
+	leave(w)
 	json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"message": msg, "type": typ, "code": nil}})
+}
+
+// gaugeWriter carries the request's exit from the concurrency gauge.
+type gaugeWriter struct {
+	http.ResponseWriter
+	leave func()
+}
+
+func (g *gaugeWriter) Flush() {
+	if f, ok := g.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (g *gaugeWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	if h, ok := g.ResponseWriter.(http.Hijacker); ok {
+		return h.Hijack()
+	}
+	return nil, nil, http.ErrNotSupported
+}
+
+func leave(w http.ResponseWriter) {
+	if g, ok := w.(*gaugeWriter); ok {
+		g.leave()
+	}
 }
 
 // drop closes the connection under the handler, as a crashed server would.
