@@ -255,3 +255,33 @@ func TestBuilder(t *testing.T) {
 		t.Errorf("directory holds %d files after commit; want only the index (no temporary files)", len(entries))
 	}
 }
+
+// BenchmarkFlatOpen reads a 100k x 768 index file (300 MB) into memory.
+func BenchmarkFlatOpen(b *testing.B) {
+	const n, dim = 100_000, 768
+	path := filepath.Join(b.TempDir(), "big.vec")
+	bld, err := flat.Create(path, "m", dim)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	v := make([]float32, dim)
+	for i := range n {
+		for j := range v {
+			v[j] = float32(rng.NormFloat64())
+		}
+		if err := bld.Add(fmt.Sprintf("entity-%07d", i), v); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := bld.Commit(); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(n * dim * 4)
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := flat.Open(context.Background(), path, flat.Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
