@@ -489,12 +489,12 @@ store_bulk() {
 		fi
 		BULK_CMD="oxigraph load --location DIR --file graph.ttl --graph $GRAPH"
 		measure "$tag" "$ox" load --location "$dir/data" --file "$SYNTH_TTL" --graph "$GRAPH"
-		reported=$(cat "$RUN/$tag.out" "$RUN/$tag.err" | grep -oE '[0-9]+ triples loaded' | tail -n 1 | cut -d' ' -f1)
+		reported=$(cat "$RUN/$tag.out" "$RUN/$tag.err" | grep -oE '[0-9]+ triples loaded' | tail -n 1 | cut -d' ' -f1 || true)
 		;;
 	fuseki)
 		BULK_CMD="java -Xmx$HEAP -cp jena-fuseki-server.jar tdb2.tdbloader --loc DIR --graph $GRAPH graph.ttl (scripts/fuseki.sh tdbloader)"
 		measure "$tag" env KGRAG_FUSEKI_HEAP="$HEAP" "$here/fuseki.sh" tdbloader --port "$port" --dir "$dir" --graph "$GRAPH" "$SYNTH_TTL"
-		reported=$(grep -o 'Finished: [^ ]* [0-9,]* tuples' "$RUN/$tag.out" "$RUN/$tag.err" 2>/dev/null | tail -n 1 | awk '{ gsub(",", "", $(NF - 1)); print $(NF - 1) }')
+		reported=$(grep -o 'Finished: [^ ]* [0-9,]* tuples' "$RUN/$tag.out" "$RUN/$tag.err" 2>/dev/null | tail -n 1 | awk '{ gsub(",", "", $(NF - 1)); print $(NF - 1) }' || true)
 		;;
 	virtuoso)
 		if ! server_start virtuoso "$port" "$dir"; then
@@ -527,10 +527,13 @@ store_bulk() {
 	fi
 	S_BSEC=$M_SEC
 	local sec=$M_SEC rss=$M_RSS
+	local up=1
 	if [[ $s != virtuoso ]]; then
-		server_start "$s" "$port" "$dir" || true
+		server_start "$s" "$port" "$dir" || up=0
 	fi
-	n=$(sparql_count "$(query_url "$s" "$port")" 2>>"$RUN/$tag.err") || n="?"
+	if ((up)); then
+		n=$(sparql_count "$(query_url "$s" "$port")" 2>>"$RUN/$tag.err") || n="?"
+	fi
 	server_stop "$s" "$port" "$dir"
 	[[ $reported == "?" || -z $reported ]] && reported=$n
 	local rss_note=""
