@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"syscall"
 
 	"github.com/kgrag/kgrag/rdf"
@@ -98,7 +99,7 @@ func transient(parent context.Context, err error) bool {
 	}
 	var se *sparqlq.StatusError
 	if errors.As(err, &se) {
-		return se.Temporary()
+		return se.Temporary() && !transactionTooLarge(se)
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return true // the per-request timeout, since parent is live
@@ -123,10 +124,21 @@ func transient(parent context.Context, err error) bool {
 	return errors.As(err, &op)
 }
 
+// transactionTooLarge recognises Virtuoso's refusal of a transaction whose
+// log outgrew TransactionAfterImageLimit (error SR325): a 500 that no retry
+// can cure.
+func transactionTooLarge(se *sparqlq.StatusError) bool {
+	return strings.Contains(se.Body, "SR325")
+}
+
 // hintFor describes err for a user.
 func hintFor(err error, endpoint string) string {
 	var se *sparqlq.StatusError
 	switch {
+	case errors.As(err, &se) && transactionTooLarge(se):
+		return fmt.Sprintf("the store answered HTTP %d: the graph is too large for one Virtuoso transaction; "+
+			"raise TransactionAfterImageLimit in the [Parameters] section of virtuoso.ini (bytes, e.g. 4000000000) "+
+			"and restart Virtuoso, or load with --in-place", se.StatusCode)
 	case errors.As(err, &se):
 		return fmt.Sprintf("the store answered HTTP %d", se.StatusCode)
 	case errors.Is(err, context.Canceled):

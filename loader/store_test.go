@@ -370,3 +370,28 @@ func TestLoadInPlace(t *testing.T) {
 		}
 	}
 }
+
+// TestVirtuosoTransactionLimit: Virtuoso's SR325 is not retried and the
+// message says which setting to raise.
+func TestVirtuosoTransactionLimit(t *testing.T) {
+	var commits atomic.Int64
+	// The temporary graph is still there after the refused MOVE.
+	f := &fakeStore{askAnswer: true}
+	f.hook = func(w http.ResponseWriter, r *http.Request, body string) bool {
+		if strings.Contains(body, "MOVE") {
+			commits.Add(1)
+			w.WriteHeader(http.StatusInternalServerError)
+			io.WriteString(w, "Virtuoso 40001 Error SR325: Transaction aborted because it's log after image size went above the limit")
+			return true
+		}
+		return false
+	}
+	s := openStore(t, "virtuoso", newFake(t, f), loader.Options{BatchSize: 5, RetryBackoff: time.Millisecond})
+	_, err := replaceN(context.Background(), s, "http://ex/g", 7, "")
+	if err == nil || !strings.Contains(err.Error(), "TransactionAfterImageLimit") {
+		t.Fatalf("ReplaceGraph = %v; want a hint naming TransactionAfterImageLimit", err)
+	}
+	if n := commits.Load(); n != 1 {
+		t.Errorf("commit sent %d times; want 1 (SR325 is not transient)", n)
+	}
+}

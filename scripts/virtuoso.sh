@@ -117,6 +117,9 @@ Striping = 0
 
 [Parameters]
 ServerPort = 127.0.0.1:$ISQL_PORT
+; Room for kgrag's one-transaction graph swap of a few million triples
+; (the default, 50 MB, refuses it with SR325).
+TransactionAfterImageLimit = 4000000000
 LiteMode = 0
 DisableUnixSocket = 1
 DisableTcpSocket = 0
