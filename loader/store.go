@@ -137,7 +137,7 @@ func hintFor(err error, endpoint string) string {
 	switch {
 	case errors.As(err, &se) && transactionTooLarge(se):
 		return fmt.Sprintf("the store answered HTTP %d: the graph is too large for one Virtuoso transaction; "+
-			"raise TransactionAfterImageLimit in the [Parameters] section of virtuoso.ini (bytes, e.g. 4000000000) "+
+			"raise TransactionAfterImageLimit in the [Parameters] section of virtuoso.ini (bytes, at most 2147483647) "+
 			"and restart Virtuoso, or load with --in-place", se.StatusCode)
 	case errors.As(err, &se):
 		return fmt.Sprintf("the store answered HTTP %d", se.StatusCode)

@@ -118,8 +118,9 @@ Striping = 0
 [Parameters]
 ServerPort = 127.0.0.1:$ISQL_PORT
 ; Room for kgrag's one-transaction graph swap of a few million triples
-; (the default, 50 MB, refuses it with SR325).
-TransactionAfterImageLimit = 4000000000
+; (the default, 50 MB, refuses it with SR325); it is a 32-bit signed
+; number: above 2147483647 Virtuoso refuses every transaction.
+TransactionAfterImageLimit = 2000000000
 LiteMode = 0
 DisableUnixSocket = 1
 DisableTcpSocket = 0
