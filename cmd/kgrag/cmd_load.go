@@ -133,6 +133,8 @@ func runLoad(ctx context.Context, opts loadOptions, term terminal) error {
 
 	var stats ontology.Stats
 	var dest string
+	// Store uploads count what the store accepted; files count what was written.
+	progress := ui.NewProgress(term.err, showProgress && opts.store.url == "", "wrote", "triples")
 	switch {
 	case opts.store.url != "":
 		stats, err = loadStore(ctx, opts, wk, m, term, showProgress)
@@ -146,7 +148,7 @@ func runLoad(ctx context.Context, opts loadOptions, term terminal) error {
 				}
 			}
 			enc := loader.NewTurtleEncoder(w, turtlePrefixes)
-			st, err := mapWalk(ctx, wk, m, counted(enc, showProgress, term))
+			st, err := mapWalk(ctx, wk, m, counted(enc, progress))
 			if err != nil {
 				return st, err
 			}
@@ -156,13 +158,17 @@ func runLoad(ctx context.Context, opts loadOptions, term terminal) error {
 		dest = opts.ntriples
 		stats, err = writeFile(ctx, opts.ntriples, term.out, func(w io.Writer) (ontology.Stats, error) {
 			enc := loader.NewNTriplesEncoder(w)
-			st, err := mapWalk(ctx, wk, m, counted(enc, showProgress, term))
+			st, err := mapWalk(ctx, wk, m, counted(enc, progress))
 			if err != nil {
 				return st, err
 			}
 			return st, enc.Flush()
 		})
 	}
+	if err == nil && progress != nil {
+		progress.Add(stats.Triples % progressStep) // the last, partial step
+	}
+	progress.Done()
 	if err != nil {
 		return inputError(err)
 	}
@@ -231,6 +237,10 @@ func writeFile(ctx context.Context, path string, stdout io.Writer, write func(io
 	return st, f.Commit()
 }
 
+// progressStep is how many triples go by between progress updates: an
+// atomic add per triple would cost more than writing it.
+const progressStep = 1024
+
 // progressWriter counts triples into a progress line.
 type progressWriter struct {
 	w rdf.Writer
@@ -240,18 +250,19 @@ type progressWriter struct {
 
 func (pw *progressWriter) WriteTriple(t rdf.Triple) error {
 	pw.n++
-	if pw.n&1023 == 0 {
-		pw.p.Add(1024)
+	if pw.n%progressStep == 0 {
+		pw.p.Add(progressStep)
 	}
 	return pw.w.WriteTriple(t)
 }
 
-// counted wraps w in a progress line when progress is on.
-func counted(w rdf.Writer, show bool, term terminal) rdf.Writer {
-	if !show {
+// counted wraps w so that p counts its triples; with p nil (progress off)
+// it returns w itself.
+func counted(w rdf.Writer, p *ui.Progress) rdf.Writer {
+	if p == nil {
 		return w
 	}
-	return &progressWriter{w: w, p: ui.NewProgress(term.err, true, "wrote", "triples")}
+	return &progressWriter{w: w, p: p}
 }
 
 func describeStats(ds *graphrag.Dataset, st ontology.Stats) string {
