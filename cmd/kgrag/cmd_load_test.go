@@ -84,6 +84,14 @@ func TestLoadBadInput(t *testing.T) {
 			os.WriteFile(p, b, 0o644)
 			return d
 		}, []string{"documents.parquet"}},
+		{"missing required column", func(t *testing.T) string {
+			// A relationships table in the place of the entities table
+			// has ids and descriptions but no title.
+			d := copySample(t, filepath.Join(samples, "v3"))
+			b, _ := os.ReadFile(filepath.Join(d, "relationships.parquet"))
+			os.WriteFile(filepath.Join(d, "entities.parquet"), b, 0o644)
+			return d
+		}, []string{"entities.parquet", `"title"`, "missing required column"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,51 @@
+package prompts
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+	"text/template"
+)
+
+//go:embed templates/*.tmpl
+var files embed.FS
+
+// LocalAnswer fills local_answer.tmpl: the question, the context tables
+// retrieval built, and the shape of answer wanted.
+type LocalAnswer struct {
+	Question     string
+	Context      string
+	ResponseType string
+}
+
+// Names lists the embedded templates, sorted.
+func Names() []string {
+	entries, _ := fs.ReadDir(files, "templates")
+	var names []string
+	for _, e := range entries {
+		names = append(names, strings.TrimSuffix(e.Name(), ".tmpl"))
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Render executes the named template with data. A missing template, a
+// field the data lacks or a template error is an error naming the template.
+func Render(name string, data any) (string, error) {
+	src, err := files.ReadFile("templates/" + name + ".tmpl")
+	if err != nil {
+		return "", fmt.Errorf("prompts: no template %q (have %s)", name, strings.Join(Names(), ", "))
+	}
+	t, err := template.New(name).Option("missingkey=error").Parse(string(src))
+	if err != nil {
+		return "", fmt.Errorf("prompts: parse %s: %w", name, err)
+	}
+	var b bytes.Buffer
+	if err := t.Execute(&b, data); err != nil {
+		return "", fmt.Errorf("prompts: render %s: %w", name, err)
+	}
+	return b.String(), nil
+}
