@@ -55,3 +55,62 @@ func ExampleClient_Update() {
 	fmt.Println(err)
 	// Output: <nil>
 }
+
+func ExampleParseTemplate() {
+	tpl, err := sparqlq.ParseTemplate("titles", `# Titles of entities by id.
+# param graph iri optional
+# param ids strings values
+# param limit integer
+PREFIX gr: <http://ormynet.com/ns/msft-graphrag#>
+SELECT ?id ?title
+FROM {{graph}}
+WHERE { VALUES ?id { {{ids}} } ?e gr:id ?id ; gr:title ?title }
+LIMIT {{limit}}
+`)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	q, err := tpl.Bind(sparqlq.Params{
+		"ids":   sparqlq.StringsParam([]string{"e1", `" } ; DROP ALL ; #`}),
+		"limit": sparqlq.IntParam(10),
+	})
+	fmt.Print(q)
+	fmt.Println(err)
+
+	_, err = tpl.Bind(sparqlq.Params{"ids": sparqlq.StringParam("e1"), "limit": sparqlq.IntParam(10)})
+	fmt.Println(err)
+	// Output:
+	// PREFIX gr: <http://ormynet.com/ns/msft-graphrag#>
+	// SELECT ?id ?title
+	// WHERE { VALUES ?id { "e1" "\" } ; DROP ALL ; #" } ?e gr:id ?id ; gr:title ?title }
+	// LIMIT 10
+	// <nil>
+	// sparqlq: template titles: parameter ids: wrong parameter kind: got string, want strings
+}
+
+func ExampleEntities() {
+	// A stand-in store; use the store's query endpoint instead.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/sparql-results+json")
+		io.WriteString(w, `{"head":{"vars":["id","title","degree"]},"results":{"bindings":[
+			{"id":{"type":"literal","value":"e1"},"title":{"type":"literal","value":"SCROOGE"},
+			 "degree":{"type":"literal","datatype":"http://www.w3.org/2001/XMLSchema#integer","value":"148"}}]}}`)
+	}))
+	defer srv.Close()
+
+	c, err := sparqlq.New(sparqlq.Config{QueryURL: srv.URL + "/sparql"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ents, err := sparqlq.Entities(context.Background(), c, "http://example.org/graph", []string{"e1", "e2"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, e := range ents {
+		fmt.Println(e.ID, e.Title, e.Degree)
+	}
+	// Output: e1 SCROOGE 148
+}

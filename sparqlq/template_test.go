@@ -229,13 +229,13 @@ var goldenIDs = append([]string{"a02f511b-716c-4ca1-b1e9-f36aaea71659", "8a97f84
 
 func goldenCases() []struct {
 	file, tpl string
-	params   sparqlq.Params
+	params    sparqlq.Params
 } {
 	graph := sparqlq.IRIParam("http://kgrag.test/tpl")
 	ids := sparqlq.StringsParam(goldenIDs)
 	return []struct {
 		file, tpl string
-		params   sparqlq.Params
+		params    sparqlq.Params
 	}{
 		{"entities", "entities", sparqlq.Params{"graph": graph, "ids": ids}},
 		{"entities-default-graph", "entities", sparqlq.Params{"ids": ids}},
