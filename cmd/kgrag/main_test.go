@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/kgrag/kgrag/internal/test"
-	"github.com/urfave/cli/v3"
 )
 
 // TestMain lets the test binary act as kgrag, so exit codes can be tested
@@ -92,5 +91,4 @@ func TestFlags(t *testing.T) {
 			}
 		})
 	}
-	_ = cli.Command{}
 }
