@@ -21,6 +21,7 @@ EXIT STATUS:
    1    failure (bad input, write error, store error)
    2    wrong usage (unknown flag, missing argument)
    10   the store could not be reached
+   11   the model server could not be reached
    130  interrupted
 `
 
@@ -47,6 +48,7 @@ Start with:
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print no progress", Sources: cli.EnvVars("KGRAG_QUIET")},
 		},
 		Commands: []*cli.Command{
+			newEmbedCommand(term),
 			newInspectCommand(term),
 			newLoadCommand(term),
 			newOntologyCommand(term),

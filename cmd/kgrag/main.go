@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/kgrag/kgrag/internal/llm"
 )
 
 func main() {
@@ -54,6 +56,7 @@ func (e *storeDownError) Unwrap() error { return e.err }
 func exitCode(ctx context.Context, err error) int {
 	var ue *usageError
 	var sd *storeDownError
+	var le *llm.Error // only errors of the model client: other network errors are not exit 11
 	switch {
 	case err == nil:
 		return exitOK
@@ -63,6 +66,8 @@ func exitCode(ctx context.Context, err error) int {
 		return exitUsage
 	case errors.As(err, &sd):
 		return exitStoreDown
+	case errors.As(err, &le) && llm.Unreachable(err):
+		return exitModelDown
 	}
 	return exitFailure
 }

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/kgrag/kgrag/embedindex"
+	"github.com/kgrag/kgrag/embedindex/flat"
+	"github.com/kgrag/kgrag/graphrag"
+	"github.com/kgrag/kgrag/internal/ui"
+	"github.com/urfave/cli/v3"
+)
+
+// Names inside the index directory.
+const (
+	defaultIndexDir = "kgrag-index"  // under --input when --index is unset
+	entityIndexFile = "entities.vec" // the flat index of entity descriptions
+)
+
+// embedOptions is everything `kgrag embed` needs; the Action fills it from
+// flags so tests can call runEmbed directly.
+type embedOptions struct {
+	input       string
+	index       string // "" means input/kgrag-index
+	batchSize   int
+	concurrency int
+	quiet       bool
+
+	llm llmOptions
+}
+
+func newEmbedCommand(term terminal) *cli.Command {
+	return &cli.Command{
+		Name:      "embed",
+		Usage:     "embed entity descriptions with a local model into a vector index",
+		ArgsUsage: " ",
+		Description: `Reads the GraphRAG output in --input (any release; see 'kgrag inspect'),
+embeds the text "title:description" of every entity the entities table
+holds (GraphRAG's form) through an OpenAI-compatible /v1/embeddings
+endpoint, by default Ollama on this machine, and writes a vector index of
+them, keyed by entity id, to --index/entities.vec (--index defaults to
+kgrag-index inside --input).
+
+Vectors are cached by model and text in the index folder (embeddings.cache),
+so a rerun sends only entities that are new or changed, and an interrupted
+run keeps what it had embedded.
+
+   ollama pull nomic-embed-text
+   kgrag embed --input ./ragtest/output
+   kgrag embed --input ./output --index ./idx --embed-model mxbai-embed-large
+   KGRAG_LLM_URL=http://gpu-box:8000/v1 KGRAG_LLM_KEY_FILE=~/.vllm-key \
+       kgrag embed --input ./output --batch-size 256 --concurrency 4
+` + exitStatusHelp,
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "input", Aliases: []string{"i"}, Usage: "GraphRAG output `DIR` (the folder holding the .parquet files, or a project folder with output/)", Sources: cli.EnvVars("KGRAG_INPUT")},
+			&cli.StringFlag{Name: "index", Usage: "index `DIR` to write (default: kgrag-index inside --input)", Sources: cli.EnvVars("KGRAG_INDEX")},
+			&cli.IntFlag{Name: "batch-size", Value: embedindex.DefaultBatchSize, Usage: "texts per embedding request"},
+			&cli.IntFlag{Name: "concurrency", Value: embedindex.DefaultConcurrency, Usage: "embedding requests in flight at once"},
+		}, llmFlags()...),
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if cmd.Args().Len() > 0 {
+				return usagef("kgrag embed --input DIR", "embed takes no arguments, got %q", cmd.Args().First())
+			}
+			return runEmbed(ctx, embedOptions{
+				input:       cmd.String("input"),
+				index:       cmd.String("index"),
+				batchSize:   cmd.Int("batch-size"),
+				concurrency: cmd.Int("concurrency"),
+				quiet:       cmd.Bool("quiet"),
+				llm:         llmOptionsFrom(cmd),
+			}, term)
+		},
+	}
+}
+
+func (o *embedOptions) validate() error {
+	switch {
+	case o.input == "":
+		return usagef("kgrag embed --input ./output", "--input is required: the folder GraphRAG wrote its parquet files to")
+	case o.batchSize <= 0:
+		return usagef(fmt.Sprintf("--batch-size %d", embedindex.DefaultBatchSize), "--batch-size must be positive")
+	case o.concurrency <= 0:
+		return usagef(fmt.Sprintf("--concurrency %d", embedindex.DefaultConcurrency), "--concurrency must be positive")
+	case o.llm.embedModel == "":
+		return usagef("--embed-model "+defaultEmbedModel, "--embed-model is empty: name the embedding model")
+	}
+	if o.index == "" {
+		o.index = filepath.Join(o.input, defaultIndexDir)
+	}
+	return o.llm.validate()
+}
+
+// entityText is the text GraphRAG embeds for an entity's description.
+func entityText(e graphrag.Entity) string { return e.Title + ":" + e.Description }
+
+// embedChunk is how many texts go to the cache layer at once: the cache
+// keeps each chunk's vectors as soon as it is done, so an interrupted run
+// loses at most one chunk.
+func embedChunk(opts embedOptions) int { return opts.batchSize * opts.concurrency * 4 }
+
+func runEmbed(ctx context.Context, opts embedOptions, term terminal) error {
+	if err := opts.validate(); err != nil {
+		return err
+	}
+	client, err := opts.llm.client()
+	if err != nil {
+		return err
+	}
+	ds, err := graphrag.Open(ctx, opts.input)
+	if err != nil {
+		return err
+	}
+	var ids, texts []string
+	for _, e := range ds.Entities {
+		if !e.Placeholder {
+			ids = append(ids, e.ID)
+			texts = append(texts, entityText(e))
+		}
+	}
+	if len(ids) == 0 {
+		return fmt.Errorf("embed: %s holds no entities to embed", opts.input)
+	}
+	if err := os.MkdirAll(opts.index, 0o755); err != nil {
+		return fmt.Errorf("embed: create index folder: %w", err)
+	}
+	cache, err := embedindex.OpenCache(filepath.Join(opts.index, embedindex.CacheFile))
+	if err != nil {
+		return err
+	}
+
+	progress := ui.NewProgress(term.err, term.tty && !opts.quiet, "embedded", "entities")
+	var counter embedindex.Counter
+	if progress != nil {
+		counter = progress
+	}
+	batcher := embedindex.NewBatcher(client.Embedder(), embedindex.BatchOptions{
+		Size: opts.batchSize, Concurrency: opts.concurrency, Counter: counter,
+	})
+	cached := embedindex.NewCached(batcher, cache, counter)
+	vecs, err := embedAll(ctx, cached, texts, embedChunk(opts))
+	progress.Done()
+	if err != nil {
+		// Keep what was paid for, even when interrupted.
+		if serr := cache.Save(context.WithoutCancel(ctx)); serr != nil {
+			return errors.Join(err, serr)
+		}
+		return err
+	}
+
+	path := filepath.Join(opts.index, entityIndexFile)
+	if err := flat.Write(ctx, path, cached.Model(), ids, vecs); err != nil {
+		return errors.Join(err, cache.Save(context.WithoutCancel(ctx)))
+	}
+	cache.Prune()
+	if err := cache.Save(context.WithoutCancel(ctx)); err != nil {
+		return err
+	}
+	hits, misses := cached.Stats()
+	fmt.Fprintf(term.err, "embedded %d entities, %d from cache; model %s, dimension %d; index %s\n",
+		misses, hits, cached.Model(), len(vecs[0]), path)
+	return nil
+}
+
+// embedAll embeds texts chunk by chunk through e, stopping at the first
+// error or when ctx is done.
+func embedAll(ctx context.Context, e embedindex.Embedder, texts []string, chunk int) ([][]float32, error) {
+	out := make([][]float32, 0, len(texts))
+	for lo := 0; lo < len(texts); lo += chunk {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("embed: %w", err)
+		}
+		hi := min(lo+chunk, len(texts))
+		vecs, err := e.Embed(ctx, texts[lo:hi])
+		if err != nil {
+			return nil, fmt.Errorf("embed: %w", err)
+		}
+		out = append(out, vecs...)
+	}
+	return out, nil
+}

@@ -1,0 +1,224 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/kgrag/kgrag/embedindex/flat"
+	"github.com/kgrag/kgrag/graphrag"
+	"github.com/kgrag/kgrag/internal/llm/llmtest"
+	"github.com/kgrag/kgrag/internal/test"
+)
+
+// v3Entities is the number of entities the v3 sample's entities table
+// holds (placeholders excluded).
+const v3Entities = 529
+
+func embedTestOptions(input, index, url, model string) embedOptions {
+	return embedOptions{
+		input: input, index: index, batchSize: 50, concurrency: 3, quiet: true,
+		llm: llmOptions{url: url, embedModel: model, retries: 0},
+	}
+}
+
+func TestEmbed(t *testing.T) {
+	in := filepath.Join(test.GraphRAGSamples(t), "v3")
+	srv := llmtest.Start(t, llmtest.Config{Dim: 48})
+	index := t.TempDir()
+	opts := embedTestOptions(in, index, srv.URL(), "nomic-embed-text")
+
+	term, out, errb := testTerminal()
+	if err := runEmbed(t.Context(), opts, term); err != nil {
+		t.Fatal(err)
+	}
+	if out.Len() != 0 {
+		t.Errorf("embed wrote %q to stdout; want nothing", out)
+	}
+	path := filepath.Join(index, entityIndexFile)
+	idx, err := flat.Open(t.Context(), path, flat.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := idx.Info()
+	if info.Count != v3Entities || info.Dim != srv.Dim("nomic-embed-text") || info.Model != "nomic-embed-text" {
+		t.Errorf("index info = %+v; want %d vectors of dimension %d from nomic-embed-text", info, v3Entities, srv.Dim("nomic-embed-text"))
+	}
+	wantLine := "embedded 529 entities, 0 from cache; model nomic-embed-text, dimension 48; index " + path
+	if !strings.Contains(errb.String(), wantLine) {
+		t.Errorf("stderr = %q; want it to contain %q", errb, wantLine)
+	}
+	if n := srv.MaxInFlight(); n > opts.concurrency {
+		t.Errorf("%d requests in flight; want at most %d", n, opts.concurrency)
+	}
+
+	// Each entity's own text finds it first.
+	ds, err := graphrag.Open(t.Context(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, e := range ds.Entities {
+		if e.Placeholder || checked == 5 {
+			continue
+		}
+		checked++
+		hits, err := idx.Search(t.Context(), llmtest.Embed("nomic-embed-text", entityText(e), 48), 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits) != 1 || hits[0].Score < 0.999 {
+			t.Errorf("Search(text of %s) = %+v; want the entity itself", e.ID, hits)
+		}
+	}
+
+	// A second run is answered from the cache.
+	srv.Reset()
+	term, _, errb = testTerminal()
+	if err := runEmbed(t.Context(), opts, term); err != nil {
+		t.Fatal(err)
+	}
+	if n := srv.Count("/embeddings"); n != 0 {
+		t.Errorf("second run made %d embedding requests; want 0", n)
+	}
+	if want := "embedded 0 entities, 529 from cache"; !strings.Contains(errb.String(), want) {
+		t.Errorf("second run: stderr = %q; want it to contain %q", errb, want)
+	}
+	if idx, err := flat.Open(t.Context(), path, flat.Options{}); err != nil || idx.Info().Count != v3Entities {
+		t.Errorf("second run: index %v, err %v; want %d vectors", idx, err, v3Entities)
+	}
+}
+
+func TestEmbedDefaultIndex(t *testing.T) {
+	opts := embedOptions{input: "out", batchSize: 1, concurrency: 1, llm: llmOptions{url: "http://x/v1", embedModel: "m"}}
+	if err := opts.validate(); err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join("out", "kgrag-index"); opts.index != want {
+		t.Errorf("default index = %q; want %q", opts.index, want)
+	}
+}
+
+func TestEmbedModelNotFound(t *testing.T) {
+	in := filepath.Join(test.GraphRAGSamples(t), "v3")
+	srv := llmtest.Start(t, llmtest.Config{Models: []string{"nomic-embed-text"}})
+	term, _, _ := testTerminal()
+	err := runEmbed(t.Context(), embedTestOptions(in, t.TempDir(), srv.URL(), "no-such-model"), term)
+	if err == nil {
+		t.Fatal("embed with an unknown model: no error")
+	}
+	if !strings.Contains(err.Error(), `"no-such-model"`) || !strings.Contains(err.Error(), "--embed-model") {
+		t.Errorf("error = %q; want it to name the model and --embed-model", err)
+	}
+	if code := exitCode(t.Context(), err); code != exitFailure {
+		t.Errorf("exit code = %d; want %d", code, exitFailure)
+	}
+}
+
+func TestEmbedUsage(t *testing.T) {
+	tests := []struct {
+		name string
+		opts embedOptions
+		want string
+	}{
+		{"no input", embedOptions{batchSize: 1, concurrency: 1, llm: llmOptions{url: "http://x/v1", embedModel: "m"}}, "--input is required"},
+		{"zero batch", embedOptions{input: "x", concurrency: 1, llm: llmOptions{url: "http://x/v1", embedModel: "m"}}, "--batch-size"},
+		{"zero concurrency", embedOptions{input: "x", batchSize: 1, llm: llmOptions{url: "http://x/v1", embedModel: "m"}}, "--concurrency"},
+		{"no model", embedOptions{input: "x", batchSize: 1, concurrency: 1, llm: llmOptions{url: "http://x/v1"}}, "--embed-model"},
+		{"bad url", embedOptions{input: "x", batchSize: 1, concurrency: 1, llm: llmOptions{url: "ftp://x", embedModel: "m"}}, "--llm-url"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			term, _, _ := testTerminal()
+			err := runEmbed(t.Context(), tt.opts, term)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("runEmbed: %v; want an error containing %q", err, tt.want)
+			}
+			if code := exitCode(t.Context(), err); code != exitUsage {
+				t.Errorf("exit code = %d; want %d", code, exitUsage)
+			}
+		})
+	}
+}
+
+func TestEmbedExitCodes(t *testing.T) {
+	in := filepath.Join(test.GraphRAGSamples(t), "v3")
+	t.Setenv("KGRAG_LLM_KEY", "sk-secret-from-env")
+	_, stderr, code := runKgrag(t, "embed", "-q", "--input", in, "--index", t.TempDir(),
+		"--llm-url", "http://127.0.0.1:1/v1", "--retries", "0")
+	if code != exitModelDown {
+		t.Errorf("embed with the server down: exit %d; want %d (stderr %q)", code, exitModelDown, stderr)
+	}
+	for _, want := range []string{"http://127.0.0.1:1/v1", "--llm-url"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr %q lacks %q", stderr, want)
+		}
+	}
+	if strings.Contains(stderr, "sk-secret-from-env") {
+		t.Errorf("stderr shows the API key: %q", stderr)
+	}
+}
+
+// TestEmbedInterrupted checks that an interrupted run saves the vectors it
+// got, so the next run sends only the rest.
+func TestEmbedInterrupted(t *testing.T) {
+	in := filepath.Join(test.GraphRAGSamples(t), "v3")
+	model := llmtest.New(llmtest.Config{})
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var embeds atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/embeddings") && embeds.Add(1) == 5 {
+			cancel() // after the first chunk of 4 requests
+		}
+		model.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	index := t.TempDir()
+	opts := embedTestOptions(in, index, srv.URL+"/v1", "nomic-embed-text")
+	opts.concurrency = 1 // chunks of 200 texts, 4 requests each
+
+	term, _, _ := testTerminal()
+	err := runEmbed(ctx, opts, term)
+	if code := exitCode(ctx, err); code != exitInterrupted {
+		t.Fatalf("interrupted run: exit %d, err %v; want %d", code, err, exitInterrupted)
+	}
+	if _, err := os.Stat(filepath.Join(index, entityIndexFile)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("interrupted run left an index (stat: %v)", err)
+	}
+
+	embeds.Store(0)
+	term, _, errb := testTerminal()
+	if err := runEmbed(t.Context(), opts, term); err != nil {
+		t.Fatal(err)
+	}
+	if want := "embedded 329 entities, 200 from cache"; !strings.Contains(errb.String(), want) {
+		t.Errorf("run after the interruption: stderr %q; want it to contain %q", errb, want)
+	}
+}
+
+// TestEmbedHelpHidesKey checks that --help shows no API key from the
+// environment or a key file.
+func TestEmbedHelpHidesKey(t *testing.T) {
+	keyFile := filepath.Join(t.TempDir(), "key")
+	if err := os.WriteFile(keyFile, []byte("sk-from-file"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("KGRAG_LLM_KEY", "sk-from-env")
+	t.Setenv("KGRAG_LLM_KEY_FILE", keyFile)
+	var out bytes.Buffer
+	if err := newApp(strings.NewReader(""), &out, &out).Run(t.Context(), []string{"kgrag", "embed", "--help"}); err != nil {
+		t.Fatal(err)
+	}
+	if s := out.String(); strings.Contains(s, "sk-from-") || !strings.Contains(s, "11   the model server could not be reached") {
+		t.Errorf("embed --help shows a key or lacks exit status 11:\n%s", s)
+	}
+}

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"time"
+
+	"github.com/kgrag/kgrag/internal/llm"
+	"github.com/urfave/cli/v3"
+)
+
+// defaultEmbedModel is Ollama's usual embedding model.
+const defaultEmbedModel = "nomic-embed-text"
+
+// llmOptions say which model server to talk to and how patiently.
+type llmOptions struct {
+	url        string
+	key        string // a secret: never printed
+	embedModel string
+	timeout    time.Duration
+	retries    int // 0 means none
+}
+
+// llmFlags are the flags of the commands that talk to the model server.
+func llmFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "llm-url", Category: "model server", Value: llm.DefaultBaseURL, Usage: "OpenAI-compatible base `URL` (Ollama, LM Studio, llama.cpp, vLLM)", Sources: cli.EnvVars("KGRAG_LLM_URL")},
+		&cli.StringFlag{Name: "llm-key", Category: "model server", Usage: "API key, if the server wants one (better: env KGRAG_LLM_KEY or KGRAG_LLM_KEY_FILE)", Sources: secretSource("KGRAG_LLM_KEY")},
+		&cli.StringFlag{Name: "embed-model", Category: "model server", Value: defaultEmbedModel, Usage: "embedding model `NAME`", Sources: cli.EnvVars("KGRAG_EMBED_MODEL")},
+		&cli.DurationFlag{Name: "llm-timeout", Category: "model server", Value: llm.DefaultTimeout, Usage: "time limit of each request to the model server"},
+		&cli.IntFlag{Name: "retries", Category: "model server", Value: llm.DefaultRetries, Usage: "retries of a request that failed transiently (connection error, timeout, 5xx, 429); 0 for none"},
+	}
+}
+
+func llmOptionsFrom(cmd *cli.Command) llmOptions {
+	return llmOptions{
+		url:        cmd.String("llm-url"),
+		key:        cmd.String("llm-key"),
+		embedModel: cmd.String("embed-model"),
+		timeout:    cmd.Duration("llm-timeout"),
+		retries:    cmd.Int("retries"),
+	}
+}
+
+func (o llmOptions) validate() error {
+	switch {
+	case o.url == "":
+		return usagef("--llm-url "+llm.DefaultBaseURL, "--llm-url is empty: give the model server's OpenAI-compatible base URL")
+	case o.timeout < 0:
+		return usagef("--llm-timeout 2m", "--llm-timeout must not be negative")
+	case o.retries < 0:
+		return usagef("--retries 3", "--retries must not be negative")
+	}
+	return nil
+}
+
+// client returns a client of the model server. It does not contact it.
+func (o llmOptions) client() (*llm.Client, error) {
+	retries := o.retries
+	if retries == 0 {
+		retries = -1 // llm.Config: 0 is the default, negative is none
+	}
+	c, err := llm.New(llm.Config{
+		BaseURL:    o.url,
+		APIKey:     o.key,
+		EmbedModel: o.embedModel,
+		Timeout:    o.timeout,
+		Retries:    retries,
+	})
+	if err != nil {
+		return nil, usagef("--llm-url "+llm.DefaultBaseURL, "--llm-url: %v", err)
+	}
+	return c, nil
+}
