@@ -113,14 +113,7 @@ case $cmd in
 install) check_java; do_install ;;
 start) do_start ;;
 stop) kg_stop "$PIDFILE" ;;
-status)
-	if kg_pid_alive "$PIDFILE" && kg_http_ok "$READY_URL"; then
-		echo "$URL"
-	else
-		kg_log "not running"
-		exit 1
-	fi
-	;;
+status) kg_status "$PIDFILE" "$READY_URL" "$URL" ;;
 url) echo "$URL" ;;
 tdbloader) do_tdbloader ;;
 *) kg_die "usage: $0 install|start|stop|status|url|tdbloader [--port P] [--dir DIR] [--mem] [--fresh]" ;;

@@ -106,6 +106,17 @@ kg_parse_args() {
 }
 
 # kg_ms_since NANOS: milliseconds elapsed since NANOS (from date +%s%N).
+# kg_status PIDFILE READY_URL URL: print URL and succeed when the server
+# of PIDFILE runs and answers READY_URL; else say so and exit 1.
+kg_status() {
+	if kg_pid_alive "$1" && kg_http_ok "$2"; then
+		echo "$3"
+	else
+		kg_log "not running"
+		exit 1
+	fi
+}
+
 kg_ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
 
 # kg_fresh DIR: when FRESH=1, remove DIR/data (the server must be stopped).

@@ -103,14 +103,7 @@ case $cmd in
 install) do_install ;;
 start) do_start ;;
 stop) kg_stop "$PIDFILE" ;;
-status)
-	if kg_pid_alive "$PIDFILE" && kg_http_ok "$READY_URL"; then
-		echo "$URL"
-	else
-		kg_log "not running"
-		exit 1
-	fi
-	;;
+status) kg_status "$PIDFILE" "$READY_URL" "$URL" ;;
 url) echo "$URL" ;;
 *) kg_die "usage: $0 install|start|stop|status|url [--port P] [--dir DIR] [--mem] [--fresh]" ;;
 esac

@@ -275,14 +275,7 @@ case $cmd in
 install) do_install ;;
 start) do_start ;;
 stop) do_stop ;;
-status)
-	if kg_pid_alive "$PIDFILE" && kg_http_ok "$READY_URL"; then
-		echo "$URL"
-	else
-		kg_log "not running"
-		exit 1
-	fi
-	;;
+status) kg_status "$PIDFILE" "$READY_URL" "$URL" ;;
 url) echo "$URL" ;;
 isql) isql "${KG_ARGS[@]}" ;;
 *) kg_die "usage: $0 install|start|stop|status|url|isql [--port HTTP] [--dir DIR] [--fresh]" ;;
