@@ -1,0 +1,77 @@
+package retrieval
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pkoukk/tiktoken-go"
+	tiktoken_loader "github.com/pkoukk/tiktoken-go-loader"
+)
+
+// Encoding names accepted by NewEncoder.
+const (
+	EncodingCL100K = "cl100k_base"
+	EncodingO200K  = "o200k_base"
+)
+
+// Encoder counts tokens as GraphRAG's num_tokens does (tiktoken, ordinary
+// encoding, no special tokens). It reads the BPE ranks embedded by
+// tiktoken-go-loader, so it needs no network. Building one takes a few
+// hundred milliseconds: build it once and reuse it. An Encoder is safe for
+// concurrent use; the zero value is not usable.
+type Encoder struct {
+	name string
+	tk   *tiktoken.Tiktoken
+}
+
+// NewEncoder builds the named encoding (EncodingCL100K or EncodingO200K).
+// Unlike tiktoken.GetEncoding it does not touch tiktoken-go's package-level
+// loader or cache.
+func NewEncoder(name string) (*Encoder, error) {
+	var pat string
+	var special map[string]int
+	switch name {
+	case EncodingCL100K:
+		pat = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+		special = map[string]int{"<|endoftext|>": 100257, "<|fim_prefix|>": 100258,
+			"<|fim_middle|>": 100259, "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276}
+	case EncodingO200K:
+		pat = strings.Join([]string{
+			`[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?`,
+			`[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?`,
+			`\p{N}{1,3}`,
+			` ?[^\s\p{L}\p{N}]+[\r\n/]*`,
+			`\s*[\r\n]+`,
+			`\s+(?!\S)`,
+			`\s+`,
+		}, "|")
+		special = map[string]int{"<|endoftext|>": 199999, "<|endofprompt|>": 200018}
+	default:
+		return nil, fmt.Errorf("retrieval: encoder: unknown encoding %q (want %s or %s)", name, EncodingCL100K, EncodingO200K)
+	}
+	ranks, err := tiktoken_loader.NewOfflineLoader().LoadTiktokenBpe(name + ".tiktoken")
+	if err != nil {
+		return nil, fmt.Errorf("retrieval: encoder %s: %w", name, err)
+	}
+	bpe, err := tiktoken.NewCoreBPE(ranks, special, pat)
+	if err != nil {
+		return nil, fmt.Errorf("retrieval: encoder %s: %w", name, err)
+	}
+	set := make(map[string]any, len(special))
+	for k := range special {
+		set[k] = true
+	}
+	enc := &tiktoken.Encoding{Name: name, PatStr: pat, MergeableRanks: ranks, SpecialTokens: special}
+	return &Encoder{name: name, tk: tiktoken.NewTiktoken(bpe, enc, set)}, nil
+}
+
+// Name returns the encoding name.
+func (e *Encoder) Name() string { return e.name }
+
+// Count returns the number of tokens of s.
+func (e *Encoder) Count(s string) int {
+	if s == "" {
+		return 0
+	}
+	return len(e.tk.EncodeOrdinary(s))
+}

@@ -1,0 +1,532 @@
+package retrieval
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Section names, as GraphRAG heads them ("-----Entities-----").
+const (
+	SectionReports       = "Reports"
+	SectionEntities      = "Entities"
+	SectionRelationships = "Relationships"
+	SectionSources       = "Sources"
+)
+
+// Context is the local search context of one question: the records chosen
+// per section, in the order they are printed, and the printed text.
+type Context struct {
+	Reports       []ReportRecord
+	Entities      []EntityRecord
+	Relationships []RelationshipRecord
+	TextUnits     []TextUnitRecord
+	// RelationshipEntities is the length of the prefix of the selected
+	// entities whose relationships Relationships holds: Inside and Links
+	// are relative to that prefix.
+	RelationshipEntities int
+	// Text is the context handed to the model: the Reports, Entities,
+	// Relationships and Sources sections, non-empty ones only, joined by a
+	// blank line.
+	Text string
+	// Tokens counts Text. ReportTokens, LocalTokens (entities and
+	// relationships) and TextUnitTokens count the three parts of Text.
+	Tokens         int
+	ReportTokens   int
+	LocalTokens    int
+	TextUnitTokens int
+}
+
+// Builder builds local search contexts from one Backend with one set of
+// Params and one Encoder. It is safe for concurrent use if its Backend is.
+type Builder struct {
+	backend Backend
+	params  Params
+	enc     *Encoder
+}
+
+// NewBuilder validates p and builds its token encoder.
+func NewBuilder(backend Backend, p Params) (*Builder, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	enc, err := NewEncoder(p.Encoding)
+	if err != nil {
+		return nil, err
+	}
+	return NewBuilderWithEncoder(backend, p, enc)
+}
+
+// NewBuilderWithEncoder is NewBuilder with an encoder built beforehand, so
+// that several builders share one. The encoder must match p.Encoding.
+func NewBuilderWithEncoder(backend Backend, p Params, enc *Encoder) (*Builder, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if enc == nil || enc.Name() != p.Encoding {
+		return nil, fmt.Errorf("retrieval: builder: encoder does not match encoding %q", p.Encoding)
+	}
+	return &Builder{backend: backend, params: p, enc: enc}, nil
+}
+
+// BuildLocalContext builds an Encoder and a Builder and runs
+// Builder.LocalContext once. Callers answering many questions should keep a
+// Builder instead.
+func BuildLocalContext(ctx context.Context, backend Backend, selected []string, p Params) (*Context, error) {
+	b, err := NewBuilder(backend, p)
+	if err != nil {
+		return nil, err
+	}
+	return b.LocalContext(ctx, selected)
+}
+
+// LocalContext builds the context for the entities selected (entity ids in
+// kNN order, nearest first), as GraphRAG's LocalSearchMixedContext.build_context
+// does (graphrag/query/structured_search/local_search/mixed_context.py):
+//
+//  1. Keep the first TopKEntities selected ids the backend knows.
+//  2. Reports (CommunityProp of the budget): the reports of the selected
+//     entities' communities, by number of selected members, then report
+//     rank; kgrag breaks remaining ties by occurrence weight, then community
+//     number (GraphRAG keeps first-seen order there).
+//  3. Entities and relationships (the rest of the budget): the entities
+//     table in kNN order, then the relationships of the longest prefix of
+//     the selected entities whose relationships still fit beside the
+//     entities table. For a prefix, inside relationships (both ends in the
+//     prefix) come first by combined degree, then outside ones by the number
+//     of selected entities their outside end links to, then combined degree,
+//     at most TopKRelationships per entity of the prefix. Ties keep
+//     human_readable_id order, which is GraphRAG's row order.
+//  4. Text units (TextUnitProp of the budget): the units of each selected
+//     entity in turn (its text_unit_ids order), each unit once, by entity
+//     order, then by how many of that entity's relationships it supports.
+//
+// Each table is filled row by row and stops at the first row that does not
+// fit. Deliberate differences from GraphRAG:
+//   - Rows are counted as printed. GraphRAG counts a report row before
+//     pandas quotes it; kgrag quotes first, so the report section never
+//     exceeds its share.
+//   - The reports section keeps its "-----Reports-----" header line, which
+//     GraphRAG counts but (in 1.x-2.x) drops when it prints the table.
+//   - Relationships and text units are matched to entities by id, not title.
+//   - The relationships table never grows a "links" column (GraphRAG's does
+//     when its first row happens to be an outside relationship, because the
+//     ranking leaves the attribute on the record).
+//   - Claims (covariates) and conversation history are not included.
+//   - If joining the sections makes the text longer than MaxContextTokens
+//     (GraphRAG does not count the blank lines between sections), trailing
+//     text units are dropped until it fits.
+//
+// Errors come from the Backend, wrapped with the lookup that failed.
+func (b *Builder) LocalContext(ctx context.Context, selected []string) (*Context, error) {
+	p := b.params
+	ents, err := b.backend.Entities(ctx, selected)
+	if err != nil {
+		return nil, fmt.Errorf("retrieval: local context: entities: %w", err)
+	}
+	if len(ents) > p.TopKEntities {
+		ents = ents[:p.TopKEntities]
+	}
+	out := &Context{}
+	if len(ents) == 0 {
+		return out, nil
+	}
+	ids := make([]string, len(ents))
+	for i, e := range ents {
+		ids[i] = e.EntityID
+	}
+	rels, err := b.backend.Relationships(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("retrieval: local context: relationships: %w", err)
+	}
+	reports, err := b.backend.Reports(ctx, ids, p.CommunityLevel)
+	if err != nil {
+		return nil, fmt.Errorf("retrieval: local context: reports: %w", err)
+	}
+	var unitIDs []string
+	for _, e := range ents {
+		unitIDs = append(unitIDs, e.TextUnitIDs...)
+	}
+	units, err := b.backend.TextUnits(ctx, unitIDs)
+	if err != nil {
+		return nil, fmt.Errorf("retrieval: local context: text units: %w", err)
+	}
+
+	// Same arithmetic as GraphRAG: max(int(max_context_tokens * prop), 0).
+	total := float64(p.MaxContextTokens)
+	communityTokens := int(total * p.CommunityProp)
+	localTokens := int(total * (1 - p.CommunityProp - p.TextUnitProp))
+	unitTokens := int(total * p.TextUnitProp)
+
+	var sections []string
+	var reportText, localText, unitText string
+	out.Reports, reportText = b.reportSection(reports, communityTokens)
+	if strings.TrimSpace(reportText) != "" {
+		sections = append(sections, reportText)
+	}
+	out.Entities, out.Relationships, out.RelationshipEntities, localText = b.localSection(ents, rels, localTokens)
+	if strings.TrimSpace(localText) != "" {
+		sections = append(sections, localText)
+	}
+	ranked := rankTextUnits(ents, rels, units)
+	out.TextUnits, unitText = b.unitSection(ranked, unitTokens)
+	if strings.TrimSpace(unitText) != "" {
+		sections = append(sections, unitText)
+	}
+	out.Text = strings.Join(sections, "\n\n")
+	out.Tokens = b.enc.Count(out.Text)
+	for out.Tokens > p.MaxContextTokens && len(out.TextUnits) > 0 {
+		out.TextUnits = out.TextUnits[:len(out.TextUnits)-1]
+		unitText = b.renderUnits(out.TextUnits)
+		sections[len(sections)-1] = unitText
+		if len(out.TextUnits) == 0 {
+			sections = sections[:len(sections)-1]
+		}
+		out.Text = strings.Join(sections, "\n\n")
+		out.Tokens = b.enc.Count(out.Text)
+	}
+	out.ReportTokens = b.enc.Count(reportText)
+	out.LocalTokens = b.enc.Count(localText)
+	out.TextUnitTokens = 0
+	if len(out.TextUnits) > 0 {
+		out.TextUnitTokens = b.enc.Count(unitText)
+	}
+	return out, nil
+}
+
+// reportSection ranks the reports of the selected entities' communities
+// (GraphRAG _build_community_context) and fills them into budget
+// (build_community_context with single_batch and no shuffling).
+func (b *Builder) reportSection(reports []ReportRecord, budget int) ([]ReportRecord, string) {
+	p := b.params
+	var cands []ReportRecord
+	for _, r := range reports {
+		if len(r.Members) > 0 && r.Rank >= p.MinCommunityRank {
+			cands = append(cands, r)
+		}
+	}
+	slices.SortStableFunc(cands, func(x, y ReportRecord) int {
+		if c := cmp.Compare(len(y.Members), len(x.Members)); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(y.Rank, x.Rank); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(y.Weight, x.Weight); c != 0 {
+			return c
+		}
+		return compareIDs(x.ID, y.ID)
+	})
+	header := []string{"id", "title"}
+	if p.UseCommunitySummary {
+		header = append(header, "summary")
+	} else {
+		header = append(header, "content")
+	}
+	if p.IncludeCommunityRank {
+		header = append(header, "rank")
+	}
+	text := "-----" + SectionReports + "-----\n" + csvRow(header, p.ColumnDelimiter)
+	tokens := b.enc.Count(text)
+	var chosen []ReportRecord
+	for _, r := range cands {
+		body := r.FullContent
+		if p.UseCommunitySummary {
+			body = r.Summary
+		}
+		row := []string{r.ID, r.Title, body}
+		if p.IncludeCommunityRank {
+			row = append(row, pyFloat(r.Rank))
+		}
+		line := csvRow(row, p.ColumnDelimiter)
+		n := b.enc.Count(line)
+		if tokens+n > budget {
+			break
+		}
+		text += line
+		tokens += n
+		chosen = append(chosen, r)
+	}
+	if len(chosen) == 0 {
+		return nil, ""
+	}
+	return chosen, text
+}
+
+// localSection builds the entities table and the relationships table of
+// the longest entity prefix that fits (GraphRAG _build_local_context).
+func (b *Builder) localSection(ents []EntityRecord, rels []RelationshipRecord, budget int) ([]EntityRecord, []RelationshipRecord, int, string) {
+	p := b.params
+	d := p.ColumnDelimiter
+	header := []string{"id", "entity", "description"}
+	if p.IncludeEntityRank {
+		header = append(header, p.RankDescription)
+	}
+	entText := "-----" + SectionEntities + "-----\n" + strings.Join(header, d) + "\n"
+	tokens := b.enc.Count(entText)
+	var chosenEnts []EntityRecord
+	for _, e := range ents {
+		row := []string{e.ID, e.Title, e.Description}
+		if p.IncludeEntityRank {
+			row = append(row, strconv.FormatInt(e.Rank, 10))
+		}
+		line := strings.Join(row, d) + "\n"
+		n := b.enc.Count(line)
+		if tokens+n > budget {
+			break
+		}
+		entText += line
+		tokens += n
+		chosenEnts = append(chosenEnts, e)
+	}
+	entTokens := b.enc.Count(entText)
+
+	var chosenRels []RelationshipRecord
+	relText, prefix := "", 0
+	for i := range ents {
+		sel := filterRelationships(ents[:i+1], rels, p.TopKRelationships)
+		recs, text := b.relationshipTable(sel, budget)
+		if entTokens+b.enc.Count(text) > budget {
+			break
+		}
+		chosenRels, relText, prefix = recs, text, i+1
+	}
+	if relText == "" {
+		return chosenEnts, nil, 0, entText
+	}
+	return chosenEnts, chosenRels, prefix, entText + "\n\n" + relText
+}
+
+// relationshipTable fills rels into budget (build_relationship_context).
+func (b *Builder) relationshipTable(rels []RelationshipRecord, budget int) ([]RelationshipRecord, string) {
+	if len(rels) == 0 {
+		return nil, ""
+	}
+	p := b.params
+	d := p.ColumnDelimiter
+	header := []string{"id", "source", "target", "description"}
+	if p.IncludeRelationshipWeight {
+		header = append(header, "weight")
+	}
+	text := "-----" + SectionRelationships + "-----\n" + strings.Join(header, d) + "\n"
+	tokens := b.enc.Count(text)
+	var chosen []RelationshipRecord
+	for _, r := range rels {
+		row := []string{r.ID, r.Source, r.Target, r.Description}
+		if p.IncludeRelationshipWeight {
+			w := ""
+			if r.Weight != 0 { // GraphRAG: str(rel.weight if rel.weight else "")
+				w = pyFloat(r.Weight)
+			}
+			row = append(row, w)
+		}
+		line := strings.Join(row, d) + "\n"
+		n := b.enc.Count(line)
+		if tokens+n > budget {
+			break
+		}
+		text += line
+		tokens += n
+		chosen = append(chosen, r)
+	}
+	return chosen, text
+}
+
+// filterRelationships is GraphRAG's _filter_relationships over entity ids:
+// rels must be in human_readable_id order.
+func filterRelationships(ents []EntityRecord, rels []RelationshipRecord, topK int) []RelationshipRecord {
+	in := make(map[string]bool, len(ents))
+	for _, e := range ents {
+		in[e.EntityID] = true
+	}
+	var inside, fromSel, toSel []RelationshipRecord
+	for _, r := range rels {
+		switch s, t := in[r.SourceID], in[r.TargetID]; {
+		case s && t:
+			r.Inside, r.Links = true, 0
+			inside = append(inside, r)
+		case s:
+			fromSel = append(fromSel, r)
+		case t:
+			toSel = append(toSel, r)
+		}
+	}
+	byRank := func(x, y RelationshipRecord) int { return cmp.Compare(y.Rank, x.Rank) }
+	slices.SortStableFunc(inside, byRank)
+	outside := append(fromSel, toSel...)
+	slices.SortStableFunc(outside, byRank)
+	if len(outside) <= 1 {
+		for i := range outside {
+			outside[i].Inside = false
+		}
+		return append(inside, outside...)
+	}
+	// links: how many distinct selected entities each outside entity is
+	// linked to by an outside relationship.
+	linked := make(map[string]map[string]bool)
+	for _, r := range outside {
+		o, s := r.TargetID, r.SourceID
+		if in[o] {
+			o, s = s, o
+		}
+		if linked[o] == nil {
+			linked[o] = make(map[string]bool)
+		}
+		linked[o][s] = true
+	}
+	for i := range outside {
+		o := outside[i].TargetID
+		if in[o] {
+			o = outside[i].SourceID
+		}
+		outside[i].Inside = false
+		outside[i].Links = len(linked[o])
+	}
+	slices.SortStableFunc(outside, func(x, y RelationshipRecord) int {
+		if c := cmp.Compare(y.Links, x.Links); c != 0 {
+			return c
+		}
+		return cmp.Compare(y.Rank, x.Rank)
+	})
+	if n := topK * len(ents); len(outside) > n {
+		outside = outside[:n]
+	}
+	return append(inside, outside...)
+}
+
+// rankTextUnits orders the text units of the selected entities as
+// GraphRAG's _build_text_unit_context does: by the kNN position of the first
+// entity that names the unit, then by how many of that entity's
+// relationships the unit supports (more first), else in text_unit_ids order.
+func rankTextUnits(ents []EntityRecord, rels []RelationshipRecord, units []TextUnitRecord) []TextUnitRecord {
+	byID := make(map[string]TextUnitRecord, len(units))
+	for _, u := range units {
+		byID[u.TextUnitID] = u
+	}
+	seen := make(map[string]bool)
+	var ranked []TextUnitRecord
+	for order, e := range ents {
+		var own []RelationshipRecord
+		ownIDs := make(map[string]bool)
+		for _, r := range rels {
+			if r.SourceID == e.EntityID || r.TargetID == e.EntityID {
+				own = append(own, r)
+				ownIDs[r.RelationshipID] = true
+			}
+		}
+		for _, id := range e.TextUnitIDs {
+			u, ok := byID[id]
+			if !ok || seen[id] {
+				continue
+			}
+			seen[id] = true
+			u.EntityOrder = order
+			u.Relationships = countRelationships(own, ownIDs, u)
+			ranked = append(ranked, u)
+		}
+	}
+	slices.SortStableFunc(ranked, func(x, y TextUnitRecord) int {
+		if c := cmp.Compare(x.EntityOrder, y.EntityOrder); c != 0 {
+			return c
+		}
+		return cmp.Compare(y.Relationships, x.Relationships)
+	})
+	return ranked
+}
+
+// countRelationships is GraphRAG's count_relationships: the unit's own
+// relationship ids when it has them, else the relationships naming the unit.
+func countRelationships(own []RelationshipRecord, ownIDs map[string]bool, u TextUnitRecord) int {
+	n := 0
+	if len(u.RelationshipIDs) == 0 {
+		for _, r := range own {
+			if slices.Contains(r.TextUnitIDs, u.TextUnitID) {
+				n++
+			}
+		}
+		return n
+	}
+	for _, id := range u.RelationshipIDs {
+		if ownIDs[id] {
+			n++
+		}
+	}
+	return n
+}
+
+// unitSection fills ranked units into budget (build_text_unit_context).
+func (b *Builder) unitSection(units []TextUnitRecord, budget int) ([]TextUnitRecord, string) {
+	if len(units) == 0 {
+		return nil, ""
+	}
+	d := b.params.ColumnDelimiter
+	text := b.unitHeader()
+	tokens := b.enc.Count(text)
+	var chosen []TextUnitRecord
+	for _, u := range units {
+		line := u.ID + d + u.Text + "\n"
+		n := b.enc.Count(line)
+		if tokens+n > budget {
+			break
+		}
+		text += line
+		tokens += n
+		chosen = append(chosen, u)
+	}
+	return chosen, text
+}
+
+func (b *Builder) unitHeader() string {
+	return "-----" + SectionSources + "-----\n" + "id" + b.params.ColumnDelimiter + "text\n"
+}
+
+// renderUnits prints units as unitSection does, without a budget.
+func (b *Builder) renderUnits(units []TextUnitRecord) string {
+	var sb strings.Builder
+	sb.WriteString(b.unitHeader())
+	for _, u := range units {
+		sb.WriteString(u.ID + b.params.ColumnDelimiter + u.Text + "\n")
+	}
+	return sb.String()
+}
+
+// csvRow prints fields as pandas DataFrame.to_csv does with the default
+// QUOTE_MINIMAL: a field holding the delimiter, a double quote or a line
+// break is quoted, its quotes doubled.
+func csvRow(fields []string, delim string) string {
+	var sb strings.Builder
+	for i, f := range fields {
+		if i > 0 {
+			sb.WriteString(delim)
+		}
+		if strings.Contains(f, delim) || strings.ContainsAny(f, "\"\r\n") {
+			sb.WriteString(`"` + strings.ReplaceAll(f, `"`, `""`) + `"`)
+		} else {
+			sb.WriteString(f)
+		}
+	}
+	sb.WriteString("\n")
+	return sb.String()
+}
+
+// pyFloat prints f as Python's str(float) does for ordinary magnitudes
+// ("1.0", "2.5", "1e-05", "1e+16").
+func pyFloat(f float64) string {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return strconv.FormatFloat(f, 'g', -1, 64)
+	}
+	if a := math.Abs(f); a != 0 && (a < 1e-4 || a >= 1e16) {
+		s := strconv.FormatFloat(f, 'e', -1, 64)
+		// Go writes e-05 / e+16 like Python; only the mantissa may differ.
+		return s
+	}
+	s := strconv.FormatFloat(f, 'f', -1, 64)
+	if !strings.Contains(s, ".") {
+		s += ".0"
+	}
+	return s
+}

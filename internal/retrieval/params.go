@@ -1,0 +1,80 @@
+package retrieval
+
+import "fmt"
+
+// Params are the knobs of local search. DefaultParams returns GraphRAG's
+// defaults (graphrag/config/defaults.py LocalSearchDefaults and the local
+// context parameters of graphrag/query/factory.py). The zero value is not
+// useful; start from DefaultParams.
+type Params struct {
+	// TopKEntities is how many selected entities BuildLocalContext keeps
+	// (GraphRAG top_k_entities). Callers should ask the vector index for
+	// TopKEntities*OversampleScaler neighbours, drop excluded ones and pass
+	// the rest in kNN order, as map_query_to_entities does.
+	TopKEntities     int
+	OversampleScaler int
+	// TopKRelationships caps outside relationships at TopKRelationships per
+	// selected entity (GraphRAG top_k_relationships).
+	TopKRelationships int
+	// MaxContextTokens is the whole budget; CommunityProp and TextUnitProp
+	// are the shares of reports and text units, the rest (1 - both) goes to
+	// the entities and relationships tables.
+	MaxContextTokens int
+	CommunityProp    float64
+	TextUnitProp     float64
+	// CommunityLevel is the deepest community level whose reports are used
+	// (GraphRAG's --community-level, default 2).
+	CommunityLevel int64
+	// MinCommunityRank drops reports ranked below it.
+	MinCommunityRank float64
+	// UseCommunitySummary prints report summaries instead of full content
+	// (GraphRAG local search prints full content).
+	UseCommunitySummary  bool
+	IncludeCommunityRank bool
+	IncludeEntityRank    bool
+	// RankDescription heads the entity rank column.
+	RankDescription           string
+	IncludeRelationshipWeight bool
+	ColumnDelimiter           string
+	// Encoding names the tiktoken encoding that counts tokens.
+	Encoding string
+}
+
+// DefaultParams returns GraphRAG's local search defaults.
+func DefaultParams() Params {
+	return Params{
+		TopKEntities:              10,
+		OversampleScaler:          2,
+		TopKRelationships:         10,
+		MaxContextTokens:          12000,
+		CommunityProp:             0.15,
+		TextUnitProp:              0.5,
+		CommunityLevel:            2,
+		MinCommunityRank:          0,
+		UseCommunitySummary:       false,
+		IncludeCommunityRank:      false,
+		IncludeEntityRank:         true,
+		RankDescription:           "number of relationships",
+		IncludeRelationshipWeight: true,
+		ColumnDelimiter:           "|",
+		Encoding:                  EncodingCL100K,
+	}
+}
+
+// Validate reports the first parameter that cannot work.
+func (p Params) Validate() error {
+	switch {
+	case p.TopKEntities <= 0:
+		return fmt.Errorf("retrieval: params: top_k_entities %d: must be > 0", p.TopKEntities)
+	case p.TopKRelationships < 0:
+		return fmt.Errorf("retrieval: params: top_k_relationships %d: must be >= 0", p.TopKRelationships)
+	case p.MaxContextTokens <= 0:
+		return fmt.Errorf("retrieval: params: max_context_tokens %d: must be > 0", p.MaxContextTokens)
+	case p.CommunityProp < 0 || p.TextUnitProp < 0 || p.CommunityProp+p.TextUnitProp > 1:
+		return fmt.Errorf("retrieval: params: community_prop %g and text_unit_prop %g: each must be >= 0 and their sum <= 1",
+			p.CommunityProp, p.TextUnitProp)
+	case p.ColumnDelimiter == "":
+		return fmt.Errorf("retrieval: params: column delimiter is empty")
+	}
+	return nil
+}
