@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
 # services.sh: start or stop the real stores that kgrag's integration tests use.
 #
-# Usage: scripts/services.sh up|down|status [oxigraph] [fuseki] [virtuoso]
-#   up      start the named services (default: all three), each on its own
+# Usage: scripts/services.sh up|down|status [oxigraph] [fuseki] [virtuoso] [elasticsearch]
+#   up      start the named services (default: all four), each on its own
 #           port under $KGRAG_RUN, and write $KGRAG_SERVICES_ENV (default
 #           .cache/services.env in the repo) with the test variables:
 #             KGRAG_TEST_OXIGRAPH=http://127.0.0.1:PORT
 #             KGRAG_TEST_FUSEKI=http://127.0.0.1:PORT/ds
 #             KGRAG_TEST_VIRTUOSO=http://127.0.0.1:PORT
+#             KGRAG_TEST_ELASTICSEARCH=http://127.0.0.1:PORT
 #           Source it (set -a; . .cache/services.env; set +a) before go test.
 #   down    stop them (default: all) and remove the env file when all are down
 #   status  print what runs
 #
 # Ports come from KGRAG_OXIGRAPH_PORT (7878), KGRAG_FUSEKI_PORT (3030) and
-# KGRAG_VIRTUOSO_PORT (8890). A service that fails to start fails `up`.
+# KGRAG_VIRTUOSO_PORT (8890), KGRAG_ES_PORT (9200). A service that fails to start fails `up`.
 # KGRAG_FRESH=1 starts stopped services on empty data dirs.
 set -euo pipefail
 KG_NAME=services
@@ -25,11 +26,11 @@ ENV_FILE=${KGRAG_SERVICES_ENV:-$KGRAG_REPO/.cache/services.env}
 cmd=${1:-status}
 shift || true
 names=("$@")
-((${#names[@]})) || names=(oxigraph fuseki virtuoso)
+((${#names[@]})) || names=(oxigraph fuseki virtuoso elasticsearch)
 for n in "${names[@]}"; do
 	case $n in
-	oxigraph | fuseki | virtuoso) ;;
-	*) kg_die "unknown service $n (want oxigraph, fuseki or virtuoso)" ;;
+	oxigraph | fuseki | virtuoso | elasticsearch) ;;
+	*) kg_die "unknown service $n (want oxigraph, fuseki, virtuoso or elasticsearch)" ;;
 	esac
 done
 
@@ -38,6 +39,7 @@ var_of() {
 	oxigraph) echo KGRAG_TEST_OXIGRAPH ;;
 	fuseki) echo KGRAG_TEST_FUSEKI ;;
 	virtuoso) echo KGRAG_TEST_VIRTUOSO ;;
+	elasticsearch) echo KGRAG_TEST_ELASTICSEARCH ;;
 	esac
 }
 
@@ -85,5 +87,5 @@ status)
 	done
 	exit $rc
 	;;
-*) kg_die "usage: $0 up|down|status [oxigraph] [fuseki] [virtuoso]" ;;
+*) kg_die "usage: $0 up|down|status [oxigraph] [fuseki] [virtuoso] [elasticsearch]" ;;
 esac

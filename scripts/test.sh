@@ -4,7 +4,7 @@
 #
 # Usage: scripts/test.sh [go test flags and packages]   (default: ./...)
 #
-# Starts Oxigraph, Fuseki and Virtuoso with scripts/services.sh (installing
+# Starts Oxigraph, Fuseki, Virtuoso and Elasticsearch with scripts/services.sh (installing
 # them when missing), exports KGRAG_TEST_* from the env file, runs go test,
 # and stops the services it started itself (those already running are left
 # running). With KGRAG_TEST_DISALLOW_SKIP=1 (CI) a store that cannot start
@@ -24,7 +24,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-for n in oxigraph fuseki virtuoso; do
+for n in oxigraph fuseki virtuoso elasticsearch; do
 	if ! "$here/$n.sh" status >/dev/null 2>&1; then
 		started+=("$n")
 	fi

@@ -1,0 +1,214 @@
+package elastic_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/kgrag/kgrag/embedindex"
+	"github.com/kgrag/kgrag/embedindex/elastic"
+)
+
+// fakeES answers the requests Build, Open and Search make with canned
+// JSON and records them.
+type fakeES struct {
+	mu       sync.Mutex
+	reqs     []string          // "METHOD path"
+	bodies   map[string][]byte // last body per "METHOD path"
+	created  string            // concrete index created
+	failItem bool              // fail the second bulk item
+}
+
+func (f *fakeES) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	key := r.Method + " " + r.URL.Path
+	f.mu.Lock()
+	f.reqs = append(f.reqs, key)
+	if f.bodies == nil {
+		f.bodies = map[string][]byte{}
+	}
+	f.bodies[key] = body
+	f.mu.Unlock()
+	w.Header().Set("X-Elastic-Product", "Elasticsearch")
+	w.Header().Set("Content-Type", "application/json")
+	reply := func(status int, s string) { w.WriteHeader(status); io.WriteString(w, s) }
+	switch {
+	case r.Method == http.MethodGet && r.URL.Path == "/_alias/kg":
+		reply(404, `{"error":"alias [kg] missing","status":404}`)
+	case r.Method == http.MethodPut && strings.HasPrefix(r.URL.Path, "/kg-"):
+		f.mu.Lock()
+		f.created = strings.TrimPrefix(r.URL.Path, "/")
+		f.mu.Unlock()
+		reply(200, `{"acknowledged":true}`)
+	case strings.HasSuffix(r.URL.Path, "/_bulk"):
+		var items []string
+		sc := bufio.NewScanner(bytes.NewReader(body))
+		sc.Buffer(nil, 1<<20)
+		n := 0
+		for sc.Scan() {
+			if !strings.HasPrefix(sc.Text(), `{"index"`) {
+				continue
+			}
+			n++
+			if f.failItem && n == 2 {
+				items = append(items, `{"index":{"status":400,"error":{"type":"document_parsing_exception","reason":"bad vector"}}}`)
+				continue
+			}
+			items = append(items, fmt.Sprintf(`{"index":{"_id":"%d","status":201,"result":"created"}}`, n))
+		}
+		reply(200, fmt.Sprintf(`{"took":1,"errors":%v,"items":[%s]}`, f.failItem, strings.Join(items, ",")))
+	case strings.HasSuffix(r.URL.Path, "/_refresh"):
+		reply(200, `{"_shards":{"total":1,"successful":1,"failed":0}}`)
+	case strings.HasSuffix(r.URL.Path, "/_count"):
+		reply(200, `{"count":3}`)
+	case r.URL.Path == "/_aliases":
+		reply(200, `{"acknowledged":true}`)
+	case r.Method == http.MethodDelete:
+		reply(200, `{"acknowledged":true}`)
+	case r.URL.Path == "/kg/_mapping":
+		reply(200, `{"kg-x":{"mappings":{"_meta":{"model":"m","dim":3,"metric":"cosine","builder":"kgrag"}}}}`)
+	case r.URL.Path == "/kg/_search":
+		reply(200, `{"hits":{"hits":[{"_score":0.75,"_source":{"id":"b"}},{"_score":1.0,"_source":{"id":"a"}},{"_score":0.75,"_source":{"id":"a2"}}]}}`)
+	default:
+		reply(400, `{"error":{"type":"fake","reason":"unexpected `+key+`"},"status":400}`)
+	}
+}
+
+func (f *fakeES) body(t *testing.T, key string) map[string]any {
+	t.Helper()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var m map[string]any
+	if err := json.Unmarshal(f.bodies[key], &m); err != nil {
+		t.Fatalf("body of %s: %v (%q)", key, err, f.bodies[key])
+	}
+	return m
+}
+
+func TestRequestShapes(t *testing.T) {
+	f := &fakeES{}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	cfg := elastic.Config{URL: srv.URL, Index: "kg", HTTPClient: srv.Client()}
+	ctx := context.Background()
+	ids := []string{"a", "b", "c"}
+	vecs := [][]float32{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}
+	if err := elastic.Build(ctx, cfg, "m", 0, ids, vecs); err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	if !strings.HasPrefix(f.created, "kg-") {
+		t.Fatalf("created index %q; want kg-*", f.created)
+	}
+	create := f.body(t, "PUT /"+f.created)
+	b, _ := json.Marshal(create)
+	for _, want := range []string{`"dims":3`, `"similarity":"cosine"`, `"type":"dense_vector"`, `"index":true`, `"index_options":{"type":"hnsw"}`,
+		`"number_of_replicas":0`, `"model":"m"`, `"dim":3`, `"id":{"type":"keyword"}`} {
+		if !bytes.Contains(b, []byte(want)) {
+			t.Errorf("create body %s lacks %s", b, want)
+		}
+	}
+	aliases, _ := json.Marshal(f.body(t, "POST /_aliases"))
+	if want := `{"actions":[{"add":{"alias":"kg","index":"` + f.created + `"}}]}`; string(aliases) != want {
+		t.Errorf("_aliases body = %s; want %s", aliases, want)
+	}
+
+	idx, err := elastic.Open(ctx, cfg)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	if got, want := idx.Info(), (embedindex.Info{Model: "m", Dim: 3, Count: 3, Metric: "cosine", Path: srv.URL + "/kg"}); got != want {
+		t.Errorf("Info() = %+v; want %+v", got, want)
+	}
+	hits, err := idx.Search(ctx, []float32{1, 0, 0}, 5)
+	if err != nil {
+		t.Fatalf("Search: %v", err)
+	}
+	want := []embedindex.Hit{{ID: "a", Score: 1}, {ID: "a2", Score: 0.5}, {ID: "b", Score: 0.5}}
+	if fmt.Sprint(hits) != fmt.Sprint(want) {
+		t.Errorf("Search = %v; want %v (scores mapped back to cosine, ties by id)", hits, want)
+	}
+	knn := f.body(t, "POST /kg/_search")["knn"].(map[string]any)
+	if knn["k"] != 5.0 || knn["num_candidates"] != 100.0 || knn["field"] != "vector" {
+		t.Errorf("knn = %v; want k 5, num_candidates 100, field vector", knn)
+	}
+	if _, err := idx.Search(ctx, []float32{1, 0}, 5); !errors.Is(err, embedindex.ErrDimMismatch) {
+		t.Errorf("Search with 2 dims: %v; want ErrDimMismatch", err)
+	}
+	if err := embedindex.Check(idx.Info(), "other", 3); !errors.Is(err, embedindex.ErrModelMismatch) {
+		t.Errorf("Check other model: %v; want ErrModelMismatch", err)
+	}
+}
+
+func TestBuildItemFailure(t *testing.T) {
+	f := &fakeES{failItem: true}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	cfg := elastic.Config{URL: srv.URL, Index: "kg", HTTPClient: srv.Client(), APIKey: "s3cr3tkey"}
+	err := elastic.Build(context.Background(), cfg, "m", 0, []string{"a", "b", "c"}, [][]float32{{1, 0}, {0, 1}, {1, 1}})
+	if err == nil || !strings.Contains(err.Error(), "bad vector") || !strings.Contains(err.Error(), `document "`) {
+		t.Fatalf("Build with a failing item: %v; want the item's reason and id", err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !containsStr(f.reqs, "DELETE /"+f.created) {
+		t.Errorf("requests %v; want the new index deleted", f.reqs)
+	}
+	if containsStr(f.reqs, "POST /_aliases") {
+		t.Errorf("requests %v; want no alias switch", f.reqs)
+	}
+}
+
+func containsStr(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func TestConfigErrors(t *testing.T) {
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name string
+		cfg  elastic.Config
+		want string
+	}{
+		{"no url", elastic.Config{Index: "kg"}, "no URL"},
+		{"upper case", elastic.Config{URL: "http://x", Index: "KG"}, "lower case"},
+		{"both auth", elastic.Config{URL: "http://x", Index: "kg", APIKey: "k", Username: "u", Password: "hunter2"}, "not both"},
+		{"user no pass", elastic.Config{URL: "http://x", Index: "kg", Username: "u"}, "needs a password"},
+		{"bad scheme", elastic.Config{URL: "ftp://u:pw@x", Index: "kg"}, "not http"},
+	} {
+		_, err := elastic.Open(ctx, tt.cfg)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: Open = %v; want %q", tt.name, err, tt.want)
+		}
+		if err != nil && (strings.Contains(err.Error(), "hunter2") || strings.Contains(err.Error(), "pw@")) {
+			t.Errorf("%s: error shows a secret: %v", tt.name, err)
+		}
+	}
+}
+
+func TestUnreachable(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	u := srv.URL
+	srv.Close()
+	_, err := elastic.Open(context.Background(), elastic.Config{URL: u, Index: "kg", Username: "elastic", Password: "hunter2"})
+	if !elastic.Unreachable(err) {
+		t.Fatalf("Open against a closed port: %v; want Unreachable", err)
+	}
+	if !strings.Contains(err.Error(), u) || !strings.Contains(err.Error(), "kg") || strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("error %q: want the URL and index, and no password", err)
+	}
+	t.Log(err)
+}
