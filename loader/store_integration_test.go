@@ -235,7 +235,17 @@ func TestReplaceVisibility(t *testing.T) {
 		if _, err := replaceN(ctx, s, g, newN, "new"); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(200 * time.Millisecond)
+		// Let the readers go on until one has read after the commit: under
+		// load a Virtuoso COUNT can take seconds.
+		for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); {
+			mu.Lock()
+			done := seen[newN] > 0
+			mu.Unlock()
+			if done {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
 		close(stop)
 		wg.Wait()
 		t.Logf("%s: counts seen during replace: %v", rs.name, seen)
