@@ -221,7 +221,11 @@ func TestRealRecallAndSwap(t *testing.T) {
 		t.Fatalf("rebuild: %v", err)
 	}
 	t.Logf("rebuilt %d x %d in %s", n2, dim, time.Since(start).Round(time.Millisecond))
-	time.Sleep(200 * time.Millisecond)
+	// Let the searchers go on until one has searched after the swap; a
+	// loaded machine can take longer than a fixed pause.
+	for deadline := time.Now().Add(30 * time.Second); !sawNew.Load() && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+	}
 	stop.Store(true)
 	wg.Wait()
 	t.Logf("%d concurrent Open+Search during the rebuild", searches.Load())
