@@ -230,27 +230,18 @@ func (b *Builder) reportSection(reports []ReportRecord, budget int) ([]ReportRec
 	if p.IncludeCommunityRank {
 		header = append(header, "rank")
 	}
-	text := "-----" + SectionReports + "-----\n" + csvRow(header, p.ColumnDelimiter)
-	tokens := b.enc.Count(text)
-	var chosen []ReportRecord
-	for _, r := range cands {
-		body := r.FullContent
-		if p.UseCommunitySummary {
-			body = r.Summary
-		}
-		row := []string{r.ID, r.Title, body}
-		if p.IncludeCommunityRank {
-			row = append(row, pyFloat(r.Rank))
-		}
-		line := csvRow(row, p.ColumnDelimiter)
-		n := b.enc.Count(line)
-		if tokens+n > budget {
-			break
-		}
-		text += line
-		tokens += n
-		chosen = append(chosen, r)
-	}
+	chosen, text := fillTable(b.enc, "-----"+SectionReports+"-----\n"+csvRow(header, p.ColumnDelimiter), cands, budget,
+		func(r ReportRecord) string {
+			body := r.FullContent
+			if p.UseCommunitySummary {
+				body = r.Summary
+			}
+			row := []string{r.ID, r.Title, body}
+			if p.IncludeCommunityRank {
+				row = append(row, pyFloat(r.Rank))
+			}
+			return csvRow(row, p.ColumnDelimiter)
+		})
 	if len(chosen) == 0 {
 		return nil, ""
 	}
@@ -266,23 +257,14 @@ func (b *Builder) localSection(ents []EntityRecord, rels []RelationshipRecord, b
 	if p.IncludeEntityRank {
 		header = append(header, p.RankDescription)
 	}
-	entText := "-----" + SectionEntities + "-----\n" + strings.Join(header, d) + "\n"
-	tokens := b.enc.Count(entText)
-	var chosenEnts []EntityRecord
-	for _, e := range ents {
-		row := []string{e.ID, e.Title, e.Description}
-		if p.IncludeEntityRank {
-			row = append(row, strconv.FormatInt(e.Rank, 10))
-		}
-		line := strings.Join(row, d) + "\n"
-		n := b.enc.Count(line)
-		if tokens+n > budget {
-			break
-		}
-		entText += line
-		tokens += n
-		chosenEnts = append(chosenEnts, e)
-	}
+	chosenEnts, entText := fillTable(b.enc, "-----"+SectionEntities+"-----\n"+strings.Join(header, d)+"\n", ents, budget,
+		func(e EntityRecord) string {
+			row := []string{e.ID, e.Title, e.Description}
+			if p.IncludeEntityRank {
+				row = append(row, strconv.FormatInt(e.Rank, 10))
+			}
+			return strings.Join(row, d) + "\n"
+		})
 	entTokens := b.enc.Count(entText)
 
 	var chosenRels []RelationshipRecord
@@ -312,28 +294,18 @@ func (b *Builder) relationshipTable(rels []RelationshipRecord, budget int) ([]Re
 	if p.IncludeRelationshipWeight {
 		header = append(header, "weight")
 	}
-	text := "-----" + SectionRelationships + "-----\n" + strings.Join(header, d) + "\n"
-	tokens := b.enc.Count(text)
-	var chosen []RelationshipRecord
-	for _, r := range rels {
-		row := []string{r.ID, r.Source, r.Target, r.Description}
-		if p.IncludeRelationshipWeight {
-			w := ""
-			if r.Weight != 0 { // GraphRAG: str(rel.weight if rel.weight else "")
-				w = pyFloat(r.Weight)
+	return fillTable(b.enc, "-----"+SectionRelationships+"-----\n"+strings.Join(header, d)+"\n", rels, budget,
+		func(r RelationshipRecord) string {
+			row := []string{r.ID, r.Source, r.Target, r.Description}
+			if p.IncludeRelationshipWeight {
+				w := ""
+				if r.Weight != 0 { // GraphRAG: str(rel.weight if rel.weight else "")
+					w = pyFloat(r.Weight)
+				}
+				row = append(row, w)
 			}
-			row = append(row, w)
-		}
-		line := strings.Join(row, d) + "\n"
-		n := b.enc.Count(line)
-		if tokens+n > budget {
-			break
-		}
-		text += line
-		tokens += n
-		chosen = append(chosen, r)
-	}
-	return chosen, text
+			return strings.Join(row, d) + "\n"
+		})
 }
 
 // filterRelationships is GraphRAG's _filter_relationships over entity ids:
@@ -464,20 +436,29 @@ func (b *Builder) unitSection(units []TextUnitRecord, budget int) ([]TextUnitRec
 		return nil, ""
 	}
 	d := b.params.ColumnDelimiter
-	text := b.unitHeader()
-	tokens := b.enc.Count(text)
-	var chosen []TextUnitRecord
-	for _, u := range units {
-		line := u.ID + d + u.Text + "\n"
-		n := b.enc.Count(line)
+	return fillTable(b.enc, b.unitHeader(), units, budget,
+		func(u TextUnitRecord) string { return u.ID + d + u.Text + "\n" })
+}
+
+// fillTable is how GraphRAG fills every context table: the header, then
+// one line per row in rank order, stopping at the first row whose line
+// would take the table past budget tokens.
+func fillTable[T any](enc *Encoder, header string, rows []T, budget int, line func(T) string) ([]T, string) {
+	var text strings.Builder
+	text.WriteString(header)
+	tokens := enc.Count(header)
+	var chosen []T
+	for _, r := range rows {
+		l := line(r)
+		n := enc.Count(l)
 		if tokens+n > budget {
 			break
 		}
-		text += line
+		text.WriteString(l)
 		tokens += n
-		chosen = append(chosen, u)
+		chosen = append(chosen, r)
 	}
-	return chosen, text
+	return chosen, text.String()
 }
 
 func (b *Builder) unitHeader() string {
