@@ -494,6 +494,11 @@ func (t *topK) offer(s float32, row int32) {
 		return
 	}
 	t.rows[0], t.scores[0] = row, s
+	t.siftDown()
+}
+
+// siftDown restores the heap order after the root was replaced.
+func (t *topK) siftDown() {
 	for i := 0; ; {
 		l, r, m := 2*i+1, 2*i+2, i
 		if l < len(t.rows) && t.worse(l, m) {
@@ -518,20 +523,7 @@ func (t *topK) sorted() []embedindex.Hit {
 		last := len(t.rows) - 1
 		t.swap(0, last)
 		t.rows, t.scores = t.rows[:last], t.scores[:last]
-		for i := 0; ; {
-			l, r, m := 2*i+1, 2*i+2, i
-			if l < len(t.rows) && t.worse(l, m) {
-				m = l
-			}
-			if r < len(t.rows) && t.worse(r, m) {
-				m = r
-			}
-			if m == i {
-				break
-			}
-			t.swap(i, m)
-			i = m
-		}
+		t.siftDown()
 	}
 	return out
 }
