@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/kgrag/kgrag/graphrag"
+	"github.com/kgrag/kgrag/internal/test"
 )
 
 // modelDiff compares the model content of two Datasets (not where they were
@@ -65,10 +66,7 @@ func TestWrite3xPyarrow(t *testing.T) {
 		err = exec.Command(py, "-c", "import pyarrow.parquet").Run()
 	}
 	if err != nil {
-		if os.Getenv("KGRAG_TEST_DISALLOW_SKIP") == "1" {
-			t.Fatalf("python3 with pyarrow not available: %v", err)
-		}
-		t.Skipf("python3 with pyarrow not available: %v", err)
+		test.SkipOrFail(t, "python3 with pyarrow not available: %v", err)
 	}
 	ctx := context.Background()
 	ds, err := graphrag.Open(ctx, sample(t, "v3"))

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kgrag/kgrag/internal/test"
 	"github.com/kgrag/kgrag/loader"
 	"github.com/kgrag/kgrag/rdf"
 )
@@ -29,10 +30,7 @@ func TestExternalParsers(t *testing.T) {
 	}
 	for _, tool := range []string{"java", "python3", "bash"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("KGRAG_TEST_DISALLOW_SKIP") == "1" {
-				t.Fatalf("%s not found and KGRAG_TEST_DISALLOW_SKIP=1: %v", tool, err)
-			}
-			t.Skipf("%s not found: %v", tool, err)
+			test.SkipOrFail(t, "%s not found: %v", tool, err)
 		}
 	}
 	scripts, err := filepath.Abs(filepath.Join("..", "scripts"))
@@ -75,7 +73,7 @@ func TestExternalParsers(t *testing.T) {
 
 	cmd := exec.Command("bash", filepath.Join(scripts, "validate-rdf.sh"), ttlPath, ntPath)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 3 && os.Getenv("KGRAG_TEST_DISALLOW_SKIP") != "1" {
+		if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 3 && !test.DisallowSkip() {
 			t.Skipf("validate-rdf.sh could not set up a parser:\n%s", out)
 		}
 		t.Fatalf("validate-rdf.sh: %v\n%s", err, out)

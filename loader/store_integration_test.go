@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kgrag/kgrag/internal/test"
 	"github.com/kgrag/kgrag/loader"
 	"github.com/kgrag/kgrag/loader/storetest"
 	"github.com/kgrag/kgrag/rdf"
@@ -33,27 +34,21 @@ import (
 // and writes the variables; without them these tests skip, unless
 // KGRAG_TEST_DISALLOW_SKIP=1 (CI), where a missing store fails the run.
 
+// env is the service name of test.Service: KGRAG_TEST_<env> holds the URL.
 type realStore struct {
 	name, env, profile string
 }
 
 var realStores = []realStore{
-	{"oxigraph", "KGRAG_TEST_OXIGRAPH", "oxigraph"},
-	{"fuseki", "KGRAG_TEST_FUSEKI", "fuseki"},
-	{"virtuoso", "KGRAG_TEST_VIRTUOSO", "virtuoso"},
+	{"oxigraph", "OXIGRAPH", "oxigraph"},
+	{"fuseki", "FUSEKI", "fuseki"},
+	{"virtuoso", "VIRTUOSO", "virtuoso"},
 }
 
 // storeURL returns the base URL of a real store or skips (fails in CI).
 func storeURL(t *testing.T, rs realStore) string {
 	t.Helper()
-	u := os.Getenv(rs.env)
-	if u == "" {
-		if os.Getenv("KGRAG_TEST_DISALLOW_SKIP") == "1" {
-			t.Fatalf("%s is not set and KGRAG_TEST_DISALLOW_SKIP=1: start the store with scripts/services.sh up", rs.env)
-		}
-		t.Skipf("%s not set; run scripts/services.sh up and source .cache/services.env", rs.env)
-	}
-	return u
+	return test.Service(t, rs.env)
 }
 
 // forEachStore runs f as a subtest per real store.
