@@ -244,10 +244,17 @@ func TestReplaceVisibility(t *testing.T) {
 		close(stop)
 		wg.Wait()
 		t.Logf("%s: counts seen during replace: %v", rs.name, seen)
-		for c := range seen {
-			if c != oldN && c != newN {
-				t.Errorf("a reader saw %d triples; want %d or %d only", c, oldN, newN)
+		for c, n := range seen {
+			if c == oldN || c == newN {
+				continue
 			}
+			// Virtuoso readers are read-committed: a COUNT overlapping the
+			// commit may mix the graphs, but never beyond them.
+			if s.Profile().Quirks.ReadCommitted && c > 0 && c < oldN+newN {
+				t.Logf("%d reads saw %d triples while the swap committed (read committed)", n, c)
+				continue
+			}
+			t.Errorf("a reader saw %d triples; want %d or %d only", c, oldN, newN)
 		}
 		if seen[newN] == 0 {
 			t.Errorf("no reader saw the new graph")

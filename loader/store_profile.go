@@ -38,6 +38,11 @@ type Quirks struct {
 	// TypedLiteral notes that JSON results use "typed-literal" (Virtuoso);
 	// sparqlq maps it, so this is informational.
 	TypedLiteral bool
+	// ReadCommitted notes that readers run at read-committed isolation
+	// (Virtuoso's default, DefaultIsolation=2): a query whose scan overlaps
+	// the commit of a swap can count part old and part new graph. The swap
+	// itself is still one transaction: a failure leaves the old graph.
+	ReadCommitted bool
 }
 
 // CommitStrategy is the update that replaces graph g by the temporary graph t
@@ -105,7 +110,7 @@ var presets = map[string]preset{
 	"virtuoso": {query: "/sparql", update: "/sparql", gsp: "/sparql-graph-crud",
 		caps: Capabilities{Update: true, GraphStore: true},
 		quirks: Quirks{QueryMethod: sparqlq.MethodAuto, UpdateMethod: sparqlq.MethodPOSTForm,
-			AuthSuffix: "-auth", TypedLiteral: true, Commit: CommitMove, DropByGSP: true},
+			AuthSuffix: "-auth", TypedLiteral: true, Commit: CommitMove, DropByGSP: true, ReadCommitted: true},
 		doc: "OpenLink Virtuoso 7; base is the server, e.g. http://localhost:8890"},
 	"generic-gsp": {query: "-", update: "-", gsp: "",
 		caps: Capabilities{GraphStore: true},
