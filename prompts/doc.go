@@ -2,9 +2,11 @@
 // models, as text files embedded in the binary (templates/*.tmpl), written
 // for this project. Each is a text/template; Render fills it.
 //
-//	text, err := prompts.Render("local_answer", prompts.LocalAnswer{
-//		Question: "Who is Scrooge?", Context: ctxTables, ResponseType: "multiple paragraphs",
+//	system, err := prompts.Render("local_answer", prompts.LocalAnswer{
+//		Context: ctxTables, ResponseType: prompts.DefaultResponseType,
 //	})
+//	// then chat with system as the system message and the question as
+//	// the user message.
 //
 // Keeping prompts out of Go code lets them be read, reviewed and diffed as
 // prose, and tested as golden files.

@@ -13,11 +13,23 @@ import (
 //go:embed templates/*.tmpl
 var files embed.FS
 
-// LocalAnswer fills local_answer.tmpl: the question, the context tables
-// retrieval built, and the shape of answer wanted.
+// DefaultResponseType is the shape of answer asked for unless the user
+// says otherwise (GraphRAG's default response type).
+const DefaultResponseType = "multiple paragraphs"
+
+// LocalAnswer fills local_answer.tmpl, the system prompt of a local search
+// answer: the context tables retrieval built and the shape of answer
+// wanted ("multiple paragraphs", "a single sentence", "a list"). The
+// question goes to the model as the user message, not in this prompt.
 type LocalAnswer struct {
-	Question     string
 	Context      string
+	ResponseType string
+}
+
+// PlainAnswer fills plain_answer.tmpl, the system prompt of an answer
+// without any retrieved context (kgrag ask --no-context, the baseline to
+// compare graph answers with).
+type PlainAnswer struct {
 	ResponseType string
 }
 

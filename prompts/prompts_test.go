@@ -1,20 +1,63 @@
 package prompts_test
 
 import (
+	"flag"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/kgrag/kgrag/prompts"
 )
 
+var update = flag.Bool("update", false, "rewrite the golden files under testdata")
+
+// sampleContext is a small context in the shape retrieval prints.
+const sampleContext = "-----Entities-----\nid|entity|description|number of relationships\n5|SCROOGE|a miser|12\n\n" +
+	"-----Relationships-----\nid|source|target|description|weight\n23|SCROOGE|MARLEY|partners|2.0"
+
+// TestRenderGolden checks each prompt as sent against a golden file, so a
+// change of wording shows up in review as a diff of prose.
+func TestRenderGolden(t *testing.T) {
+	tests := []struct {
+		name string
+		data any
+	}{
+		{"local_answer", prompts.LocalAnswer{Context: sampleContext, ResponseType: prompts.DefaultResponseType}},
+		{"plain_answer", prompts.PlainAnswer{ResponseType: "a single sentence"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := prompts.Render(tt.name, tt.data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden := filepath.Join("testdata", tt.name+".golden")
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test ./prompts -update to create it)", err)
+			}
+			if d := cmp.Diff(string(want), got); d != "" {
+				t.Errorf("Render(%q) differs from %s (-want +got):\n%s", tt.name, golden, d)
+			}
+		})
+	}
+}
+
 func TestRenderLocalAnswer(t *testing.T) {
-	got, err := prompts.Render("local_answer", prompts.LocalAnswer{
-		Question: "Who is Scrooge?", Context: "-----Entities-----\nid|entity\n5|SCROOGE", ResponseType: "one paragraph",
-	})
+	got, err := prompts.Render("local_answer", prompts.LocalAnswer{Context: sampleContext, ResponseType: "one paragraph"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"Who is Scrooge?", "5|SCROOGE", "one paragraph", "[Data: Entities"} {
+	// The evidence is passed through whole, the citation form is taught,
+	// and the model is told to admit when it does not know.
+	for _, want := range []string{sampleContext, "one paragraph", "[Data: Entities (5, 7); Relationships (23)", "do not know"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("rendered prompt lacks %q", want)
 		}
@@ -31,7 +74,8 @@ func TestRenderErrors(t *testing.T) {
 		want string
 	}{
 		{"no_such_prompt", prompts.LocalAnswer{}, "no template"},
-		{"local_answer", map[string]string{"Question": "q"}, "render local_answer"},
+		{"local_answer", map[string]string{"ResponseType": "x"}, "render local_answer"},
+		{"plain_answer", map[string]string{}, "render plain_answer"},
 	}
 	for _, tt := range tests {
 		if _, err := prompts.Render(tt.name, tt.data); err == nil || !strings.Contains(err.Error(), tt.want) {
@@ -47,7 +91,7 @@ func TestEveryTemplateParses(t *testing.T) {
 		t.Fatal("no templates embedded")
 	}
 	for _, n := range prompts.Names() {
-		if _, err := prompts.Render(n, prompts.LocalAnswer{}); err != nil && strings.Contains(err.Error(), "parse") {
+		if _, err := prompts.Render(n, map[string]string{}); err != nil && strings.Contains(err.Error(), "parse") {
 			t.Errorf("%s: %v", n, err)
 		}
 	}
