@@ -58,9 +58,10 @@ type CommunityRow struct {
 	SelectedEntities            int64
 }
 
-// retrieval runs the embedded template name with the given parameters,
-// adding graph when it is not empty, and decodes each row with f.
-func retrieval(ctx context.Context, c *Client, name, graph string, p Params, f func(r row) error) error {
+// SelectRows runs the embedded template name with p, binding graph when
+// it is not empty, and hands each result row to f in order. An error from
+// f stops it and comes back naming the template and row.
+func SelectRows(ctx context.Context, c *Client, name, graph string, p Params, f func(r *Row) error) error {
 	t, err := LoadTemplate(name)
 	if err != nil {
 		return err
@@ -73,41 +74,52 @@ func retrieval(ctx context.Context, c *Client, name, graph string, p Params, f f
 		return err
 	}
 	for i, b := range res.Bindings {
-		if err := f(row{b: b}); err != nil {
+		if err := f(&Row{Terms: b}); err != nil {
 			return fmt.Errorf("sparqlq: template %s: row %d: %w", name, i, err)
 		}
 	}
 	return nil
 }
 
-// row reads typed values from a result row, keeping the first error.
-type row struct {
-	b   map[string]Term
-	err error
+// Row reads typed values from one result row. A value that does not parse
+// leaves zero and is kept as the row's Err (the first one only); an unbound
+// variable reads as zero.
+type Row struct {
+	Terms map[string]Term
+	err   error
 }
 
-func (r *row) str(v string) string { return r.b[v].Value }
+// Err returns the first parse error of the row.
+func (r *Row) Err() error { return r.err }
 
-func (r *row) int(v string) int64 {
-	t, ok := r.b[v]
+// Has reports whether v is bound.
+func (r *Row) Has(v string) bool { _, ok := r.Terms[v]; return ok }
+
+// Str returns the lexical value of v.
+func (r *Row) Str(v string) string { return r.Terms[v].Value }
+
+// Int returns v as an integer.
+func (r *Row) Int(v string) int64 {
+	t, ok := r.Terms[v]
 	if !ok || r.err != nil {
 		return 0
 	}
-	n, err := parseInt(t.Value)
+	n, err := t.Int()
 	if err != nil {
 		r.err = fmt.Errorf("?%s: %w", v, err)
 	}
 	return n
 }
 
-func (r *row) float(v string) float64 {
-	t, ok := r.b[v]
+// Float returns v as a number.
+func (r *Row) Float(v string) float64 {
+	t, ok := r.Terms[v]
 	if !ok || r.err != nil {
 		return 0
 	}
-	f, err := strconv.ParseFloat(strings.TrimSpace(t.Value), 64)
+	f, err := t.Float()
 	if err != nil {
-		r.err = fmt.Errorf("?%s: literal %q is not a number", v, t.Value)
+		r.err = fmt.Errorf("?%s: %w", v, err)
 	}
 	return f
 }
@@ -145,12 +157,12 @@ func Entities(ctx context.Context, c *Client, graph string, ids []string) ([]Ent
 		return nil, nil
 	}
 	var out []EntityRow
-	err := retrieval(ctx, c, "entities", graph, Params{"ids": StringsParam(ids)}, func(r row) error {
+	err := SelectRows(ctx, c, "entities", graph, Params{"ids": StringsParam(ids)}, func(r *Row) error {
 		out = append(out, EntityRow{
-			ID: r.str("id"), HumanReadableID: r.str("human_readable_id"), Title: r.str("title"),
-			Type: r.str("type"), Description: r.str("description"), Degree: r.int("degree"),
+			ID: r.Str("id"), HumanReadableID: r.Str("human_readable_id"), Title: r.Str("title"),
+			Type: r.Str("type"), Description: r.Str("description"), Degree: r.Int("degree"),
 		})
-		return r.err
+		return r.Err()
 	})
 	return out, err
 }
@@ -163,20 +175,20 @@ func Relationships(ctx context.Context, c *Client, graph string, ids []string) (
 	if len(ids) == 0 {
 		return nil, nil, nil
 	}
-	err = retrieval(ctx, c, "relationships", graph, Params{"ids": StringsParam(ids)}, func(r row) error {
+	err = SelectRows(ctx, c, "relationships", graph, Params{"ids": StringsParam(ids)}, func(r *Row) error {
 		rel := RelationshipRow{
-			ID: r.str("id"), HumanReadableID: r.str("human_readable_id"),
-			SourceID: r.str("source_id"), SourceTitle: r.str("source_title"),
-			TargetID: r.str("target_id"), TargetTitle: r.str("target_title"),
-			Description: r.str("description"), Weight: r.float("weight"), Rank: r.int("rank"),
-			Inside: r.int("ends") == 2,
+			ID: r.Str("id"), HumanReadableID: r.Str("human_readable_id"),
+			SourceID: r.Str("source_id"), SourceTitle: r.Str("source_title"),
+			TargetID: r.Str("target_id"), TargetTitle: r.Str("target_title"),
+			Description: r.Str("description"), Weight: r.Float("weight"), Rank: r.Int("rank"),
+			Inside: r.Int("ends") == 2,
 		}
 		if rel.Inside {
 			inside = append(inside, rel)
 		} else {
 			outside = append(outside, rel)
 		}
-		return r.err
+		return r.Err()
 	})
 	if err != nil {
 		return nil, nil, err
@@ -194,12 +206,12 @@ func TextUnits(ctx context.Context, c *Client, graph string, ids []string, limit
 	p := Params{"ids": StringsParam(ids)}
 	limitParam(p, limit)
 	var out []TextUnitRow
-	err := retrieval(ctx, c, "text_units", graph, p, func(r row) error {
+	err := SelectRows(ctx, c, "text_units", graph, p, func(r *Row) error {
 		out = append(out, TextUnitRow{
-			ID: r.str("id"), HumanReadableID: r.str("human_readable_id"), Text: r.str("text"),
-			NTokens: r.int("n_tokens"), SelectedEntities: r.int("selected_entities"),
+			ID: r.Str("id"), HumanReadableID: r.Str("human_readable_id"), Text: r.Str("text"),
+			NTokens: r.Int("n_tokens"), SelectedEntities: r.Int("selected_entities"),
 		})
-		return r.err
+		return r.Err()
 	})
 	return out, err
 }
@@ -217,11 +229,11 @@ func Communities(ctx context.Context, c *Client, graph string, ids []string, lev
 	levelParam(p, level)
 	limitParam(p, limit)
 	var out []CommunityRow
-	err := retrieval(ctx, c, "communities", graph, p, func(r row) error {
-		cr := communityRow(&r)
-		cr.SelectedEntities = r.int("selected_entities")
+	err := SelectRows(ctx, c, "communities", graph, p, func(r *Row) error {
+		cr := communityRow(r)
+		cr.SelectedEntities = r.Int("selected_entities")
 		out = append(out, cr)
-		return r.err
+		return r.Err()
 	})
 	return out, err
 }
@@ -235,18 +247,18 @@ func CommunityReports(ctx context.Context, c *Client, graph string, level, limit
 	levelParam(p, level)
 	limitParam(p, limit)
 	var out []CommunityRow
-	err := retrieval(ctx, c, "community_reports", graph, p, func(r row) error {
-		out = append(out, communityRow(&r))
-		return r.err
+	err := SelectRows(ctx, c, "community_reports", graph, p, func(r *Row) error {
+		out = append(out, communityRow(r))
+		return r.Err()
 	})
 	return out, err
 }
 
-func communityRow(r *row) CommunityRow {
+func communityRow(r *Row) CommunityRow {
 	return CommunityRow{
-		ID: r.str("id"), HumanReadableID: r.str("human_readable_id"),
-		Community: r.int("community"), Level: r.int("level"),
-		Title: r.str("title"), Summary: r.str("summary"), FullContent: r.str("full_content"),
-		Rank: r.float("rank"), Weight: r.float("weight"),
+		ID: r.Str("id"), HumanReadableID: r.Str("human_readable_id"),
+		Community: r.Int("community"), Level: r.Int("level"),
+		Title: r.Str("title"), Summary: r.Str("summary"), FullContent: r.Str("full_content"),
+		Rank: r.Float("rank"), Weight: r.Float("weight"),
 	}
 }

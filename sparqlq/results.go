@@ -30,16 +30,29 @@ type Term struct {
 	Lang     string
 }
 
-// Int parses an integer literal such as a COUNT result.
+// Int parses an integer literal such as a COUNT result. An integral
+// decimal or double ("3.0", "3.0E0") is read as the integer it is.
 func (t Term) Int() (int64, error) {
 	if t.Type != TypeLiteral {
 		return 0, fmt.Errorf("sparqlq: %s term %q is not a number", t.Type, t.Value)
 	}
-	n, err := strconv.ParseInt(strings.TrimSpace(t.Value), 10, 64)
+	n, err := parseInt(t.Value)
 	if err != nil {
-		return 0, fmt.Errorf("sparqlq: literal %q is not an integer", t.Value)
+		return 0, fmt.Errorf("sparqlq: %w", err)
 	}
 	return n, nil
+}
+
+// Float parses a numeric literal.
+func (t Term) Float() (float64, error) {
+	if t.Type != TypeLiteral {
+		return 0, fmt.Errorf("sparqlq: %s term %q is not a number", t.Type, t.Value)
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(t.Value), 64)
+	if err != nil {
+		return 0, fmt.Errorf("sparqlq: literal %q is not a number", t.Value)
+	}
+	return f, nil
 }
 
 // Results holds the answer to a SELECT (Vars and Bindings) or an ASK

@@ -48,7 +48,8 @@ func mustParse(t *testing.T, text string) *sparqlq.Template {
 // one fails CI, and checks that each declares the graph parameter.
 func TestEmbeddedTemplates(t *testing.T) {
 	names := sparqlq.TemplateNames()
-	want := []string{"communities", "community_reports", "entities", "relationships", "text_units"}
+	want := []string{"communities", "community_reports", "entities",
+		"local_entities", "local_relationships", "local_reports", "local_text_units", "relationships", "text_units"}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("TemplateNames() mismatch (-want +got):\n%s", diff)
 	}

@@ -321,11 +321,14 @@ func TestLocalContextTiny(t *testing.T) {
 			rels: []string{"3", "1", "0"}, units: []string{"1", "0"},
 		},
 		{
-			// At level 0 community 0 holds both selected entities.
+			// At level 0 community 0 holds both selected entities. B's
+			// units t1 and t2 support one of its relationships each, so
+			// they keep text unit order (B lists them as t2, t1: backends
+			// order by human_readable_id, as GraphRAG writes them).
 			name: "community level 0", selected: []string{"b", "a"},
 			edit:    func(p *retrieval.Params) { p.CommunityLevel = 0 },
 			reports: []string{"0"}, entities: []string{"1", "0"},
-			rels: []string{"0", "1", "2", "3", "5"}, units: []string{"2", "1", "0"},
+			rels: []string{"0", "1", "2", "3", "5"}, units: []string{"1", "2", "0"},
 		},
 		{
 			name: "nothing selected", selected: []string{"x"},

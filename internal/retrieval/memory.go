@@ -80,10 +80,30 @@ func (b *MemoryBackend) Entities(ctx context.Context, ids []string) ([]EntityRec
 		e := b.ds.Entities[i]
 		out = append(out, EntityRecord{
 			ID: e.HumanReadableID, EntityID: e.ID, Title: e.Title,
-			Description: e.Description, Rank: e.Degree, TextUnitIDs: e.TextUnitIDs,
+			Description: e.Description, Rank: e.Degree, TextUnitIDs: b.unitOrder(e.TextUnitIDs),
 		})
 	}
 	return out, nil
+}
+
+// unitOrder returns ids ordered by their text unit's human_readable_id,
+// then id: the order SPARQLBackend can restore from RDF. GraphRAG writes
+// text_unit_ids in text unit table order, which is the same order from
+// release 1.0 on (checked on the samples), so this changes nothing there.
+func (b *MemoryBackend) unitOrder(ids []string) []string {
+	refs := make([]unitRef, len(ids))
+	for i, id := range ids {
+		refs[i].id = id
+		if j, ok := b.units[id]; ok {
+			refs[i].hrid = b.ds.TextUnits[j].HumanReadableID
+		}
+	}
+	slices.SortStableFunc(refs, compareUnits)
+	out := make([]string, len(refs))
+	for i, r := range refs {
+		out[i] = r.id
+	}
+	return out
 }
 
 // Relationships implements Backend.
