@@ -86,16 +86,13 @@ func (b *SPARQLBackend) Entities(ctx context.Context, ids []string) ([]EntityRec
 	units := make(map[string][]unitRef)
 	err := b.run(ctx, "local_entities", ids, nil, func(r *sparqlq.Row) {
 		id := r.Str("id")
-		e := byID[id]
-		if e == nil {
-			e = &EntityRecord{
-				ID: hrid(r, "human_readable_id"), EntityID: id, Title: r.Str("title"),
-				Description: r.Str("description"), Rank: r.Int("degree"),
-			}
-			byID[id] = e
-		}
 		if r.Has("unit") {
 			units[id] = addUnique(units[id], unitRef{r.Str("unit"), hrid(r, "unit_hrid")})
+			return
+		}
+		byID[id] = &EntityRecord{
+			ID: hrid(r, "human_readable_id"), EntityID: id, Title: r.Str("title"),
+			Description: r.Str("description"), Rank: r.Int("degree"),
 		}
 	})
 	if err != nil {
@@ -124,27 +121,22 @@ func (b *SPARQLBackend) Relationships(ctx context.Context, entityIDs []string) (
 		return nil, ctx.Err()
 	}
 	byID := make(map[string]*RelationshipRecord)
-	var order []*RelationshipRecord
 	err := b.run(ctx, "local_relationships", entityIDs, nil, func(r *sparqlq.Row) {
 		id := r.Str("id")
-		rel := byID[id]
-		if rel == nil {
-			rel = &RelationshipRecord{
-				ID: hrid(r, "human_readable_id"), RelationshipID: id,
-				Source: r.Str("source_title"), Target: r.Str("target_title"),
-				SourceID: r.Str("source_id"), TargetID: r.Str("target_id"),
-				Description: r.Str("description"), Weight: r.Float("weight"), HasWeight: r.Has("weight"),
-				Rank: r.Int("rank"),
-			}
-			byID[id] = rel
-			order = append(order, rel)
-		}
-		if r.Has("unit") {
-			rel.TextUnitIDs = addUnique(rel.TextUnitIDs, r.Str("unit"))
+		byID[id] = &RelationshipRecord{
+			ID: hrid(r, "human_readable_id"), RelationshipID: id,
+			Source: r.Str("source_title"), Target: r.Str("target_title"),
+			SourceID: r.Str("source_id"), TargetID: r.Str("target_id"),
+			Description: r.Str("description"), Weight: r.Float("weight"), HasWeight: r.Has("weight"),
+			Rank: r.Int("rank"),
 		}
 	})
 	if err != nil {
 		return nil, err
+	}
+	order := make([]*RelationshipRecord, 0, len(byID))
+	for _, rel := range byID {
+		order = append(order, rel)
 	}
 	slices.SortStableFunc(order, func(x, y *RelationshipRecord) int {
 		if c := compareIDs(x.ID, y.ID); c != 0 {
@@ -165,19 +157,20 @@ func (b *SPARQLBackend) TextUnits(ctx context.Context, ids []string) ([]TextUnit
 		return nil, ctx.Err()
 	}
 	byID := make(map[string]*TextUnitRecord)
+	rels := make(map[string][]string)
 	err := b.run(ctx, "local_text_units", ids, nil, func(r *sparqlq.Row) {
 		id := r.Str("id")
-		u := byID[id]
-		if u == nil {
-			u = &TextUnitRecord{ID: hrid(r, "human_readable_id"), TextUnitID: id, Text: r.Str("text"), NTokens: r.Int("n_tokens")}
-			byID[id] = u
-		}
 		if r.Has("relationship") {
-			u.RelationshipIDs = addUnique(u.RelationshipIDs, r.Str("relationship"))
+			rels[id] = addUnique(rels[id], r.Str("relationship"))
+			return
 		}
+		byID[id] = &TextUnitRecord{ID: hrid(r, "human_readable_id"), TextUnitID: id, Text: r.Str("text"), NTokens: r.Int("n_tokens")}
 	})
 	if err != nil {
 		return nil, err
+	}
+	for id, u := range byID {
+		u.RelationshipIDs = rels[id]
 	}
 	var out []TextUnitRecord
 	for _, id := range ids {
