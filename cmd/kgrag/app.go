@@ -48,6 +48,7 @@ Start with:
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print no progress", Sources: cli.EnvVars("KGRAG_QUIET")},
 		},
 		Commands: []*cli.Command{
+			newAskCommand(term),
 			newEmbedCommand(term),
 			newInspectCommand(term),
 			newLoadCommand(term),

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/kgrag/kgrag/embedindex"
+	"github.com/kgrag/kgrag/embedindex/elastic"
+	"github.com/kgrag/kgrag/embedindex/flat"
+	"github.com/urfave/cli/v3"
+)
+
+// defaultESIndex is the Elasticsearch alias searched unless --index-name
+// says otherwise.
+const defaultESIndex = "kgrag-entities"
+
+// indexOptions say which vector index to search: a flat file, or an
+// Elasticsearch alias when url is set.
+type indexOptions struct {
+	path string // flat index file, or the folder kgrag embed wrote it to
+
+	url      string
+	name     string
+	user     string
+	password string // a secret: never printed
+	apiKey   string // a secret: never printed
+	caCert   string
+}
+
+func indexFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "index", Category: "vector index", Usage: "flat index `PATH`: the folder kgrag embed wrote (or its entities.vec); default: kgrag-index inside --input", Sources: cli.EnvVars("KGRAG_INDEX")},
+		&cli.StringFlag{Name: "index-url", Category: "vector index", Usage: "Elasticsearch 8 node `URL`, to search an index there instead of --index", Sources: cli.EnvVars("KGRAG_INDEX_URL")},
+		&cli.StringFlag{Name: "index-name", Category: "vector index", Value: defaultESIndex, Usage: "Elasticsearch index or alias `NAME`", Sources: cli.EnvVars("KGRAG_INDEX_NAME")},
+		&cli.StringFlag{Name: "index-user", Category: "vector index", Usage: "Elasticsearch user `NAME` (basic auth)", Sources: cli.EnvVars("KGRAG_INDEX_USER")},
+		&cli.StringFlag{Name: "index-password", Category: "vector index", Usage: "Elasticsearch password (better: env KGRAG_INDEX_PASSWORD or KGRAG_INDEX_PASSWORD_FILE)", Sources: secretSource("KGRAG_INDEX_PASSWORD")},
+		&cli.StringFlag{Name: "index-api-key", Category: "vector index", Usage: "Elasticsearch API key (better: env KGRAG_INDEX_API_KEY or KGRAG_INDEX_API_KEY_FILE)", Sources: secretSource("KGRAG_INDEX_API_KEY")},
+		&cli.StringFlag{Name: "index-ca-cert", Category: "vector index", Usage: "PEM `FILE` of CA certificates to trust for an https --index-url", Sources: cli.EnvVars("KGRAG_INDEX_CA_CERT")},
+	}
+}
+
+func indexOptionsFrom(cmd *cli.Command) indexOptions {
+	return indexOptions{
+		path:     cmd.String("index"),
+		url:      cmd.String("index-url"),
+		name:     cmd.String("index-name"),
+		user:     cmd.String("index-user"),
+		password: cmd.String("index-password"),
+		apiKey:   cmd.String("index-api-key"),
+		caCert:   cmd.String("index-ca-cert"),
+	}
+}
+
+// resolve checks the options and fills in the default flat index under
+// input.
+func (o *indexOptions) resolve(input string) error {
+	if o.url != "" {
+		switch {
+		case o.path != "":
+			return usagef("", "give either --index (a file) or --index-url (Elasticsearch), not both")
+		case o.name == "":
+			return usagef("--index-name "+defaultESIndex, "--index-url needs --index-name")
+		case o.apiKey != "" && o.user != "":
+			return usagef("", "give either --index-api-key or --index-user/--index-password, not both")
+		}
+		return nil
+	}
+	if o.path == "" {
+		if input == "" {
+			return usagef("--index ./output/kgrag-index", "--store needs a vector index: --index PATH (as kgrag embed wrote it) or --index-url URL")
+		}
+		o.path = filepath.Join(input, defaultIndexDir)
+	}
+	// A folder, or a path without an extension that does not exist yet,
+	// is taken as the folder kgrag embed writes, so a missing index is
+	// named by the file kgrag embed would write there.
+	st, err := os.Stat(o.path)
+	if (err == nil && st.IsDir()) || (err != nil && filepath.Ext(o.path) == "") {
+		o.path = filepath.Join(o.path, entityIndexFile)
+	}
+	return nil
+}
+
+// open opens the index and refuses an empty one.
+func (o indexOptions) open(ctx context.Context) (embedindex.Index, error) {
+	var idx embedindex.Index
+	if o.url != "" {
+		x, err := elastic.Open(ctx, elastic.Config{URL: o.url, Index: o.name, APIKey: o.apiKey,
+			Username: o.user, Password: o.password, CAFile: o.caCert})
+		if err != nil {
+			return nil, indexError(o, fmt.Errorf("ask: open vector index: %w", err))
+		}
+		idx = x
+	} else {
+		x, err := flat.Open(ctx, o.path, flat.Options{})
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("ask: no vector index at %s: build it with kgrag embed --input DIR (it writes DIR/%s/%s), or point --index at it",
+				o.path, defaultIndexDir, entityIndexFile)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("ask: open vector index: %w", err)
+		}
+		idx = x
+	}
+	if info := idx.Info(); info.Count == 0 {
+		return nil, fmt.Errorf("ask: vector index %s is empty: rebuild it with kgrag embed", info.Path)
+	}
+	return idx, nil
+}
+
+// indexError says which flag to fix when Elasticsearch is down (exit 10,
+// like a store) or the index is missing.
+func indexError(o indexOptions, err error) error {
+	switch {
+	case o.url == "":
+		return err
+	case elastic.Unreachable(err):
+		return &storeDownError{err: fmt.Errorf("%w; check --index-url (KGRAG_INDEX_URL)", err)}
+	case errors.Is(err, elastic.ErrNotFound):
+		return fmt.Errorf("%w; check --index-name (KGRAG_INDEX_NAME)", err)
+	}
+	return err
+}

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/kgrag/kgrag/internal/retrieval"
+)
+
+// askResult is what `kgrag ask --json` prints: one object per question.
+// Field names are part of the interface scripts read; add, do not rename.
+type askResult struct {
+	Question string `json:"question"`
+	// Answer is null with --context-only.
+	Answer *string `json:"answer"`
+	// Mode is local, seed or no-context.
+	Mode       string `json:"mode"`
+	Source     string `json:"source,omitempty"`
+	EmbedModel string `json:"embed_model,omitempty"`
+	ChatModel  string `json:"chat_model,omitempty"`
+	// Neighbours are the kNN hits, nearest first, before the backend
+	// dropped unknown ids and kept top-k.
+	Neighbours []hitJSON    `json:"neighbours,omitempty"`
+	Context    *contextJSON `json:"context,omitempty"`
+	Usage      *usageJSON   `json:"usage,omitempty"`
+	// Timings are milliseconds per phase: open (index, graph and token
+	// encoder), embed
+	// (the question), knn, retrieval (the context), llm, total.
+	Timings map[string]float64 `json:"timings_ms"`
+	// SPARQLRequests counts the requests the retrieval phase sent to the
+	// store (not the graph check before it); absent with --input.
+	SPARQLRequests *int `json:"sparql_requests,omitempty"`
+}
+
+type hitJSON struct {
+	ID    string  `json:"id"`
+	Score float32 `json:"score"`
+}
+
+type usageJSON struct {
+	Prompt     int `json:"prompt_tokens"`
+	Completion int `json:"completion_tokens"`
+	Total      int `json:"total_tokens"`
+}
+
+// contextJSON is the context sent to the model: its text, token counts and
+// the records of each table, in the order printed. Record ids are the ids
+// the answer cites.
+type contextJSON struct {
+	Text           string      `json:"text"`
+	Tokens         int         `json:"tokens"`
+	ReportTokens   int         `json:"report_tokens"`
+	LocalTokens    int         `json:"local_tokens"`
+	TextUnitTokens int         `json:"text_unit_tokens"`
+	Records        recordsJSON `json:"records"`
+}
+
+type recordsJSON struct {
+	Reports       []reportJSON       `json:"reports"`
+	Entities      []entityJSON       `json:"entities"`
+	Relationships []relationshipJSON `json:"relationships"`
+	Sources       []sourceJSON       `json:"sources"`
+}
+
+type reportJSON struct {
+	ID          string  `json:"id"`
+	CommunityID string  `json:"community_id"`
+	Level       int64   `json:"level"`
+	Title       string  `json:"title"`
+	Rank        float64 `json:"rank"`
+}
+
+type entityJSON struct {
+	ID       string `json:"id"`
+	EntityID string `json:"entity_id"`
+	Title    string `json:"title"`
+	Rank     int64  `json:"rank"`
+}
+
+type relationshipJSON struct {
+	ID             string  `json:"id"`
+	RelationshipID string  `json:"relationship_id"`
+	Source         string  `json:"source"`
+	Target         string  `json:"target"`
+	Weight         float64 `json:"weight"`
+	Rank           int64   `json:"rank"`
+	Inside         bool    `json:"inside"`
+}
+
+type sourceJSON struct {
+	ID         string `json:"id"`
+	TextUnitID string `json:"text_unit_id"`
+}
+
+func contextRecords(c *retrieval.Context) *contextJSON {
+	out := &contextJSON{Text: c.Text, Tokens: c.Tokens, ReportTokens: c.ReportTokens,
+		LocalTokens: c.LocalTokens, TextUnitTokens: c.TextUnitTokens}
+	r := &out.Records
+	r.Reports = make([]reportJSON, 0, len(c.Reports))
+	for _, x := range c.Reports {
+		r.Reports = append(r.Reports, reportJSON{x.ID, x.CommunityID, x.Level, x.Title, x.Rank})
+	}
+	r.Entities = make([]entityJSON, 0, len(c.Entities))
+	for _, x := range c.Entities {
+		r.Entities = append(r.Entities, entityJSON{x.ID, x.EntityID, x.Title, x.Rank})
+	}
+	r.Relationships = make([]relationshipJSON, 0, len(c.Relationships))
+	for _, x := range c.Relationships {
+		r.Relationships = append(r.Relationships, relationshipJSON{x.ID, x.RelationshipID, x.Source, x.Target, x.Weight, x.Rank, x.Inside})
+	}
+	r.Sources = make([]sourceJSON, 0, len(c.TextUnits))
+	for _, x := range c.TextUnits {
+		r.Sources = append(r.Sources, sourceJSON{x.ID, x.TextUnitID})
+	}
+	return out
+}
+
+func (r *askResult) write(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// retrievalLine is the terminal summary of the retrieval, on stderr.
+func (r *askResult) retrievalLine() string {
+	c := r.Context
+	var b strings.Builder
+	fmt.Fprintf(&b, "context: %d entities, %d relationships, %d reports, %d sources; %d tokens",
+		len(c.Records.Entities), len(c.Records.Relationships), len(c.Records.Reports), len(c.Records.Sources), c.Tokens)
+	fmt.Fprintf(&b, " · embed %s, knn %s, retrieval %s", msText(r.Timings["embed"]), msText(r.Timings["knn"]), msText(r.Timings["retrieval"]))
+	if r.SPARQLRequests != nil {
+		fmt.Fprintf(&b, " (%d SPARQL requests)", *r.SPARQLRequests)
+	}
+	return b.String()
+}
+
+// answerLine is the terminal summary of the answer, on stderr.
+func (r *askResult) answerLine() string {
+	s := fmt.Sprintf("answer: %s in %s", r.ChatModel, msText(r.Timings["llm"]))
+	if r.Usage != nil {
+		s += fmt.Sprintf(", %d prompt + %d answer tokens", r.Usage.Prompt, r.Usage.Completion)
+	}
+	return s
+}
+
+func msText(v float64) string {
+	if v >= 1000 {
+		return fmt.Sprintf("%.1fs", v/1000)
+	}
+	return fmt.Sprintf("%.1fms", v)
+}

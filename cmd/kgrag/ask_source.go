@@ -1,0 +1,147 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"sync/atomic"
+
+	"github.com/kgrag/kgrag/graphrag"
+	"github.com/kgrag/kgrag/internal/retrieval"
+	"github.com/kgrag/kgrag/loader"
+	"github.com/kgrag/kgrag/ontology"
+	"github.com/kgrag/kgrag/sparqlq"
+	"github.com/urfave/cli/v3"
+)
+
+// askStoreFlagNames are the store flags that matter to a reader. The
+// upload knobs of kgrag load are left out, and so is its --retries: ask's
+// store queries are not retried, and --retries here is the model server's.
+var askStoreFlagNames = []string{"store", "graph", "store-type", "user", "password", "auth", "token", "ca-cert", "timeout"}
+
+func askStoreFlags() []cli.Flag {
+	var out []cli.Flag
+	for _, f := range storeFlags() {
+		name := f.Names()[0]
+		if !slices.Contains(askStoreFlagNames, name) {
+			continue
+		}
+		if sf, ok := f.(*cli.StringFlag); ok && name == "graph" {
+			sf.Usage = "named graph `IRI` that kgrag load filled"
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// validateAskStore checks the store options as kgrag load would, with
+// messages for a reader.
+func validateAskStore(o *storeOptions) error {
+	if o.graph == "" {
+		return usagef("--graph http://example.org/kg", "--store needs --graph: the named graph kgrag load filled")
+	}
+	o.batchSize = loader.DefaultBatchSize // ask uploads nothing, but validate wants one
+	return o.validate()
+}
+
+// source is where the graph is read from.
+type source struct {
+	name    string // for messages: the input folder, or <graph> at the store
+	backend retrieval.Backend
+	store   *countingTransport // nil for --input
+}
+
+// requests is the number of SPARQL requests sent so far.
+func (s source) requests() int {
+	if s.store == nil {
+		return 0
+	}
+	return int(s.store.n.Load())
+}
+
+func (s source) counted() bool { return s.store != nil }
+
+// wrap marks errors of an unreachable store for exit 10.
+func (s source) wrap(err error) error {
+	if s.store == nil {
+		return err
+	}
+	return storeError(err)
+}
+
+// openSource opens the graph: the parquet files in memory, or the store
+// after checking that the graph holds entities.
+func openSource(ctx context.Context, opts askOptions) (source, error) {
+	if opts.input != "" {
+		ds, err := graphrag.Open(ctx, opts.input)
+		if err != nil {
+			return source{}, err
+		}
+		return source{name: opts.input, backend: retrieval.NewMemoryBackend(ds)}, nil
+	}
+	c, counter, err := storeClient(opts.store)
+	if err != nil {
+		return source{}, err
+	}
+	src := source{name: fmt.Sprintf("<%s> at %s", opts.store.graph, sparqlq.Redact(opts.store.url)), store: counter}
+	if err := checkGraph(ctx, c, opts.store); err != nil {
+		return source{}, err
+	}
+	src.backend = retrieval.NewSPARQLBackend(c, opts.store.graph)
+	return src, nil
+}
+
+// storeClient returns a query client of the store whose requests are
+// counted.
+func storeClient(o storeOptions) (*sparqlq.Client, *countingTransport, error) {
+	hc, err := sparqlq.NewHTTPClient(o.caCert)
+	if err != nil {
+		return nil, nil, usagef("", "--ca-cert: %v", err)
+	}
+	counter := &countingTransport{rt: hc.Transport}
+	hc.Transport = counter
+	p, err := loader.ProfileFor(o.storeType, o.url)
+	if err != nil {
+		return nil, nil, usagef("--store http://localhost:3030/ds", "%v", err)
+	}
+	st, err := loader.Open(p, loader.Options{Auth: o.auth(), HTTPClient: hc, Timeout: o.timeout})
+	if err != nil {
+		return nil, nil, err
+	}
+	c := st.Client()
+	if c.QueryURL() == "" {
+		return nil, nil, usagef("--store-type fuseki", "store type %s has no SPARQL query endpoint: ask needs one", o.storeType)
+	}
+	return c, counter, nil
+}
+
+// checkGraph asks the store whether the graph holds any gr:Entity, so that
+// a wrong --graph is named as such instead of giving an empty context.
+func checkGraph(ctx context.Context, c *sparqlq.Client, o storeOptions) error {
+	g, err := sparqlq.IRIRef(o.graph)
+	if err != nil {
+		return usagef("--graph http://example.org/kg", "--graph: %v", err)
+	}
+	ok, err := c.Ask(ctx, "PREFIX gr: <"+ontology.NS+">\nASK { GRAPH "+g+" { ?e a gr:Entity } }")
+	if err != nil {
+		return storeError(fmt.Errorf("ask: read graph <%s>: %w; is the store running at --store (KGRAG_STORE)?", o.graph, err))
+	}
+	if !ok {
+		return fmt.Errorf("ask: graph <%s> at %s holds no gr:Entity: check --graph, or load it with kgrag load --input DIR --store %s --graph %s",
+			o.graph, sparqlq.Redact(o.url), sparqlq.Redact(o.url), o.graph)
+	}
+	return nil
+}
+
+// countingTransport counts the HTTP requests sent to the store: the round
+// trips a question costs.
+type countingTransport struct {
+	rt http.RoundTripper
+	n  atomic.Int64
+}
+
+func (t *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	t.n.Add(1)
+	return t.rt.RoundTrip(r)
+}

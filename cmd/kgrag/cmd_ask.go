@@ -1,0 +1,342 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/kgrag/kgrag/embedindex"
+	"github.com/kgrag/kgrag/internal/llm"
+	"github.com/kgrag/kgrag/internal/retrieval"
+	"github.com/kgrag/kgrag/prompts"
+	"github.com/urfave/cli/v3"
+)
+
+// Modes of `kgrag ask`.
+const (
+	modeLocal = "local"
+	modeSeed  = "seed"
+)
+
+// defaultChatModel is a chat model Ollama users are likely to have pulled.
+const defaultChatModel = "llama3.2"
+
+// askOptions is everything `kgrag ask` needs; the Action fills it from
+// flags so tests can call runAsk directly.
+type askOptions struct {
+	question string
+	mode     string
+	input    string       // GraphRAG output read in memory, or ""
+	store    storeOptions // store.url "" when --input is used
+	index    indexOptions
+	params   retrieval.Params
+
+	chatModel    string
+	temperature  float64
+	responseType string
+
+	contextOnly bool // print the context, call no chat model
+	noContext   bool // the baseline: the question alone, no graph
+	json        bool
+	quiet       bool
+
+	llm llmOptions
+}
+
+func newAskCommand(term terminal) *cli.Command {
+	def := retrieval.DefaultParams()
+	return &cli.Command{
+		Name:      "ask",
+		Usage:     "answer a question from the graph with a local LLM (GraphRAG local search)",
+		ArgsUsage: "QUESTION",
+		Description: `Answers QUESTION from a GraphRAG knowledge graph, as GraphRAG's local search
+does: the question is embedded, the nearest entities are found in the vector
+index 'kgrag embed' wrote, and the context is built from those entities,
+their relationships, the text they come from and the reports of their
+communities, within --max-context-tokens. A chat model then answers from
+that context, citing the records it used ("[Data: Entities (5, 7)]"). The
+answer is streamed to stdout as it comes.
+
+The graph is read from one of:
+   --input DIR              GraphRAG's parquet output, read into memory (no server)
+   --store URL --graph IRI  a SPARQL store that 'kgrag load' filled
+
+The vector index is --index (default: kgrag-index inside --input), or an
+Elasticsearch index (--index-url, --index-name). It must have been built with
+the embedding model given here (--embed-model).
+
+Modes:
+   local   GraphRAG's local search context (the default)
+   seed    the five retrievals of the seed article (not available yet)
+
+With Ollama (the default server, http://localhost:11434/v1):
+   ollama pull nomic-embed-text && ollama pull llama3.2
+   kgrag embed --input ./ragtest/output
+   kgrag ask --input ./ragtest/output "Who is Scrooge's clerk?"
+
+With LM Studio (load a chat and an embedding model, start its server):
+   export KGRAG_LLM_URL=http://localhost:1234/v1
+   kgrag embed --input ./output --embed-model text-embedding-nomic-embed-text-v1.5
+   kgrag ask --input ./output --embed-model text-embedding-nomic-embed-text-v1.5 \
+       --chat-model qwen2.5-7b-instruct "What connects Marley and Scrooge?"
+
+Against a store, with the index built beside the data:
+   kgrag ask --store http://localhost:3030/ds --graph http://example.org/kg \
+       --index ./output/kgrag-index "Who is Scrooge?"
+
+Look before asking, or compare:
+   kgrag ask --input ./output --context-only "Who is Scrooge?"   the context, no chat model
+   kgrag ask --input ./output --json "Who is Scrooge?" | jq .timings_ms
+   kgrag ask --no-context "Who is Scrooge?"                      the model alone, no graph
+` + exitStatusHelp,
+		Flags: append(append(append([]cli.Flag{
+			&cli.StringFlag{Name: "input", Aliases: []string{"i"}, Usage: "GraphRAG output `DIR` to read into memory (instead of --store)", Sources: cli.EnvVars("KGRAG_INPUT")},
+			&cli.StringFlag{Name: "mode", Value: modeLocal, Usage: "retrieval `MODE`: local (GraphRAG local search) or seed", Sources: cli.EnvVars("KGRAG_ASK_MODE")},
+			&cli.Int64Flag{Name: "community-level", Category: "retrieval", Value: def.CommunityLevel, Usage: "deepest community `LEVEL` whose reports are used"},
+			&cli.IntFlag{Name: "max-context-tokens", Category: "retrieval", Value: def.MaxContextTokens, Usage: "token budget of the context (reports, entities, relationships, sources)"},
+			&cli.IntFlag{Name: "top-k-entities", Category: "retrieval", Value: def.TopKEntities, Usage: "entities taken from the vector index (it is asked for twice as many)"},
+			&cli.IntFlag{Name: "top-k-relationships", Category: "retrieval", Value: def.TopKRelationships, Usage: "outside relationships kept per selected entity"},
+			&cli.StringFlag{Name: "chat-model", Category: "model server", Value: defaultChatModel, Usage: "chat model `NAME` that writes the answer", Sources: cli.EnvVars("KGRAG_CHAT_MODEL")},
+			&cli.FloatFlag{Name: "temperature", Category: "model server", Value: 0, Usage: "sampling temperature of the answer (0: the most repeatable)"},
+			&cli.StringFlag{Name: "response-type", Value: prompts.DefaultResponseType, Usage: "shape of the answer, in words (e.g. \"a single sentence\", \"a list of points\")"},
+			&cli.BoolFlag{Name: "context-only", Usage: "print the context that would be sent and stop: no chat model is called (the embedding model is)"},
+			&cli.BoolFlag{Name: "no-context", Usage: "ask the chat model the question alone, without the graph (a baseline to compare with)"},
+			&cli.BoolFlag{Name: "json", Usage: "print one JSON object: question, answer, context records, token counts, timings"},
+		}, askStoreFlags()...), indexFlags()...), llmFlags()...),
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			opts := askOptions{
+				question:     strings.TrimSpace(strings.Join(cmd.Args().Slice(), " ")),
+				mode:         cmd.String("mode"),
+				input:        cmd.String("input"),
+				index:        indexOptionsFrom(cmd),
+				chatModel:    cmd.String("chat-model"),
+				temperature:  cmd.Float("temperature"),
+				responseType: cmd.String("response-type"),
+				contextOnly:  cmd.Bool("context-only"),
+				noContext:    cmd.Bool("no-context"),
+				json:         cmd.Bool("json"),
+				quiet:        cmd.Bool("quiet"),
+				llm:          llmOptionsFrom(cmd),
+			}
+			opts.params = def
+			opts.params.CommunityLevel = cmd.Int64("community-level")
+			opts.params.MaxContextTokens = cmd.Int("max-context-tokens")
+			opts.params.TopKEntities = cmd.Int("top-k-entities")
+			opts.params.TopKRelationships = cmd.Int("top-k-relationships")
+			if cmd.String("store") != "" {
+				opts.store = storeOptionsFrom(cmd)
+			}
+			return runAsk(ctx, opts, term)
+		},
+	}
+}
+
+func (o *askOptions) validate() error {
+	const try = `kgrag ask --input ./output "Who is Scrooge?"`
+	switch {
+	case o.question == "":
+		return usagef(try, "ask needs a question")
+	case o.mode == modeSeed:
+		return usagef(`kgrag ask --mode local --input ./output "Who is Scrooge?"`,
+			"--mode seed is not available yet: use --mode local")
+	case o.mode != modeLocal:
+		return usagef(`kgrag ask --mode local --input ./output "Who is Scrooge?"`, "--mode must be local or seed, not %q", o.mode)
+	case o.contextOnly && o.noContext:
+		return usagef(try, "--context-only and --no-context exclude each other: one prints the context, the other leaves it out")
+	case !o.contextOnly && o.chatModel == "":
+		return usagef("--chat-model "+defaultChatModel, "--chat-model is empty: name the chat model that writes the answer")
+	case o.temperature < 0 || o.temperature > 2:
+		return usagef("--temperature 0", "--temperature %g is outside 0..2", o.temperature)
+	case o.responseType == "":
+		return usagef(`--response-type "multiple paragraphs"`, "--response-type is empty")
+	}
+	if err := o.llm.validate(); err != nil {
+		return err
+	}
+	if o.noContext {
+		return nil // no graph, index or embedder involved
+	}
+	switch {
+	case o.input == "" && o.store.url == "":
+		return usagef(try, "ask needs the graph: --input DIR (GraphRAG's output) or --store URL --graph IRI")
+	case o.input != "" && o.store.url != "":
+		return usagef(try, "give either --input or --store, not both")
+	case o.llm.embedModel == "":
+		return usagef("--embed-model "+defaultEmbedModel, "--embed-model is empty: name the model the index was built with")
+	}
+	if err := o.params.Validate(); err != nil {
+		return usagef("kgrag ask --help", "%s", flagNames(err.Error()))
+	}
+	if o.store.url != "" {
+		if err := validateAskStore(&o.store); err != nil {
+			return err
+		}
+	}
+	return o.index.resolve(o.input)
+}
+
+// flagNames turns retrieval's parameter names into the flags that set them.
+func flagNames(msg string) string {
+	return strings.NewReplacer("retrieval: params: ", "", "top_k_entities", "--top-k-entities",
+		"top_k_relationships", "--top-k-relationships", "max_context_tokens", "--max-context-tokens").Replace(msg)
+}
+
+func runAsk(ctx context.Context, opts askOptions, term terminal) error {
+	if err := opts.validate(); err != nil {
+		return err
+	}
+	client, err := opts.llm.client()
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	res := &askResult{Question: opts.question, Mode: opts.mode, Timings: map[string]float64{}}
+	if err := ask(ctx, opts, client, res, term); err != nil {
+		return err
+	}
+	if !opts.json {
+		return nil
+	}
+	res.Timings["total"] = ms(time.Since(start))
+	return res.write(term.out)
+}
+
+// ask retrieves the context, unless --no-context, and answers, unless
+// --context-only, filling res.
+func ask(ctx context.Context, opts askOptions, client *llm.Client, res *askResult, term terminal) error {
+	if opts.noContext {
+		res.Mode = "no-context"
+		system, err := prompts.Render("plain_answer", prompts.PlainAnswer{ResponseType: opts.responseType})
+		if err != nil {
+			return err
+		}
+		return answer(ctx, opts, client, system, res, term)
+	}
+	c, err := retrieve(ctx, opts, client, res, term)
+	if err != nil {
+		return err
+	}
+	if opts.contextOnly {
+		if opts.json {
+			return nil
+		}
+		_, err := fmt.Fprintln(term.out, c.Text)
+		return err
+	}
+	system, err := prompts.Render("local_answer", prompts.LocalAnswer{Context: c.Text, ResponseType: opts.responseType})
+	if err != nil {
+		return err
+	}
+	return answer(ctx, opts, client, system, res, term)
+}
+
+// retrieve finds the entities nearest the question and builds their local
+// search context, filling res with what it did.
+func retrieve(ctx context.Context, opts askOptions, client *llm.Client, res *askResult, term terminal) (*retrieval.Context, error) {
+	t := time.Now()
+	idx, err := opts.index.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	src, err := openSource(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	res.Source = src.name
+	b, err := retrieval.NewBuilder(src.backend, opts.params)
+	if err != nil {
+		return nil, err
+	}
+	res.Timings["open"] = ms(time.Since(t))
+
+	emb := client.Embedder()
+	res.EmbedModel = emb.Model()
+	info := idx.Info()
+	if err := embedindex.Check(info, emb.Model(), 0); err != nil {
+		return nil, err
+	}
+	t = time.Now()
+	vecs, err := emb.Embed(ctx, []string{opts.question})
+	if err != nil {
+		return nil, fmt.Errorf("ask: embed the question: %w", err)
+	}
+	res.Timings["embed"] = ms(time.Since(t))
+	if err := embedindex.Check(info, emb.Model(), len(vecs[0])); err != nil {
+		return nil, err
+	}
+
+	// As GraphRAG's map_query_to_entities: ask for more neighbours than
+	// are kept, since some may be unknown to the graph.
+	t = time.Now()
+	hits, err := idx.Search(ctx, vecs[0], opts.params.TopKEntities*opts.params.OversampleScaler)
+	if err != nil {
+		return nil, indexError(opts.index, fmt.Errorf("ask: search %s: %w", info.Path, err))
+	}
+	res.Timings["knn"] = ms(time.Since(t))
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ID
+		res.Neighbours = append(res.Neighbours, hitJSON{ID: h.ID, Score: h.Score})
+	}
+
+	t = time.Now()
+	before := src.requests()
+	c, err := b.LocalContext(ctx, ids)
+	if err != nil {
+		return nil, src.wrap(fmt.Errorf("ask: build the context: %w", err))
+	}
+	res.Timings["retrieval"] = ms(time.Since(t))
+	if src.counted() {
+		n := src.requests() - before
+		res.SPARQLRequests = &n
+	}
+	if len(c.Entities) == 0 {
+		return nil, fmt.Errorf("ask: none of the %d entities nearest the question in index %s is in %s: "+
+			"was the index built from this graph? rebuild it with kgrag embed", len(hits), info.Path, src.name)
+	}
+	res.Context = contextRecords(c)
+	if term.tty && !opts.quiet && !opts.json {
+		fmt.Fprintf(term.err, "%s\n", res.retrievalLine())
+	}
+	return c, nil
+}
+
+// answer asks the chat model: system prompt, then the question. The answer
+// is streamed to stdout, or with --json kept for the JSON object.
+func answer(ctx context.Context, opts askOptions, client *llm.Client, system string, res *askResult, term terminal) error {
+	temp := float32(opts.temperature)
+	chatOpts := llm.ChatOptions{Model: opts.chatModel, Temperature: &temp}
+	msgs := []llm.Message{{Role: llm.RoleSystem, Content: system}, {Role: llm.RoleUser, Content: opts.question}}
+	res.ChatModel = opts.chatModel
+	t := time.Now()
+	var text string
+	var usage llm.Usage
+	var err error
+	if opts.json {
+		text, usage, err = client.Chat(ctx, msgs, chatOpts)
+	} else {
+		text, usage, err = client.ChatStream(ctx, msgs, chatOpts, func(piece string) error {
+			_, err := io.WriteString(term.out, piece)
+			return err
+		})
+		if text != "" && !strings.HasSuffix(text, "\n") {
+			fmt.Fprintln(term.out)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("ask: answer: %w", err)
+	}
+	res.Timings["llm"] = ms(time.Since(t))
+	res.Answer = &text
+	if usage != (llm.Usage{}) {
+		res.Usage = &usageJSON{Prompt: usage.PromptTokens, Completion: usage.CompletionTokens, Total: usage.TotalTokens}
+	}
+	if term.tty && !opts.quiet && !opts.json {
+		fmt.Fprintf(term.err, "%s\n", res.answerLine())
+	}
+	return nil
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

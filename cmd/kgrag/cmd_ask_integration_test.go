@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/kgrag/kgrag/embedindex/elastic"
+	"github.com/kgrag/kgrag/internal/llm/llmtest"
+	"github.com/kgrag/kgrag/internal/test"
+)
+
+// askQuestions are the questions both back ends answer: two entities'
+// own texts (their entity comes first) and free questions.
+func askQuestions(t *testing.T, f askFixture) []string {
+	t.Helper()
+	qs := []string{"Who is Scrooge's clerk?", "Where does Marley's ghost appear?"}
+	for _, title := range []string{"EBENEZER SCROOGE", "FEZZIWIG"} {
+		qs = append(qs, entityText(f.entity(t, title)))
+	}
+	return qs
+}
+
+// askContext runs ask --context-only --json with opts and decodes it.
+func askContext(t *testing.T, opts askOptions) askResult {
+	t.Helper()
+	opts.contextOnly, opts.json = true, true
+	term, out, _ := testTerminal()
+	if err := runAsk(t.Context(), opts, term); err != nil {
+		t.Fatalf("ask %q: %v", opts.question, err)
+	}
+	return decodeAsk(t, out.Bytes())
+}
+
+// TestAskStoreMatchesInput loads the v3 sample into real stores with
+// kgrag load and checks that ask --store selects the same context records,
+// in the same order and with the same text, as ask --input.
+func TestAskStoreMatchesInput(t *testing.T) {
+	f := newAskFixture(t)
+	for _, st := range []struct{ profile, env string }{{"oxigraph", "OXIGRAPH"}, {"fuseki", "FUSEKI"}} {
+		t.Run(st.profile, func(t *testing.T) {
+			url := test.Service(t, st.env)
+			graph := fmt.Sprintf("http://example.org/kgrag-ask-test/%s/%d", st.profile, rand.Uint32())
+			args := []string{"load", "-q", "--input", f.input, "--store", url, "--store-type", st.profile, "--graph", graph}
+			if st.profile == "oxigraph" {
+				args = append(args, "--in-place") // Oxigraph's transactional MOVE is slow
+			}
+			if _, stderr, code := runKgrag(t, args...); code != 0 {
+				t.Fatalf("kgrag load: exit %d: %s", code, stderr)
+			}
+			t.Cleanup(func() {
+				c, _, err := storeClient(storeOptions{url: url, storeType: st.profile})
+				if err == nil {
+					err = c.Update(context.Background(), "DROP SILENT GRAPH <"+graph+">")
+				}
+				if err != nil {
+					t.Logf("drop <%s>: %v", graph, err)
+				}
+			})
+
+			for _, q := range askQuestions(t, f) {
+				mem := askContext(t, f.options(q))
+				opts := f.options(q)
+				opts.input = ""
+				opts.store = storeOptions{url: url, graph: graph, storeType: st.profile, authScheme: "basic"} // as the flags default
+				sto := askContext(t, opts)
+				if d := cmp.Diff(mem.Context, sto.Context); d != "" {
+					t.Errorf("%.40q: --store context differs from --input (-input +store):\n%s", q, d)
+				}
+				if d := cmp.Diff(mem.Neighbours, sto.Neighbours); d != "" {
+					t.Errorf("%.40q: neighbours differ (-input +store):\n%s", q, d)
+				}
+				if sto.SPARQLRequests == nil || *sto.SPARQLRequests <= 0 {
+					t.Errorf("%.40q: sparql_requests = %v; want a positive count", q, sto.SPARQLRequests)
+				} else {
+					t.Logf("%.40q: %d entities, %d tokens, %d SPARQL requests, retrieval %.1f ms (memory %.1f ms)",
+						q, len(sto.Context.Records.Entities), sto.Context.Tokens, *sto.SPARQLRequests, sto.Timings["retrieval"], mem.Timings["retrieval"])
+				}
+			}
+
+			// The whole command line, with an answer, as a user runs it.
+			f.srv.Reply("clerk", "Bob Cratchit [Data: Entities (3)].")
+			stdout, stderr, code := runKgrag(t, "ask", "--store", url, "--store-type", st.profile, "--graph", graph,
+				"--index", f.index, "--llm-url", f.srv.URL(), "--chat-model", "test-chat", "Who is Scrooge's clerk?")
+			if code != 0 || stdout != "Bob Cratchit [Data: Entities (3)].\n" {
+				t.Errorf("kgrag ask --store: exit %d, stdout %q, stderr %q; want the scripted answer", code, stdout, stderr)
+			}
+		})
+	}
+}
+
+// TestAskElasticsearch puts the same vectors as the flat index into a real
+// Elasticsearch node and checks that ask --index-url selects the same
+// context as ask --index.
+func TestAskElasticsearch(t *testing.T) {
+	f := newAskFixture(t)
+	url := test.Service(t, "ELASTICSEARCH")
+	alias := fmt.Sprintf("kgrag-ask-test-%d", rand.Uint32())
+	var ids []string
+	var vecs [][]float32
+	for _, e := range f.ds.Entities {
+		if !e.Placeholder {
+			ids = append(ids, e.ID)
+			vecs = append(vecs, llmtest.Embed(askEmbedModel, entityText(e), askDim))
+		}
+	}
+	cfg := elastic.Config{URL: url, Index: alias}
+	if err := elastic.Build(t.Context(), cfg, askEmbedModel, askDim, ids, vecs); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { deleteAlias(t, url, alias) })
+
+	for _, q := range askQuestions(t, f) {
+		flatRun := askContext(t, f.options(q))
+		opts := f.options(q)
+		opts.index = indexOptions{url: url, name: alias}
+		esRun := askContext(t, opts)
+		if d := cmp.Diff(flatRun.Context.Records, esRun.Context.Records); d != "" {
+			t.Errorf("%.40q: --index-url records differ from --index (-flat +elasticsearch):\n%s", q, d)
+		}
+	}
+
+	// An alias that does not exist is named, with the flag to fix.
+	opts := f.options("Who is Scrooge?")
+	opts.index = indexOptions{url: url, name: alias + "-missing"}
+	term, _, _ := testTerminal()
+	err := runAsk(t.Context(), opts, term)
+	if err == nil || !strings.Contains(err.Error(), alias+"-missing") || !strings.Contains(err.Error(), "--index-name") {
+		t.Errorf("ask with a missing Elasticsearch index: %v; want an error naming it and --index-name", err)
+	}
+}
+
+// deleteAlias deletes the indices behind an alias (Elasticsearch refuses
+// wildcard deletes by default).
+func deleteAlias(t *testing.T, url, alias string) {
+	t.Helper()
+	resp, err := http.Get(url + "/_alias/" + alias)
+	if err != nil {
+		t.Logf("list indices of %s: %v", alias, err)
+		return
+	}
+	defer resp.Body.Close()
+	var indices map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&indices); err != nil {
+		t.Logf("list indices of %s: %v", alias, err)
+		return
+	}
+	for name := range indices {
+		req, _ := http.NewRequest(http.MethodDelete, url+"/"+name, nil)
+		if resp, err := http.DefaultClient.Do(req); err != nil {
+			t.Logf("delete %s: %v", name, err)
+		} else {
+			resp.Body.Close()
+		}
+	}
+}

@@ -1,0 +1,497 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kgrag/kgrag/embedindex/flat"
+	"github.com/kgrag/kgrag/graphrag"
+	"github.com/kgrag/kgrag/internal/llm/llmtest"
+	"github.com/kgrag/kgrag/internal/retrieval"
+	"github.com/kgrag/kgrag/internal/test"
+	"github.com/kgrag/kgrag/prompts"
+)
+
+const (
+	askEmbedModel = "nomic-embed-text"
+	askDim        = 48
+)
+
+// askFixture is the v3 sample with a flat index built by kgrag embed
+// against an llmtest server.
+type askFixture struct {
+	input string
+	index string // the folder kgrag embed wrote
+	srv   *llmtest.Server
+	ds    *graphrag.Dataset
+}
+
+func newAskFixture(t *testing.T) askFixture {
+	t.Helper()
+	in := filepath.Join(test.GraphRAGSamples(t), "v3")
+	srv := llmtest.Start(t, llmtest.Config{Dim: askDim})
+	index := t.TempDir()
+	term, _, _ := testTerminal()
+	if err := runEmbed(t.Context(), embedTestOptions(in, index, srv.URL(), askEmbedModel), term); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := graphrag.Open(t.Context(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Reset()
+	return askFixture{input: in, index: index, srv: srv, ds: ds}
+}
+
+// entity returns the sample's entity titled title.
+func (f askFixture) entity(t *testing.T, title string) graphrag.Entity {
+	t.Helper()
+	for _, e := range f.ds.Entities {
+		if e.Title == title && !e.Placeholder {
+			return e
+		}
+	}
+	t.Fatalf("no entity %q in %s", title, f.input)
+	return graphrag.Entity{}
+}
+
+func (f askFixture) options(question string) askOptions {
+	return askOptions{
+		question:     question,
+		mode:         modeLocal,
+		input:        f.input,
+		index:        indexOptions{path: f.index},
+		params:       retrieval.DefaultParams(),
+		chatModel:    "test-chat",
+		responseType: prompts.DefaultResponseType,
+		quiet:        true,
+		llm:          llmOptions{url: f.srv.URL(), embedModel: askEmbedModel},
+	}
+}
+
+// checkRows checks that the table name of a printed context holds a row
+// starting with each prefix, in order.
+func checkRows(t *testing.T, text, name string, prefixes []string) {
+	t.Helper()
+	_, rest, ok := strings.Cut(text, "-----"+name+"-----\n")
+	if !ok {
+		if len(prefixes) > 0 {
+			t.Errorf("context has no %s table; want rows %q", name, prefixes)
+		}
+		return
+	}
+	for _, p := range prefixes {
+		i := strings.Index(rest, "\n"+p)
+		if i < 0 {
+			t.Errorf("%s table has no row %q after the previous one", name, p)
+			return
+		}
+		rest = rest[i+1:]
+	}
+}
+
+// TestAskContextOnly prints the context of a question that is an entity's
+// own embedded text: that entity comes first, the tables hold as many
+// entities as asked for, and no chat model is called.
+func TestAskContextOnly(t *testing.T) {
+	f := newAskFixture(t)
+	e := f.entity(t, "EBENEZER SCROOGE")
+	tests := []struct {
+		topK int
+	}{{1}, {3}, {10}}
+	for _, tt := range tests {
+		t.Run(fmt.Sprint(tt.topK), func(t *testing.T) {
+			f.srv.Reset()
+			opts := f.options(entityText(e))
+			opts.contextOnly = true
+			opts.params.TopKEntities = tt.topK
+			term, out, errb := testTerminal()
+			if err := runAsk(t.Context(), opts, term); err != nil {
+				t.Fatal(err)
+			}
+			text := out.String()
+			if want := "-----Entities-----\nid|entity|description|number of relationships\n" + e.HumanReadableID + "|" + e.Title + "|"; !strings.Contains(text, want) {
+				t.Errorf("context does not open the entities table with %s:\n%.300s", e.Title, text)
+			}
+			if n := f.srv.Count("/chat/completions"); n != 0 {
+				t.Errorf("--context-only made %d chat requests; want 0", n)
+			}
+			if n := f.srv.Count("/embeddings"); n != 1 {
+				t.Errorf("--context-only made %d embedding requests; want 1", n)
+			}
+			if errb.Len() != 0 {
+				t.Errorf("stderr = %q; want nothing off a terminal", errb.String())
+			}
+
+			// The same run with --json lists the records of that text.
+			opts.json = true
+			term, jout, _ := testTerminal()
+			if err := runAsk(t.Context(), opts, term); err != nil {
+				t.Fatal(err)
+			}
+			r := decodeAsk(t, jout.Bytes())
+			if r.Context.Text+"\n" != text {
+				t.Errorf("--json context text differs from the printed context")
+			}
+			if n := len(r.Context.Records.Entities); n != tt.topK {
+				t.Errorf("%d entity records; want --top-k-entities %d", n, tt.topK)
+			}
+		})
+	}
+}
+
+// askKeys are the top-level fields of ask --json, the names scripts read.
+var askKeys = []string{"question", "answer", "mode", "source", "embed_model", "chat_model", "neighbours",
+	"context", "usage", "timings_ms", "sparql_requests"}
+
+// decodeAsk decodes ask --json output, refusing fields other than askKeys.
+func decodeAsk(t *testing.T, b []byte) askResult {
+	t.Helper()
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(b, &keys); err != nil {
+		t.Fatalf("--json output does not decode: %v\n%s", err, b)
+	}
+	for k := range keys {
+		if !slices.Contains(askKeys, k) {
+			t.Errorf("--json output has an unknown field %q", k)
+		}
+	}
+	var r askResult
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatalf("--json output does not decode: %v\n%s", err, b)
+	}
+	return r
+}
+
+func TestAskJSON(t *testing.T) {
+	f := newAskFixture(t)
+	e := f.entity(t, "EBENEZER SCROOGE")
+	const reply = "Scrooge is a miser who keeps Cratchit cold. [Data: Entities (1)]"
+	f.srv.Reply("EBENEZER SCROOGE", reply)
+	enc, err := retrieval.NewEncoder(retrieval.EncodingCL100K)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name        string
+		contextOnly bool
+		phases      []string
+	}{
+		{"answer", false, []string{"open", "embed", "knn", "retrieval", "llm", "total"}},
+		{"context only", true, []string{"open", "embed", "knn", "retrieval", "total"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f.srv.Reset()
+			opts := f.options(entityText(e))
+			opts.json, opts.contextOnly = true, tt.contextOnly
+			// Room for every table: at the default 12,000 tokens this
+			// entity's neighbours leave none for relationships.
+			opts.params.MaxContextTokens = 30000
+			term, out, _ := testTerminal()
+			if err := runAsk(t.Context(), opts, term); err != nil {
+				t.Fatal(err)
+			}
+			r := decodeAsk(t, out.Bytes())
+			if r.Question != opts.question || r.Mode != modeLocal || r.EmbedModel != askEmbedModel {
+				t.Errorf("question, mode, embed model = %q, %q, %q; want %q, local, %s", r.Question, r.Mode, r.EmbedModel, opts.question, askEmbedModel)
+			}
+			if tt.contextOnly != (r.Answer == nil) {
+				t.Errorf("answer = %v with --context-only %v", r.Answer, tt.contextOnly)
+			}
+			if !tt.contextOnly && *r.Answer != reply {
+				t.Errorf("answer = %q; want %q", *r.Answer, reply)
+			}
+			for _, p := range tt.phases {
+				if v, ok := r.Timings[p]; !ok || v < 0 {
+					t.Errorf("timings_ms[%q] = %v, %v; want a duration", p, v, ok)
+				}
+			}
+			if len(r.Timings) != len(tt.phases) {
+				t.Errorf("timings_ms = %v; want the phases %v", r.Timings, tt.phases)
+			}
+			if r.SPARQLRequests != nil {
+				t.Errorf("sparql_requests = %d with --input; want it absent", *r.SPARQLRequests)
+			}
+			k := opts.params.TopKEntities * opts.params.OversampleScaler
+			if len(r.Neighbours) != k || r.Neighbours[0].ID != e.ID || r.Neighbours[0].Score < 0.999 {
+				t.Errorf("neighbours = %d, first %+v; want %d, first %s with score 1", len(r.Neighbours), r.Neighbours[0], k, e.ID)
+			}
+
+			c := r.Context
+			if c == nil {
+				t.Fatal("no context in the JSON")
+			}
+			if got := enc.Count(c.Text); c.Tokens != got || c.Tokens > opts.params.MaxContextTokens {
+				t.Errorf("context tokens = %d; tiktoken counts %d, budget %d", c.Tokens, got, opts.params.MaxContextTokens)
+			}
+			// Every record listed is a row of the printed table, in order.
+			var rows []string
+			for _, x := range c.Records.Reports {
+				rows = append(rows, x.ID+"|")
+			}
+			checkRows(t, c.Text, retrieval.SectionReports, rows)
+			rows = nil
+			for _, x := range c.Records.Entities {
+				rows = append(rows, x.ID+"|"+x.Title+"|")
+			}
+			checkRows(t, c.Text, retrieval.SectionEntities, rows)
+			rows = nil
+			for _, x := range c.Records.Relationships {
+				rows = append(rows, x.ID+"|"+x.Source+"|"+x.Target+"|")
+			}
+			checkRows(t, c.Text, retrieval.SectionRelationships, rows)
+			rows = nil
+			for _, x := range c.Records.Sources {
+				rows = append(rows, x.ID+"|")
+			}
+			checkRows(t, c.Text, retrieval.SectionSources, rows)
+			if len(c.Records.Entities) != opts.params.TopKEntities || len(c.Records.Relationships) == 0 ||
+				len(c.Records.Sources) == 0 || len(c.Records.Reports) == 0 {
+				t.Errorf("records: %d entities, %d relationships, %d sources, %d reports; want %d entities and some of each",
+					len(c.Records.Entities), len(c.Records.Relationships), len(c.Records.Sources), len(c.Records.Reports), opts.params.TopKEntities)
+			}
+			if got := c.Records.Entities[0]; got.ID != e.HumanReadableID || got.EntityID != e.ID || got.Title != e.Title {
+				t.Errorf("first entity record = %+v; want %s %s %s", got, e.HumanReadableID, e.ID, e.Title)
+			}
+			if tt.contextOnly {
+				return
+			}
+			reqs := f.srv.Requests()
+			last := reqs[len(reqs)-1]
+			if len(last.Messages) != 2 || !strings.Contains(last.Messages[0].Content, c.Text) || last.Messages[1].Content != opts.question {
+				t.Errorf("chat messages = %+v; want the context in the system prompt and the question as the user message", last.Messages)
+			}
+			if r.ChatModel != "test-chat" || last.Model != "test-chat" || r.Usage == nil || r.Usage.Completion == 0 {
+				t.Errorf("chat model %q (sent %q), usage %+v; want test-chat and the server's usage", r.ChatModel, last.Model, r.Usage)
+			}
+		})
+	}
+}
+
+// chunkWriter records each write, to see that the answer arrives in
+// pieces, not at the end.
+type chunkWriter struct {
+	buf    bytes.Buffer
+	writes int
+}
+
+func (w *chunkWriter) Write(p []byte) (int, error) {
+	w.writes++
+	return w.buf.Write(p)
+}
+
+func (w *chunkWriter) String() string { return w.buf.String() }
+
+func TestAskStreamsAnswer(t *testing.T) {
+	f := newAskFixture(t)
+	const reply = "Bob Cratchit is Scrooge's clerk [Data: Entities (3); Relationships (7)]."
+	f.srv.Reply("clerk", reply)
+	var out chunkWriter
+	var errb bytes.Buffer
+	term := terminal{in: strings.NewReader(""), out: &out, err: &errb}
+	opts := f.options("Who is Scrooge's clerk?")
+	opts.temperature = 0.3
+	if err := runAsk(t.Context(), opts, term); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); got != reply+"\n" {
+		t.Errorf("stdout = %q; want the scripted reply %q and a newline", got, reply)
+	}
+	if want := len(llmtest.Chunks(reply)); out.writes < want {
+		t.Errorf("the answer came in %d writes; want one per streamed piece (%d)", out.writes, want)
+	}
+	reqs := f.srv.Requests()
+	last := reqs[len(reqs)-1]
+	if !last.Stream {
+		t.Error("the chat request was not streamed")
+	}
+	if temp, _ := last.Extra["temperature"].(float64); temp < 0.29 || temp > 0.31 {
+		t.Errorf("temperature sent = %v; want 0.3", last.Extra["temperature"])
+	}
+	sys := last.Messages[0].Content
+	for _, want := range []string{"-----Entities-----", "[Data: Entities (5, 7)", prompts.DefaultResponseType} {
+		if !strings.Contains(sys, want) {
+			t.Errorf("system prompt lacks %q", want)
+		}
+	}
+	if errb.Len() != 0 {
+		t.Errorf("stderr = %q; want nothing off a terminal", errb.String())
+	}
+}
+
+// TestAskNoContext is the baseline: the question alone, no index, no
+// graph, no embedding.
+func TestAskNoContext(t *testing.T) {
+	srv := llmtest.Start(t, llmtest.Config{})
+	srv.Reply("Scrooge", "I do not know who Scrooge is.")
+	opts := askOptions{question: "Who is Scrooge?", mode: modeLocal, noContext: true, chatModel: "test-chat",
+		responseType: "a single sentence", params: retrieval.DefaultParams(), llm: llmOptions{url: srv.URL()}}
+	term, out, _ := testTerminal()
+	if err := runAsk(t.Context(), opts, term); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); got != "I do not know who Scrooge is.\n" {
+		t.Errorf("stdout = %q; want the scripted reply", got)
+	}
+	if n := srv.Count("/embeddings"); n != 0 {
+		t.Errorf("--no-context made %d embedding requests; want 0", n)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 1 || len(reqs[0].Messages) != 2 {
+		t.Fatalf("requests = %+v; want one chat request with a system and a user message", reqs)
+	}
+	sys, user := reqs[0].Messages[0].Content, reqs[0].Messages[1].Content
+	if user != opts.question {
+		t.Errorf("user message = %q; want the question", user)
+	}
+	for _, banned := range []string{"-----", "Evidence", "[Data:"} {
+		if strings.Contains(sys, banned) {
+			t.Errorf("--no-context system prompt holds %q:\n%s", banned, sys)
+		}
+	}
+	if !strings.Contains(sys, "a single sentence") {
+		t.Errorf("system prompt lacks the response type:\n%s", sys)
+	}
+}
+
+// TestAskTerminalLines checks the summary lines: on stderr, and only on a
+// terminal.
+func TestAskTerminalLines(t *testing.T) {
+	f := newAskFixture(t)
+	opts := f.options("Who is Scrooge?")
+	opts.quiet = false
+	term, out, errb := testTerminal()
+	term.tty = true
+	if err := runAsk(t.Context(), opts, term); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"context: 10 entities", "knn", "retrieval", "answer: test-chat in"} {
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("stderr %q lacks %q", errb, want)
+		}
+	}
+	if strings.Contains(out.String(), "context:") {
+		t.Errorf("summary went to stdout: %q", out)
+	}
+}
+
+// TestAskErrors runs kgrag ask as a process for each failure and checks
+// the exit code and that the message names what to fix.
+func TestAskErrors(t *testing.T) {
+	f := newAskFixture(t)
+	// A server that gives the same model 32 dimensions instead of 48.
+	other := llmtest.Start(t, llmtest.Config{Dim: 32})
+	empty := filepath.Join(t.TempDir(), "empty.vec")
+	b, err := flat.Create(empty, askEmbedModel, askDim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	foreign := filepath.Join(t.TempDir(), "foreign.vec")
+	if err := flat.Write(t.Context(), foreign, askEmbedModel, []string{"not-an-entity", "nor-this"},
+		[][]float32{llmtest.Embed(askEmbedModel, "a", askDim), llmtest.Embed(askEmbedModel, "b", askDim)}); err != nil {
+		t.Fatal(err)
+	}
+	// A store whose graph holds nothing: every ASK says false.
+	noGraph := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/sparql-results+json")
+		fmt.Fprint(w, `{"head":{},"boolean":false}`)
+	}))
+	defer noGraph.Close()
+
+	base := []string{"ask", "-q", "--input", f.input, "--index", f.index, "--llm-url", f.srv.URL(), "--retries", "0"}
+	storeArgs := func(url string) []string {
+		return []string{"ask", "-q", "--store", url, "--store-type", "oxigraph", "--graph", "http://example.org/g",
+			"--index", f.index, "--llm-url", f.srv.URL(), "--retries", "0"}
+	}
+	q := "Who is Scrooge?"
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want []string
+	}{
+		{"no question", base, exitUsage, []string{"ask needs a question", "Try: kgrag ask"}},
+		{"blank question", append(base, "  "), exitUsage, []string{"ask needs a question"}},
+		{"no graph", []string{"ask", q}, exitUsage, []string{"--input DIR", "--store URL --graph IRI"}},
+		{"both sources", append(storeArgs("http://127.0.0.1:1"), "--input", f.input, q), exitUsage, []string{"either --input or --store"}},
+		{"store without graph", []string{"ask", "--store", "http://127.0.0.1:1", "--store-type", "oxigraph", "--index", f.index, q}, exitUsage, []string{"--store needs --graph"}},
+		{"store without index", []string{"ask", "--store", "http://127.0.0.1:1", "--store-type", "oxigraph", "--graph", "http://example.org/g", q}, exitUsage, []string{"--index PATH", "--index-url"}},
+		{"seed mode", append(base, "--mode", "seed", q), exitUsage, []string{"--mode seed is not available yet"}},
+		{"bad mode", append(base, "--mode", "global", q), exitUsage, []string{"--mode must be local or seed"}},
+		{"zero top k", append(base, "--top-k-entities", "0", q), exitUsage, []string{"--top-k-entities 0"}},
+		{"both context flags", append(base, "--context-only", "--no-context", q), exitUsage, []string{"exclude each other"}},
+		{"embedder down", []string{"ask", "-q", "--input", f.input, "--index", f.index, "--llm-url", "http://127.0.0.1:1/v1", "--retries", "0", q},
+			exitModelDown, []string{"http://127.0.0.1:1/v1", "--llm-url"}},
+		{"chat model down", []string{"ask", "-q", "--no-context", "--llm-url", "http://127.0.0.1:1/v1", "--retries", "0", q},
+			exitModelDown, []string{"http://127.0.0.1:1/v1/chat/completions", "--llm-url"}},
+		{"index missing", append(base[:4:4], "--index", filepath.Join(t.TempDir(), "none"), "--llm-url", f.srv.URL(), q),
+			exitFailure, []string{"no vector index at", "kgrag embed"}},
+		{"default index missing", []string{"ask", "--input", f.input, "--llm-url", f.srv.URL(), q},
+			exitFailure, []string{"no vector index at " + filepath.Join(f.input, "kgrag-index", "entities.vec")}},
+		{"index empty", []string{"ask", "--input", f.input, "--index", empty, "--llm-url", f.srv.URL(), q}, exitFailure, []string{empty, "is empty", "kgrag embed"}},
+		{"index of other data", []string{"ask", "--input", f.input, "--index", foreign, "--llm-url", f.srv.URL(), q},
+			exitFailure, []string{"none of the 2 entities", "kgrag embed"}},
+		{"model mismatch", append(base, "--embed-model", "mxbai-embed-large", q), exitFailure,
+			[]string{`"nomic-embed-text"`, `"mxbai-embed-large"`, "--embed-model nomic-embed-text"}},
+		{"dimension mismatch", []string{"ask", "--input", f.input, "--index", f.index, "--llm-url", other.URL(), q}, exitFailure,
+			[]string{"48-dimensional", "32 dimensions", "--embed-model"}},
+		{"store down", append(storeArgs("http://127.0.0.1:1"), q), exitStoreDown, []string{"127.0.0.1:1", "--store"}},
+		{"graph empty", append(storeArgs(noGraph.URL), q), exitFailure, []string{"<http://example.org/g>", "holds no gr:Entity", "--graph"}},
+		{"elasticsearch down", []string{"ask", "--input", f.input, "--index-url", "http://127.0.0.1:1", "--llm-url", f.srv.URL(), q},
+			exitStoreDown, []string{"127.0.0.1:1", "--index-url"}},
+		{"index and index-url", append(base, "--index-url", "http://127.0.0.1:1", q), exitUsage, []string{"either --index"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, stderr, code := runKgrag(t, tt.args...)
+			if code != tt.code {
+				t.Errorf("kgrag %s: exit %d; want %d (stderr %q)", strings.Join(tt.args, " "), code, tt.code, stderr)
+			}
+			for _, want := range tt.want {
+				if !strings.Contains(stderr, want) {
+					t.Errorf("stderr %q lacks %q", stderr, want)
+				}
+			}
+		})
+	}
+}
+
+// TestAskHelp checks that --help teaches with examples and shows no
+// secret from the environment.
+func TestAskHelp(t *testing.T) {
+	keyFile := filepath.Join(t.TempDir(), "key")
+	if err := os.WriteFile(keyFile, []byte("es-key-from-file"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("KGRAG_INDEX_API_KEY_FILE", keyFile)
+	t.Setenv("KGRAG_INDEX_PASSWORD", "es-password-from-env")
+	t.Setenv("KGRAG_LLM_KEY", "sk-from-env")
+	var out bytes.Buffer
+	if err := newApp(strings.NewReader(""), &out, &out).Run(t.Context(), []string{"kgrag", "ask", "--help"}); err != nil {
+		t.Fatal(err)
+	}
+	help := out.String()
+	for _, want := range []string{"kgrag ask --input ./ragtest/output", "--context-only", "--no-context", "--json",
+		"LM Studio", "ollama pull", "--store", "--index-url", "--chat-model", "EXIT STATUS", "11   the model server"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("ask --help lacks %q", want)
+		}
+	}
+	for _, secret := range []string{"es-key-from-file", "es-password-from-env", "sk-from-env"} {
+		if strings.Contains(help, secret) {
+			t.Errorf("ask --help shows a secret %q", secret)
+		}
+	}
+}
