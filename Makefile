@@ -18,13 +18,45 @@ build:
 	$(GO) build -o $(BIN) ./cmd/kgrag
 
 # A small synthetic GraphRAG 3.x output, made by the project itself, turned
-# into Turtle and inspected.
+# into Turtle and inspected; then its entities are embedded and a question's
+# context is retrieved in memory (kgrag ask --context-only). The embedder is
+# kgrag-llmtest, the project's deterministic OpenAI-compatible test server,
+# started on a free 127.0.0.1 port and stopped at the end: no model, no
+# services.
 demo: build
 	$(GO) run ./internal/synth/cmd/kgrag-synth -out $(DEMO)/output -seed 1 \
 		-entities 300 -relationships 900 -text-units 60 -communities 30
 	$(BIN) inspect $(DEMO)/output
 	$(BIN) load --input $(DEMO)/output --turtle $(DEMO)/graph.ttl --with-ontology
 	@echo "demo: Turtle written to $(DEMO)/graph.ttl"
+	$(GO) build -o bin/kgrag-llmtest ./internal/llm/llmtest/cmd/kgrag-llmtest
+	@bash -c "$$demo_ask"
+
+# demo_ask runs in bash (for /dev/tcp): pick a free port, start the test
+# embedder, wait for it, embed, ask, and stop the embedder however it ends.
+define demo_ask
+set -euo pipefail
+port=""
+for p in $$(seq 11435 11535); do
+	if ! (exec 3<>/dev/tcp/127.0.0.1/$$p) 2>/dev/null; then port=$$p; break; fi
+done
+[[ -n $$port ]] || { echo "demo: no free port in 11435-11535" >&2; exit 1; }
+bin/kgrag-llmtest -addr 127.0.0.1:$$port -dim 64 2>$(DEMO)/llmtest.log &
+pid=$$!
+trap 'kill $$pid 2>/dev/null; wait $$pid 2>/dev/null || true' EXIT
+for _ in $$(seq 100); do
+	(exec 3<>/dev/tcp/127.0.0.1/$$port) 2>/dev/null && break
+	kill -0 $$pid 2>/dev/null || { cat $(DEMO)/llmtest.log >&2; exit 1; }
+	sleep 0.1
+done
+export KGRAG_LLM_URL=http://127.0.0.1:$$port/v1 KGRAG_EMBED_MODEL=demo-embed
+set -x
+$(BIN) embed --input $(DEMO)/output
+$(BIN) ask --input $(DEMO)/output --context-only --max-context-tokens 2000 "What does the Green Bank have to do with the river?"
+{ set +x; } 2>/dev/null
+echo "demo: that is the context kgrag ask would send to a chat model (see README: kgrag ask)"
+endef
+export demo_ask
 
 vet:
 	$(GO) vet ./...
