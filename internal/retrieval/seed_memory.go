@@ -1,0 +1,260 @@
+package retrieval
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"strconv"
+
+	"github.com/kgrag/kgrag/graphrag"
+)
+
+var _ SeedBackend = (*SeedMemoryBackend)(nil)
+
+// SeedMemoryBackend answers SeedBackend lookups from a *graphrag.Dataset
+// held in memory, exactly as the sparqlq templates answer them over the
+// graph `kgrag load` writes from that dataset (package ontology): it reads
+// the same fields the mapping writes (text units' entity_ids for
+// gr:has_entity, entities' communities for gr:in_community, relationship
+// ends by entity id) and leaves out what the mapping leaves out
+// (placeholder entities have no description, degree or community). It
+// never modifies the dataset and is safe for concurrent use as long as
+// the dataset is not written to.
+type SeedMemoryBackend struct {
+	m       *MemoryBackend      // entity and relationship indexes
+	unitsOf map[string][]string // entity id -> ids of the text units holding it
+	comms   map[string]int      // community number, as written -> index in ds.Communities
+}
+
+// NewSeedMemoryBackend indexes ds. ds must not be nil.
+func NewSeedMemoryBackend(ds *graphrag.Dataset) *SeedMemoryBackend {
+	b := &SeedMemoryBackend{
+		m:       NewMemoryBackend(ds),
+		unitsOf: make(map[string][]string),
+		comms:   make(map[string]int, len(ds.Communities)),
+	}
+	for i, u := range ds.TextUnits {
+		if b.m.units[u.ID] != i {
+			continue // a repeated text unit id: the first row stands
+		}
+		for _, id := range uniqueIDs(u.EntityIDs) {
+			b.unitsOf[id] = append(b.unitsOf[id], u.ID)
+		}
+	}
+	for i, c := range ds.Communities {
+		if _, dup := b.comms[c.Community]; !dup {
+			b.comms[c.Community] = i
+		}
+	}
+	return b
+}
+
+// selected returns the entities among ids (each once), as the templates'
+// `?entity gr:id ?selected ; a gr:Entity` find them.
+func (b *SeedMemoryBackend) selected(ids []string) map[string]*graphrag.Entity {
+	out := make(map[string]*graphrag.Entity, len(ids))
+	for _, id := range ids {
+		if i, ok := b.m.entities[id]; ok {
+			out[id] = &b.m.ds.Entities[i]
+		}
+	}
+	return out
+}
+
+// canonicalHRID is a human_readable_id as a store returns it: the mapping
+// writes an integer one as xsd:integer, whose lexical form is canonical.
+func canonicalHRID(s string) string {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return strconv.FormatInt(n, 10)
+	}
+	return s
+}
+
+// SeedEntities implements SeedBackend.
+func (b *SeedMemoryBackend) SeedEntities(ctx context.Context, ids []string) ([]EntityRecord, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var out []EntityRecord
+	for _, e := range b.selected(ids) {
+		r := EntityRecord{ID: canonicalHRID(e.HumanReadableID), EntityID: e.ID, Title: e.Title}
+		if !e.Placeholder {
+			r.Description = e.Description
+			if e.HasDegree {
+				r.Rank = e.Degree
+			}
+		}
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(x, y EntityRecord) int { return cmp.Compare(x.EntityID, y.EntityID) })
+	return out, nil
+}
+
+// seedRel is a relationship with the keys the relationships template
+// orders by; a missing rank or weight sorts below every value, as an
+// unbound variable does in SPARQL.
+type seedRel struct {
+	r                RelationshipRecord
+	ends             int
+	hasRank, hasWght bool
+}
+
+// SeedRelationships implements SeedBackend.
+func (b *SeedMemoryBackend) SeedRelationships(ctx context.Context, ids []string, limit int) (inside, outside []RelationshipRecord, err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	sel := b.selected(ids)
+	seen := make(map[string]bool)
+	var rels []seedRel
+	for id := range sel {
+		for _, i := range b.m.relsOf[id] {
+			r := &b.m.ds.Relationships[i]
+			src, okS := b.m.entities[r.SourceID]
+			dst, okT := b.m.entities[r.TargetID]
+			if seen[r.ID] || !okS || !okT { // both ends must be entities of the graph
+				continue
+			}
+			seen[r.ID] = true
+			sr := seedRel{r: RelationshipRecord{
+				ID: canonicalHRID(r.HumanReadableID), RelationshipID: r.ID,
+				Source: b.m.ds.Entities[src].Title, Target: b.m.ds.Entities[dst].Title,
+				SourceID: r.SourceID, TargetID: r.TargetID, Description: r.Description,
+			}, hasRank: r.HasRank, hasWght: r.HasWeight}
+			if r.HasRank {
+				sr.r.Rank = r.Rank
+			}
+			if r.HasWeight {
+				sr.r.Weight = r.Weight
+			}
+			if sel[r.SourceID] != nil {
+				sr.ends++
+			}
+			if sel[r.TargetID] != nil {
+				sr.ends++
+			}
+			rels = append(rels, sr)
+		}
+	}
+	slices.SortFunc(rels, func(x, y seedRel) int {
+		return cmp.Or(
+			cmp.Compare(y.ends, x.ends),
+			compareOptional(y.hasRank, y.r.Rank, x.hasRank, x.r.Rank),
+			compareOptional(y.hasWght, y.r.Weight, x.hasWght, x.r.Weight),
+			cmp.Compare(x.r.RelationshipID, y.r.RelationshipID))
+	})
+	for _, sr := range rels {
+		sr.r.Inside = sr.ends == 2
+		if sr.r.Inside && (limit <= 0 || len(inside) < limit) {
+			inside = append(inside, sr.r)
+		} else if !sr.r.Inside && (limit <= 0 || len(outside) < limit) {
+			outside = append(outside, sr.r)
+		}
+	}
+	return inside, outside, nil
+}
+
+// compareOptional compares two values of which either may be missing; a
+// missing one is the smaller.
+func compareOptional[T cmp.Ordered](hasX bool, x T, hasY bool, y T) int {
+	if hasX != hasY {
+		if hasX {
+			return 1
+		}
+		return -1
+	}
+	return cmp.Compare(x, y)
+}
+
+// SeedChunks implements SeedBackend.
+func (b *SeedMemoryBackend) SeedChunks(ctx context.Context, ids []string, limit int) ([]SeedChunk, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	count := make(map[string]int64)
+	for id := range b.selected(ids) {
+		for _, u := range b.unitsOf[id] {
+			count[u]++
+		}
+	}
+	var out []SeedChunk
+	for id, n := range count {
+		u := b.m.ds.TextUnits[b.m.units[id]]
+		c := SeedChunk{TextUnitRecord{ID: canonicalHRID(u.HumanReadableID), TextUnitID: u.ID, Text: u.Text}, n}
+		if u.HasNTokens {
+			c.NTokens = u.NTokens
+		}
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(x, y SeedChunk) int {
+		return cmp.Or(cmp.Compare(y.SelectedEntities, x.SelectedEntities), cmp.Compare(x.TextUnitID, y.TextUnitID))
+	})
+	return truncate(out, limit), nil
+}
+
+// SeedCommunities implements SeedBackend.
+func (b *SeedMemoryBackend) SeedCommunities(ctx context.Context, ids []string, level int64, limit int) ([]SeedCommunity, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := checkLevel(level); err != nil {
+		return nil, err
+	}
+	count := make(map[int]int64)
+	for _, e := range b.selected(ids) {
+		if e.Placeholder {
+			continue
+		}
+		for _, num := range uniqueIDs(e.Communities) {
+			if i, ok := b.comms[num]; ok && b.m.ds.Communities[i].Level == level {
+				count[i]++
+			}
+		}
+	}
+	type ranked struct {
+		c       SeedCommunity
+		number  int64
+		hasRank bool
+	}
+	var rs []ranked
+	for i, n := range count {
+		c := &b.m.ds.Communities[i]
+		num, err := strconv.ParseInt(c.Community, 10, 64)
+		if err != nil {
+			continue // the mapping refuses a graph with such a community
+		}
+		r := ranked{c: SeedCommunity{
+			ReportRecord: ReportRecord{ID: strconv.FormatInt(num, 10), CommunityID: c.ID,
+				Level: c.Level, Title: c.Title, Weight: c.Weight},
+			HumanReadableID: canonicalHRID(c.HumanReadableID), SelectedEntities: n,
+		}, number: num}
+		if rep := c.Report; rep != nil {
+			r.c.Title = cmp.Or(rep.Title, c.Title)
+			r.c.Summary, r.c.FullContent = rep.Summary, rep.FullContent
+			if rep.HasRank {
+				r.c.Rank, r.hasRank = rep.Rank, true
+			}
+		}
+		rs = append(rs, r)
+	}
+	slices.SortFunc(rs, func(x, y ranked) int {
+		return cmp.Or(
+			cmp.Compare(y.c.SelectedEntities, x.c.SelectedEntities),
+			compareOptional(y.hasRank, y.c.Rank, x.hasRank, x.c.Rank),
+			cmp.Compare(y.c.Weight, x.c.Weight),
+			cmp.Compare(x.number, y.number))
+	})
+	var out []SeedCommunity
+	for _, r := range rs {
+		out = append(out, r.c)
+	}
+	return truncate(out, limit), nil
+}
+
+// truncate keeps the first limit records when limit > 0.
+func truncate[T any](s []T, limit int) []T {
+	if limit > 0 && len(s) > limit {
+		return s[:limit]
+	}
+	return s
+}
