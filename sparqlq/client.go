@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -91,6 +92,7 @@ type Client struct {
 	timeout      time.Duration
 	userAgent    string
 	maxErrBody   int
+	requests     atomic.Int64
 }
 
 // New returns a Client for cfg. It fails when an endpoint URL does not parse
@@ -308,7 +310,12 @@ func (c *Client) Do(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
+// Requests returns how many HTTP requests the client has sent, digest
+// challenges included: the round trips that kgrag ask reports.
+func (c *Client) Requests() int64 { return c.requests.Load() }
+
 func (c *Client) send(req *http.Request) (*http.Response, error) {
+	c.requests.Add(1)
 	req.Header.Set("User-Agent", c.userAgent)
 	if c.auth != nil {
 		if err := c.auth.authorize(req); err != nil {
@@ -339,6 +346,7 @@ func (c *Client) send(req *http.Request) (*http.Response, error) {
 	if err := c.auth.authorize(retry); err != nil {
 		return nil, err
 	}
+	c.requests.Add(1)
 	resp, err = c.hc.Do(retry)
 	if err != nil {
 		return nil, unwrapURLError(err)

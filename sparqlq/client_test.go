@@ -398,6 +398,10 @@ func TestDigest(t *testing.T) {
 	if n := ds.challenges.Load(); n != 3 {
 		t.Errorf("challenges = %d; want 3 (the client should answer up front)", n)
 	}
+	// 8 requests, each challenged one sent twice.
+	if n := c.Requests(); n != 8+3 {
+		t.Errorf("Requests() = %d; want 11 (8 requests, 3 answered challenges)", n)
+	}
 	bad := newClient(t, sparqlq.Config{QueryURL: srv.URL, HTTPClient: srv.Client(), Auth: sparqlq.DigestAuth("kgrag", "wrong")})
 	_, err := bad.Ask(context.Background(), "ASK {}")
 	var se *sparqlq.StatusError

@@ -2,7 +2,9 @@ package retrieval
 
 import (
 	"fmt"
+	"hash/maphash"
 	"strings"
+	"sync"
 
 	"github.com/pkoukk/tiktoken-go"
 	tiktoken_loader "github.com/pkoukk/tiktoken-go-loader"
@@ -22,7 +24,25 @@ const (
 type Encoder struct {
 	name string
 	tk   *tiktoken.Tiktoken
+
+	// counts memoises Count of short strings (table rows), which local
+	// search counts again and again: every relationship row once per
+	// entity prefix, the same text units question after question. Keys
+	// are 64-bit hashes plus length; it is emptied when full.
+	mu     sync.Mutex
+	seed   maphash.Seed
+	counts map[countKey]int
 }
+
+type countKey struct {
+	h uint64
+	n int
+}
+
+const (
+	maxCachedLen   = 16 << 10 // longer strings are counted every time
+	maxCachedCount = 1 << 20  // entries before the cache is emptied
+)
 
 // NewEncoder builds the named encoding (EncodingCL100K or EncodingO200K).
 // Unlike tiktoken.GetEncoding it does not touch tiktoken-go's package-level
@@ -62,7 +82,8 @@ func NewEncoder(name string) (*Encoder, error) {
 		set[k] = true
 	}
 	enc := &tiktoken.Encoding{Name: name, PatStr: pat, MergeableRanks: ranks, SpecialTokens: special}
-	return &Encoder{name: name, tk: tiktoken.NewTiktoken(bpe, enc, set)}, nil
+	return &Encoder{name: name, tk: tiktoken.NewTiktoken(bpe, enc, set),
+		seed: maphash.MakeSeed(), counts: make(map[countKey]int)}, nil
 }
 
 // Name returns the encoding name.
@@ -73,5 +94,22 @@ func (e *Encoder) Count(s string) int {
 	if s == "" {
 		return 0
 	}
-	return len(e.tk.EncodeOrdinary(s))
+	if len(s) > maxCachedLen {
+		return len(e.tk.EncodeOrdinary(s))
+	}
+	k := countKey{maphash.String(e.seed, s), len(s)}
+	e.mu.Lock()
+	n, ok := e.counts[k]
+	e.mu.Unlock()
+	if ok {
+		return n
+	}
+	n = len(e.tk.EncodeOrdinary(s))
+	e.mu.Lock()
+	if len(e.counts) >= maxCachedCount {
+		clear(e.counts)
+	}
+	e.counts[k] = n
+	e.mu.Unlock()
+	return n
 }

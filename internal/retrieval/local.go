@@ -162,46 +162,32 @@ func (b *Builder) LocalContext(ctx context.Context, selected []string) (*Context
 	localTokens := int(total * (1 - p.CommunityProp - p.TextUnitProp))
 	unitTokens := int(total * p.TextUnitProp)
 
-	var sections []string
-	var reportText, localText, unitText string
-	out.Reports, reportText = b.reportSection(reports, communityTokens)
-	if strings.TrimSpace(reportText) != "" {
-		sections = append(sections, reportText)
-	}
-	out.Entities, out.Relationships, out.RelationshipEntities, localText = b.localSection(ents, rels, localTokens)
-	if strings.TrimSpace(localText) != "" {
-		sections = append(sections, localText)
-	}
+	var reportT, localT, unitT table
+	out.Reports, reportT = b.reportSection(reports, communityTokens)
+	out.Entities, out.Relationships, out.RelationshipEntities, localT = b.localSection(ents, rels, localTokens)
 	ranked := rankTextUnits(ents, rels, units)
-	out.TextUnits, unitText = b.unitSection(ranked, unitTokens)
-	if strings.TrimSpace(unitText) != "" {
-		sections = append(sections, unitText)
-	}
-	out.Text = strings.Join(sections, "\n\n")
-	out.Tokens = b.enc.Count(out.Text)
+	out.TextUnits, unitT = b.unitSection(ranked, unitTokens)
+	all := joinTables(b.enc, reportT, localT, unitT)
+	out.Text, out.Tokens = all.text, all.count(b.enc)
 	for out.Tokens > p.MaxContextTokens && len(out.TextUnits) > 0 {
 		out.TextUnits = out.TextUnits[:len(out.TextUnits)-1]
-		unitText = b.renderUnits(out.TextUnits)
-		sections[len(sections)-1] = unitText
+		unitT = table{text: b.renderUnits(out.TextUnits)}
 		if len(out.TextUnits) == 0 {
-			sections = sections[:len(sections)-1]
+			unitT = table{exact: true}
 		}
-		out.Text = strings.Join(sections, "\n\n")
-		out.Tokens = b.enc.Count(out.Text)
+		all = joinTables(b.enc, reportT, localT, unitT)
+		out.Text, out.Tokens = all.text, all.count(b.enc)
 	}
-	out.ReportTokens = b.enc.Count(reportText)
-	out.LocalTokens = b.enc.Count(localText)
-	out.TextUnitTokens = 0
-	if len(out.TextUnits) > 0 {
-		out.TextUnitTokens = b.enc.Count(unitText)
-	}
+	out.ReportTokens = reportT.count(b.enc)
+	out.LocalTokens = localT.count(b.enc)
+	out.TextUnitTokens = unitT.count(b.enc)
 	return out, nil
 }
 
 // reportSection ranks the reports of the selected entities' communities
 // (GraphRAG _build_community_context) and fills them into budget
 // (build_community_context with single_batch and no shuffling).
-func (b *Builder) reportSection(reports []ReportRecord, budget int) ([]ReportRecord, string) {
+func (b *Builder) reportSection(reports []ReportRecord, budget int) ([]ReportRecord, table) {
 	p := b.params
 	var cands []ReportRecord
 	for _, r := range reports {
@@ -230,7 +216,7 @@ func (b *Builder) reportSection(reports []ReportRecord, budget int) ([]ReportRec
 	if p.IncludeCommunityRank {
 		header = append(header, "rank")
 	}
-	chosen, text := fillTable(b.enc, "-----"+SectionReports+"-----\n"+csvRow(header, p.ColumnDelimiter), cands, budget,
+	chosen, t := fill(b.enc, "-----"+SectionReports+"-----\n"+csvRow(header, p.ColumnDelimiter), cands, budget,
 		func(r ReportRecord) string {
 			body := r.FullContent
 			if p.UseCommunitySummary {
@@ -243,21 +229,21 @@ func (b *Builder) reportSection(reports []ReportRecord, budget int) ([]ReportRec
 			return csvRow(row, p.ColumnDelimiter)
 		})
 	if len(chosen) == 0 {
-		return nil, ""
+		return nil, table{exact: true}
 	}
-	return chosen, text
+	return chosen, t
 }
 
 // localSection builds the entities table and the relationships table of
 // the longest entity prefix that fits (GraphRAG _build_local_context).
-func (b *Builder) localSection(ents []EntityRecord, rels []RelationshipRecord, budget int) ([]EntityRecord, []RelationshipRecord, int, string) {
+func (b *Builder) localSection(ents []EntityRecord, rels []RelationshipRecord, budget int) ([]EntityRecord, []RelationshipRecord, int, table) {
 	p := b.params
 	d := p.ColumnDelimiter
 	header := []string{"id", "entity", "description"}
 	if p.IncludeEntityRank {
 		header = append(header, p.RankDescription)
 	}
-	chosenEnts, entText := fillTable(b.enc, "-----"+SectionEntities+"-----\n"+strings.Join(header, d)+"\n", ents, budget,
+	chosenEnts, entTable := fill(b.enc, "-----"+SectionEntities+"-----\n"+strings.Join(header, d)+"\n", ents, budget,
 		func(e EntityRecord) string {
 			row := []string{e.ID, e.Title, e.Description}
 			if p.IncludeEntityRank {
@@ -265,28 +251,29 @@ func (b *Builder) localSection(ents []EntityRecord, rels []RelationshipRecord, b
 			}
 			return strings.Join(row, d) + "\n"
 		})
-	entTokens := b.enc.Count(entText)
+	entTokens := entTable.count(b.enc)
 
 	var chosenRels []RelationshipRecord
-	relText, prefix := "", 0
+	var relTable table
+	prefix := 0
 	for i := range ents {
 		sel := filterRelationships(ents[:i+1], rels, p.TopKRelationships)
-		recs, text := b.relationshipTable(sel, budget)
-		if entTokens+b.enc.Count(text) > budget {
+		recs, t := b.relationshipTable(sel, budget)
+		if entTokens+t.count(b.enc) > budget {
 			break
 		}
-		chosenRels, relText, prefix = recs, text, i+1
+		chosenRels, relTable, prefix = recs, t, i+1
 	}
-	if relText == "" {
-		return chosenEnts, nil, 0, entText
+	if relTable.text == "" {
+		return chosenEnts, nil, 0, entTable
 	}
-	return chosenEnts, chosenRels, prefix, entText + "\n\n" + relText
+	return chosenEnts, chosenRels, prefix, joinTables(b.enc, entTable, relTable)
 }
 
 // relationshipTable fills rels into budget (build_relationship_context).
-func (b *Builder) relationshipTable(rels []RelationshipRecord, budget int) ([]RelationshipRecord, string) {
+func (b *Builder) relationshipTable(rels []RelationshipRecord, budget int) ([]RelationshipRecord, table) {
 	if len(rels) == 0 {
-		return nil, ""
+		return nil, table{exact: true}
 	}
 	p := b.params
 	d := p.ColumnDelimiter
@@ -294,7 +281,7 @@ func (b *Builder) relationshipTable(rels []RelationshipRecord, budget int) ([]Re
 	if p.IncludeRelationshipWeight {
 		header = append(header, "weight")
 	}
-	return fillTable(b.enc, "-----"+SectionRelationships+"-----\n"+strings.Join(header, d)+"\n", rels, budget,
+	return fill(b.enc, "-----"+SectionRelationships+"-----\n"+strings.Join(header, d)+"\n", rels, budget,
 		func(r RelationshipRecord) string {
 			row := []string{r.ID, r.Source, r.Target, r.Description}
 			if p.IncludeRelationshipWeight {
@@ -431,12 +418,12 @@ func countRelationships(own []RelationshipRecord, ownIDs map[string]bool, u Text
 }
 
 // unitSection fills ranked units into budget (build_text_unit_context).
-func (b *Builder) unitSection(units []TextUnitRecord, budget int) ([]TextUnitRecord, string) {
+func (b *Builder) unitSection(units []TextUnitRecord, budget int) ([]TextUnitRecord, table) {
 	if len(units) == 0 {
-		return nil, ""
+		return nil, table{exact: true}
 	}
 	d := b.params.ColumnDelimiter
-	return fillTable(b.enc, b.unitHeader(), units, budget,
+	return fill(b.enc, b.unitHeader(), units, budget,
 		func(u TextUnitRecord) string { return u.ID + d + u.Text + "\n" })
 }
 
@@ -444,21 +431,88 @@ func (b *Builder) unitSection(units []TextUnitRecord, budget int) ([]TextUnitRec
 // one line per row in rank order, stopping at the first row whose line
 // would take the table past budget tokens.
 func fillTable[T any](enc *Encoder, header string, rows []T, budget int, line func(T) string) ([]T, string) {
+	chosen, t := fill(enc, header, rows, budget, line)
+	return chosen, t.text
+}
+
+// table is a filled table and its token count: the sum of its lines'
+// counts, which is the count of the whole text when exact is set.
+type table struct {
+	text   string
+	tokens int
+	exact  bool
+	last   string // the last line written (the header when no row fits)
+}
+
+// count returns the table's token count, counting the text only when the
+// sum of its lines is not known to be it.
+func (t table) count(enc *Encoder) int {
+	if t.exact {
+		return t.tokens
+	}
+	return enc.Count(t.text)
+}
+
+func fill[T any](enc *Encoder, header string, rows []T, budget int, line func(T) string) ([]T, table) {
 	var text strings.Builder
 	text.WriteString(header)
-	tokens := enc.Count(header)
+	t := table{tokens: enc.Count(header), exact: splitsAfter(header), last: header}
 	var chosen []T
 	for _, r := range rows {
 		l := line(r)
 		n := enc.Count(l)
-		if tokens+n > budget {
+		if t.tokens+n > budget {
 			break
 		}
 		text.WriteString(l)
-		tokens += n
+		t.tokens += n
+		t.exact = t.exact && splitsAfter(l)
+		t.last = l
 		chosen = append(chosen, r)
 	}
-	return chosen, text.String()
+	t.text = text.String()
+	return chosen, t
+}
+
+// joinTables joins the non-empty tables with blank lines, as GraphRAG
+// joins context sections, and counts the result without tokenising it
+// whole where it can: each table's count, plus what the blank line adds to
+// the last line before it (the pre-tokeniser merges the newlines, then cuts
+// before the next table's first line, which starts with "-----").
+func joinTables(enc *Encoder, ts ...table) table {
+	out := table{exact: true}
+	for _, t := range ts {
+		if strings.TrimSpace(t.text) == "" {
+			continue
+		}
+		if out.text == "" {
+			out = t
+			continue
+		}
+		joint := out.last + "\n\n"
+		out.tokens += enc.Count(joint) - enc.Count(out.last) + t.tokens
+		out.exact = out.exact && t.exact && splitsAfter(out.last) && splitsAfter(t.text[:strings.IndexByte(t.text, '\n')+1])
+		out.text += "\n\n" + t.text
+		out.last = t.last
+	}
+	return out
+}
+
+// splitsAfter reports whether line can be counted on its own inside a
+// table: it ends in a newline and starts with no whitespace. tiktoken's
+// pre-tokeniser always cuts between a newline and a following character
+// that is not whitespace, so the tokens of a table of such lines are the
+// sum of its lines' tokens. Table rows start with an id or a delimiter; a
+// row that does not makes its table count its whole text.
+func splitsAfter(line string) bool {
+	if line == "" || line[len(line)-1] != '\n' {
+		return false
+	}
+	switch line[0] {
+	case ' ', '\t', '\n', '\r', '\v', '\f':
+		return false
+	}
+	return true
 }
 
 func (b *Builder) unitHeader() string {

@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"net/http"
 	"path/filepath"
 	"slices"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,20 +15,7 @@ import (
 	"github.com/kgrag/kgrag/internal/retrieval"
 	"github.com/kgrag/kgrag/internal/test"
 	"github.com/kgrag/kgrag/loader"
-	"github.com/kgrag/kgrag/ontology"
-	"github.com/kgrag/kgrag/rdf"
 )
-
-// countingTransport counts HTTP requests: SPARQL round trips.
-type countingTransport struct {
-	n    atomic.Int64
-	next http.RoundTripper
-}
-
-func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	c.n.Add(1)
-	return c.next.RoundTrip(r)
-}
 
 // questions makes n questions about ds and the entity ids each selects,
 // nearest first: questions name one or two entities (chosen with a fixed
@@ -106,31 +91,14 @@ func TestSPARQLBackendMatchesMemory(t *testing.T) {
 	ctx := context.Background()
 	for _, store := range differentialStores {
 		t.Run(store.name, func(t *testing.T) {
-			url := test.Service(t, store.service)
-			prof, err := loader.ProfileFor(store.name, url)
-			if err != nil {
-				t.Fatal(err)
-			}
-			counter := &countingTransport{next: http.DefaultTransport}
-			st, err := loader.Open(prof, loader.Options{HTTPClient: &http.Client{Transport: counter}})
-			if err != nil {
-				t.Fatal(err)
-			}
+			st := openStore(t, store.name, store.service, loader.Options{})
 			for _, sample := range test.Samples() {
 				t.Run(sample, func(t *testing.T) {
 					ds, err := graphrag.Open(ctx, filepath.Join(test.GraphRAGSamples(t), sample))
 					if err != nil {
 						t.Fatal(err)
 					}
-					graph := fmt.Sprintf("http://kgrag.test/retrieval/%x/%s", rand.Uint64(), sample)
-					t.Cleanup(func() { _ = st.Drop(context.Background(), graph) })
-					m := ontology.Mapper{Base: "http://kgrag.test/retrieval/"}
-					if _, err := st.ReplaceGraph(ctx, graph, func(w rdf.Writer) error {
-						_, err := m.Map(ctx, ds, w)
-						return err
-					}); err != nil {
-						t.Fatal(err)
-					}
+					graph := loadGraph(ctx, t, st, ds, sample)
 					// Community levels 0 to 3 in turn, so that every level
 					// of the hierarchy is cut at once.
 					var mem, sq [4]*retrieval.Builder
@@ -148,13 +116,13 @@ func TestSPARQLBackendMatchesMemory(t *testing.T) {
 						if err != nil {
 							t.Fatal(err)
 						}
-						before, start := counter.n.Load(), time.Now()
+						before, start := st.Client().Requests(), time.Now()
 						got, err := sq[i%4].LocalContext(ctx, sel)
 						took = append(took, time.Since(start))
 						if err != nil {
 							t.Fatalf("question %d %q: %v", i, qs[i], err)
 						}
-						trips += counter.n.Load() - before
+						trips += st.Client().Requests() - before
 						if len(want.Entities) > 0 {
 							nonEmpty++
 						}
