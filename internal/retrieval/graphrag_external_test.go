@@ -27,7 +27,7 @@ import (
 // scripts/graphrag-py.sh, driven by scripts/oracle/graphrag_local.py) on
 // the v3 sample, given the same ranked entities.
 //
-// GraphRAG as shipped and kgrag differ in five known ways; the test
+// GraphRAG as shipped and kgrag differ in six known ways; the test
 // measures the raw agreement, then proves each cause by removing it and
 // requiring exact agreement on what is left:
 //
@@ -39,13 +39,13 @@ import (
 //  2. GraphRAG 2.x/3.x's read_indexer_reports does no community roll-up
 //     (it groups the exploded communities table by community title, not
 //     entity title as 1.x did), so every report at level <= community_level
-//     is a grCandidate, and matches count over all those levels; kgrag keeps
+//     is a candidate, and matches count over all those levels; kgrag keeps
 //     only each entity's deepest community, as GraphRAG 1.x did. Removed by
 //     grAllLevels, a backend answering Reports as GraphRAG 3.x does.
 //  3. Ties in report ranking (same matches and rank): GraphRAG keeps
 //     first-seen order (selected entity order, then the order of a Python
 //     set of community numbers); kgrag orders by weight, then number.
-//     Checked against the grCandidate order the oracle records.
+//     Checked against the candidate order the oracle records.
 //  4. GraphRAG's relationship ranking leaves a "links" attribute on the
 //     shared Relationship objects; a table whose first row carries one
 //     grows a "links" column, whose tokens can stop the entity prefix
@@ -54,6 +54,10 @@ import (
 //     report fits (str of an empty list), and leaves a blank line after an
 //     entities table with no relationships table. Predicted by
 //     grText from kgrag's context.
+//  6. GraphRAG uses every entity map_query_to_entities returns, which is
+//     top_k_entities x oversample (20) neighbours less the excluded ones;
+//     kgrag keeps the first TopKEntities (10). Removed by passing at most
+//     TopKEntities.
 
 // graphragPython returns the python of the venv that scripts/graphrag-py.sh
 // makes, skipping or failing when KGRAG_EXTERNAL is not 1 or the venv is
@@ -325,7 +329,7 @@ func grReportTie(kg, gr []string, cands []grCandidate) bool {
 		i++
 	}
 	// The first report after the common prefix in each list, or, where a
-	// list ended, GraphRAG's next grCandidate.
+	// list ended, GraphRAG's next candidate.
 	next := func(list []string) (string, bool) {
 		if i < len(list) {
 			return list[i], true
