@@ -28,6 +28,11 @@ type embedOptions struct {
 	batchSize   int
 	concurrency int
 	quiet       bool
+	// reuse takes GraphRAG 0.2/0.3's description_embedding instead of
+	// calling a model; modelSet says --embed-model was given (it must be,
+	// to name the model that made them).
+	reuse    bool
+	modelSet bool
 
 	llm llmOptions
 }
@@ -53,12 +58,20 @@ run keeps what it had embedded.
    kgrag embed --input ./output --index ./idx --embed-model mxbai-embed-large
    KGRAG_LLM_URL=http://gpu-box:8000/v1 KGRAG_LLM_KEY_FILE=~/.vllm-key \
        kgrag embed --input ./output --batch-size 256 --concurrency 4
+
+GraphRAG 0.2 and 0.3 stored the embeddings in the entities table
+(description_embedding). --reuse-embeddings writes the index from them
+without calling any model; name the model GraphRAG used (its settings.yaml,
+embeddings.llm.model), since questions must be embedded with the same one:
+
+   kgrag embed --input ./output --reuse-embeddings --embed-model text-embedding-3-small
 ` + exitStatusHelp,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "input", Aliases: []string{"i"}, Usage: "GraphRAG output `DIR` (the folder holding the .parquet files, or a project folder with output/)", Sources: cli.EnvVars("KGRAG_INPUT")},
 			&cli.StringFlag{Name: "index", Usage: "index `DIR` to write (default: kgrag-index inside --input)", Sources: cli.EnvVars("KGRAG_INDEX")},
 			&cli.IntFlag{Name: "batch-size", Value: embedindex.DefaultBatchSize, Usage: "texts per embedding request"},
 			&cli.IntFlag{Name: "concurrency", Value: embedindex.DefaultConcurrency, Usage: "embedding requests in flight at once"},
+			&cli.BoolFlag{Name: "reuse-embeddings", Usage: "take the description_embedding vectors a GraphRAG 0.2/0.3 output holds instead of calling a model (--embed-model must name the model that made them)"},
 		}, llmFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 0 {
@@ -70,6 +83,8 @@ run keeps what it had embedded.
 				batchSize:   cmd.Int("batch-size"),
 				concurrency: cmd.Int("concurrency"),
 				quiet:       cmd.Bool("quiet"),
+				reuse:       cmd.Bool("reuse-embeddings"),
+				modelSet:    cmd.IsSet("embed-model"),
 				llm:         llmOptionsFrom(cmd),
 			}, term)
 		},
@@ -86,6 +101,9 @@ func (o *embedOptions) validate() error {
 		return usagef(fmt.Sprintf("--concurrency %d", embedindex.DefaultConcurrency), "--concurrency must be positive")
 	case o.llm.embedModel == "":
 		return usagef("--embed-model "+defaultEmbedModel, "--embed-model is empty: name the embedding model")
+	case o.reuse && !o.modelSet:
+		return usagef("--reuse-embeddings --embed-model text-embedding-3-small",
+			"--reuse-embeddings needs --embed-model: the model GraphRAG embedded the descriptions with (embeddings.llm.model in its settings.yaml)")
 	}
 	if o.index == "" {
 		o.index = filepath.Join(o.input, defaultIndexDir)
@@ -105,11 +123,14 @@ func runEmbed(ctx context.Context, opts embedOptions, term terminal) error {
 	if err := opts.validate(); err != nil {
 		return err
 	}
-	client, err := opts.llm.client()
+	ds, err := graphrag.Open(ctx, opts.input)
 	if err != nil {
 		return err
 	}
-	ds, err := graphrag.Open(ctx, opts.input)
+	if opts.reuse {
+		return reuseEmbeddings(ctx, ds, opts, term)
+	}
+	client, err := opts.llm.client()
 	if err != nil {
 		return err
 	}
@@ -161,6 +182,48 @@ func runEmbed(ctx context.Context, opts embedOptions, term terminal) error {
 	hits, misses := cached.Stats()
 	fmt.Fprintf(term.err, "embedded %d entities, %d from cache; model %s, dimension %d; index %s\n",
 		misses, hits, cached.Model(), len(vecs[0]), path)
+	return nil
+}
+
+// reuseEmbeddings writes the index from the description_embedding column
+// of a 0.2/0.3 output. Every entity must have one of the same length.
+func reuseEmbeddings(ctx context.Context, ds *graphrag.Dataset, opts embedOptions, term terminal) error {
+	var ids []string
+	var vecs [][]float32
+	for i, e := range ds.Entities {
+		if e.Placeholder {
+			continue
+		}
+		if len(e.DescriptionEmbedding) == 0 {
+			if ds.Release != graphrag.Release02 && ds.Release != graphrag.Release03 {
+				return fmt.Errorf("embed: --reuse-embeddings: %s is GraphRAG %s output, whose entities table has no description_embedding (only 0.2 and 0.3 wrote it): embed with a model instead",
+					opts.input, ds.Release)
+			}
+			return fmt.Errorf("embed: --reuse-embeddings: %s: entities row %d (%q) has no description_embedding", opts.input, i, e.Title)
+		}
+		if len(vecs) > 0 && len(e.DescriptionEmbedding) != len(vecs[0]) {
+			return fmt.Errorf("embed: --reuse-embeddings: %s: entities row %d (%q): description_embedding has %d dimensions, earlier rows %d",
+				opts.input, i, e.Title, len(e.DescriptionEmbedding), len(vecs[0]))
+		}
+		v := make([]float32, len(e.DescriptionEmbedding))
+		for j, x := range e.DescriptionEmbedding {
+			v[j] = float32(x)
+		}
+		ids = append(ids, e.ID)
+		vecs = append(vecs, v)
+	}
+	if len(ids) == 0 {
+		return fmt.Errorf("embed: %s holds no entities to embed", opts.input)
+	}
+	if err := os.MkdirAll(opts.index, 0o755); err != nil {
+		return fmt.Errorf("embed: create index folder: %w", err)
+	}
+	path := filepath.Join(opts.index, entityIndexFile)
+	if err := flat.Write(ctx, path, opts.llm.embedModel, ids, vecs); err != nil {
+		return err
+	}
+	fmt.Fprintf(term.err, "reused %d description_embedding vectors; model %s, dimension %d; index %s\n",
+		len(ids), opts.llm.embedModel, len(vecs[0]), path)
 	return nil
 }
 

@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -220,5 +223,68 @@ func TestEmbedHelpHidesKey(t *testing.T) {
 	}
 	if s := out.String(); strings.Contains(s, "sk-from-") || !strings.Contains(s, "11   the model server could not be reached") {
 		t.Errorf("embed --help shows a key or lacks exit status 11:\n%s", s)
+	}
+}
+
+// TestEmbedReuse writes the index from the 0.3.4 sample's own
+// description_embedding column, without a model server, and checks it
+// against the vectors pyarrow reads from the parquet file.
+func TestEmbedReuse(t *testing.T) {
+	in := filepath.Join(test.GraphRAGSamples(t), "v0.3.4")
+	index := t.TempDir()
+	opts := embedTestOptions(in, index, "http://127.0.0.1:1/v1", "text-embedding-3-small")
+	opts.reuse, opts.modelSet = true, true
+	term, _, errb := testTerminal()
+	if err := runEmbed(t.Context(), opts, term); err != nil {
+		t.Fatal(err)
+	}
+	idx, err := flat.Open(t.Context(), filepath.Join(index, entityIndexFile), flat.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := `import json, sys, pyarrow.parquet as pq
+t = pq.read_table(sys.argv[1], columns=["id", "description_embedding"]).to_pylist()
+print(json.dumps({"n": len(t), "rows": t[:5]}))`
+	out, err := exec.Command("python3", "-c", script, filepath.Join(in, "create_final_entities.parquet")).Output()
+	if err != nil {
+		test.SkipOrFail(t, "python3 with pyarrow is needed for the oracle: %v", err)
+	}
+	var want struct {
+		N    int
+		Rows []struct {
+			ID                   string    `json:"id"`
+			DescriptionEmbedding []float64 `json:"description_embedding"`
+		}
+	}
+	if err := json.Unmarshal(out, &want); err != nil {
+		t.Fatal(err)
+	}
+	info := idx.Info()
+	if info.Count != want.N || info.Model != "text-embedding-3-small" || info.Dim != len(want.Rows[0].DescriptionEmbedding) {
+		t.Errorf("index info = %+v; want %d vectors of dimension %d from text-embedding-3-small", info, want.N, len(want.Rows[0].DescriptionEmbedding))
+	}
+	for _, r := range want.Rows {
+		q := make([]float32, len(r.DescriptionEmbedding))
+		for i, x := range r.DescriptionEmbedding {
+			q[i] = float32(x)
+		}
+		hits, err := idx.Search(t.Context(), q, 1)
+		if err != nil || len(hits) != 1 || hits[0].ID != r.ID || hits[0].Score < 0.9999 {
+			t.Errorf("Search(embedding of %s) = %+v, %v; want the entity itself", r.ID, hits, err)
+		}
+	}
+	if !strings.Contains(errb.String(), fmt.Sprintf("reused %d description_embedding vectors", want.N)) {
+		t.Errorf("stderr = %q; want the reuse summary", errb)
+	}
+
+	// A release without the column, and a missing model name, are refused.
+	v3 := embedTestOptions(filepath.Join(test.GraphRAGSamples(t), "v3"), t.TempDir(), "http://127.0.0.1:1/v1", "m")
+	v3.reuse, v3.modelSet = true, true
+	if err := runEmbed(t.Context(), v3, term); err == nil || !strings.Contains(err.Error(), "no description_embedding") {
+		t.Errorf("reuse on 3.x: err = %v; want one saying the output has no description_embedding", err)
+	}
+	opts.modelSet = false
+	if err := runEmbed(t.Context(), opts, term); err == nil || !strings.Contains(err.Error(), "--embed-model") {
+		t.Errorf("reuse without --embed-model: err = %v; want a usage error naming --embed-model", err)
 	}
 }
