@@ -49,11 +49,13 @@ type usageJSON struct {
 // the records of each table, in the order printed. Record ids are the ids
 // the answer cites.
 type contextJSON struct {
-	Text           string      `json:"text"`
-	Tokens         int         `json:"tokens"`
-	ReportTokens   int         `json:"report_tokens"`
-	LocalTokens    int         `json:"local_tokens"`
-	TextUnitTokens int         `json:"text_unit_tokens"`
+	Text   string `json:"text"`
+	Tokens int    `json:"tokens"`
+	// ReportTokens, LocalTokens (entities and relationships) and
+	// TextUnitTokens split Tokens in local mode; seed mode has no split.
+	ReportTokens   *int        `json:"report_tokens,omitempty"`
+	LocalTokens    *int        `json:"local_tokens,omitempty"`
+	TextUnitTokens *int        `json:"text_unit_tokens,omitempty"`
 	Records        recordsJSON `json:"records"`
 }
 
@@ -94,27 +96,47 @@ type sourceJSON struct {
 	TextUnitID string `json:"text_unit_id"`
 }
 
+// contextRecords is a local search context as --json prints it.
 func contextRecords(c *retrieval.Context) *contextJSON {
-	out := &contextJSON{Text: c.Text, Tokens: c.Tokens, ReportTokens: c.ReportTokens,
-		LocalTokens: c.LocalTokens, TextUnitTokens: c.TextUnitTokens}
-	r := &out.Records
-	r.Reports = make([]reportJSON, 0, len(c.Reports))
-	for _, x := range c.Reports {
+	return &contextJSON{Text: c.Text, Tokens: c.Tokens,
+		ReportTokens: &c.ReportTokens, LocalTokens: &c.LocalTokens, TextUnitTokens: &c.TextUnitTokens,
+		Records: records(c.Reports, c.Entities, c.Relationships, c.TextUnits)}
+}
+
+// seedRecords is a seed mode context as --json prints it: communities as
+// reports, chunks as sources, as the text prints them.
+func seedRecords(r *retrieval.SeedResult) *contextJSON {
+	reports := make([]retrieval.ReportRecord, len(r.Communities))
+	for i, c := range r.Communities {
+		reports[i] = c.ReportRecord
+	}
+	units := make([]retrieval.TextUnitRecord, len(r.Chunks))
+	for i, c := range r.Chunks {
+		units[i] = c.TextUnitRecord
+	}
+	return &contextJSON{Text: r.Text, Tokens: r.Tokens, Records: records(reports, r.Entities, r.Relationships, units)}
+}
+
+func records(reports []retrieval.ReportRecord, ents []retrieval.EntityRecord, rels []retrieval.RelationshipRecord, units []retrieval.TextUnitRecord) recordsJSON {
+	r := recordsJSON{
+		Reports:       make([]reportJSON, 0, len(reports)),
+		Entities:      make([]entityJSON, 0, len(ents)),
+		Relationships: make([]relationshipJSON, 0, len(rels)),
+		Sources:       make([]sourceJSON, 0, len(units)),
+	}
+	for _, x := range reports {
 		r.Reports = append(r.Reports, reportJSON{x.ID, x.CommunityID, x.Level, x.Title, x.Rank})
 	}
-	r.Entities = make([]entityJSON, 0, len(c.Entities))
-	for _, x := range c.Entities {
+	for _, x := range ents {
 		r.Entities = append(r.Entities, entityJSON{x.ID, x.EntityID, x.Title, x.Rank})
 	}
-	r.Relationships = make([]relationshipJSON, 0, len(c.Relationships))
-	for _, x := range c.Relationships {
+	for _, x := range rels {
 		r.Relationships = append(r.Relationships, relationshipJSON{x.ID, x.RelationshipID, x.Source, x.Target, x.Weight, x.Rank, x.Inside})
 	}
-	r.Sources = make([]sourceJSON, 0, len(c.TextUnits))
-	for _, x := range c.TextUnits {
+	for _, x := range units {
 		r.Sources = append(r.Sources, sourceJSON{x.ID, x.TextUnitID})
 	}
-	return out
+	return r
 }
 
 func (r *askResult) write(w io.Writer) error {

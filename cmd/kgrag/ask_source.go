@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 
 	"github.com/kgrag/kgrag/graphrag"
-	"github.com/kgrag/kgrag/internal/retrieval"
 	"github.com/kgrag/kgrag/loader"
 	"github.com/kgrag/kgrag/ontology"
 	"github.com/kgrag/kgrag/sparqlq"
@@ -45,11 +44,14 @@ func validateAskStore(o *storeOptions) error {
 	return o.validate()
 }
 
-// source is where the graph is read from.
+// source is where the graph is read from: a dataset in memory, or a
+// graph in a store.
 type source struct {
-	name    string // for messages: the input folder, or <graph> at the store
-	backend retrieval.Backend
-	store   *countingTransport // nil for --input
+	name  string            // for messages: the input folder, or <graph> at the store
+	ds    *graphrag.Dataset // --input
+	c     *sparqlq.Client   // --store
+	graph string
+	store *countingTransport // nil for --input
 }
 
 // requests is the number of SPARQL requests sent so far.
@@ -78,18 +80,17 @@ func openSource(ctx context.Context, opts askOptions) (source, error) {
 		if err != nil {
 			return source{}, err
 		}
-		return source{name: opts.input, backend: retrieval.NewMemoryBackend(ds)}, nil
+		return source{name: opts.input, ds: ds}, nil
 	}
 	c, counter, err := storeClient(opts.store)
 	if err != nil {
 		return source{}, err
 	}
-	src := source{name: fmt.Sprintf("<%s> at %s", opts.store.graph, sparqlq.Redact(opts.store.url)), store: counter}
 	if err := checkGraph(ctx, c, opts.store); err != nil {
 		return source{}, err
 	}
-	src.backend = retrieval.NewSPARQLBackend(c, opts.store.graph)
-	return src, nil
+	return source{name: fmt.Sprintf("<%s> at %s", opts.store.graph, sparqlq.Redact(opts.store.url)),
+		c: c, graph: opts.store.graph, store: counter}, nil
 }
 
 // storeClient returns a query client of the store whose requests are

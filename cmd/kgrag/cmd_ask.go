@@ -31,7 +31,8 @@ type askOptions struct {
 	input    string       // GraphRAG output read in memory, or ""
 	store    storeOptions // store.url "" when --input is used
 	index    indexOptions
-	params   retrieval.Params
+	params   retrieval.Params     // --mode local
+	seed     retrieval.SeedParams // --mode seed
 
 	chatModel    string
 	temperature  float64
@@ -68,8 +69,14 @@ Elasticsearch index (--index-url, --index-name). It must have been built with
 the embedding model given here (--embed-model).
 
 Modes:
-   local   GraphRAG's local search context (the default)
-   seed    the five retrievals of the seed article (not available yet)
+   local   GraphRAG's local search context (the default): the --top-k-entities
+           nearest entities, their relationships, text units and community
+           reports, ranked as GraphRAG ranks them
+   seed    the five retrievals of the seed article, with its bugs fixed: the
+           --top-k-entities nearest entities, the 3 text units holding most
+           of them, their 3 top communities at --community-level (default 0
+           in this mode), and the --top-k-relationships top inside and
+           outside relationships by rank and weight
 
 With Ollama (the default server, http://localhost:11434/v1):
    ollama pull nomic-embed-text && ollama pull llama3.2
@@ -94,10 +101,10 @@ Look before asking, or compare:
 		Flags: append(append(append([]cli.Flag{
 			&cli.StringFlag{Name: "input", Aliases: []string{"i"}, Usage: "GraphRAG output `DIR` to read into memory (instead of --store)", Sources: cli.EnvVars("KGRAG_INPUT")},
 			&cli.StringFlag{Name: "mode", Value: modeLocal, Usage: "retrieval `MODE`: local (GraphRAG local search) or seed", Sources: cli.EnvVars("KGRAG_ASK_MODE")},
-			&cli.Int64Flag{Name: "community-level", Category: "retrieval", Value: def.CommunityLevel, Usage: "deepest community `LEVEL` whose reports are used"},
+			&cli.Int64Flag{Name: "community-level", Category: "retrieval", Value: def.CommunityLevel, Usage: "deepest community `LEVEL` whose reports are used (seed mode: the one level ranked, default 0)"},
 			&cli.IntFlag{Name: "max-context-tokens", Category: "retrieval", Value: def.MaxContextTokens, Usage: "token budget of the context (reports, entities, relationships, sources)"},
 			&cli.IntFlag{Name: "top-k-entities", Category: "retrieval", Value: def.TopKEntities, Usage: "entities taken from the vector index (it is asked for twice as many)"},
-			&cli.IntFlag{Name: "top-k-relationships", Category: "retrieval", Value: def.TopKRelationships, Usage: "outside relationships kept per selected entity"},
+			&cli.IntFlag{Name: "top-k-relationships", Category: "retrieval", Value: def.TopKRelationships, Usage: "outside relationships kept per selected entity (seed mode: inside and outside relationships kept)"},
 			&cli.StringFlag{Name: "chat-model", Category: "model server", Value: defaultChatModel, Usage: "chat model `NAME` that writes the answer", Sources: cli.EnvVars("KGRAG_CHAT_MODEL")},
 			&cli.FloatFlag{Name: "temperature", Category: "model server", Value: 0, Usage: "sampling temperature of the answer (0: the most repeatable)"},
 			&cli.StringFlag{Name: "response-type", Value: prompts.DefaultResponseType, Usage: "shape of the answer, in words (e.g. \"a single sentence\", \"a list of points\")"},
@@ -125,6 +132,7 @@ Look before asking, or compare:
 			opts.params.MaxContextTokens = cmd.Int("max-context-tokens")
 			opts.params.TopKEntities = cmd.Int("top-k-entities")
 			opts.params.TopKRelationships = cmd.Int("top-k-relationships")
+			opts.seed = seedParams(opts.params, cmd.IsSet("community-level"))
 			if cmd.String("store") != "" {
 				opts.store = storeOptionsFrom(cmd)
 			}
@@ -138,10 +146,7 @@ func (o *askOptions) validate() error {
 	switch {
 	case o.question == "":
 		return usagef(try, "ask needs a question")
-	case o.mode == modeSeed:
-		return usagef(`kgrag ask --mode local --input ./output "Who is Scrooge?"`,
-			"--mode seed is not available yet: use --mode local")
-	case o.mode != modeLocal:
+	case o.mode != modeLocal && o.mode != modeSeed:
 		return usagef(`kgrag ask --mode local --input ./output "Who is Scrooge?"`, "--mode must be local or seed, not %q", o.mode)
 	case o.contextOnly && o.noContext:
 		return usagef(try, "--context-only and --no-context exclude each other: one prints the context, the other leaves it out")
@@ -169,6 +174,9 @@ func (o *askOptions) validate() error {
 	if err := o.params.Validate(); err != nil {
 		return usagef("kgrag ask --help", "%s", flagNames(err.Error()))
 	}
+	if err := o.seed.Validate(); err != nil && o.mode == modeSeed {
+		return usagef("kgrag ask --help", "%s", flagNames(err.Error()))
+	}
 	if o.store.url != "" {
 		if err := validateAskStore(&o.store); err != nil {
 			return err
@@ -179,7 +187,7 @@ func (o *askOptions) validate() error {
 
 // flagNames turns retrieval's parameter names into the flags that set them.
 func flagNames(msg string) string {
-	return strings.NewReplacer("retrieval: params: ", "", "top_k_entities", "--top-k-entities",
+	return strings.NewReplacer("retrieval: params: ", "", "retrieval: seed params: ", "", "community level", "--community-level", "top_k_entities", "--top-k-entities",
 		"top_k_relationships", "--top-k-relationships", "max_context_tokens", "--max-context-tokens").Replace(msg)
 }
 
@@ -232,9 +240,9 @@ func ask(ctx context.Context, opts askOptions, client *llm.Client, res *askResul
 	return answer(ctx, opts, client, system, res, term)
 }
 
-// retrieve finds the entities nearest the question and builds their local
-// search context, filling res with what it did.
-func retrieve(ctx context.Context, opts askOptions, client *llm.Client, res *askResult, term terminal) (*retrieval.Context, error) {
+// retrieve finds the entities nearest the question and builds the context
+// of the mode, filling res with what it did.
+func retrieve(ctx context.Context, opts askOptions, client *llm.Client, res *askResult, term terminal) (*contextJSON, error) {
 	t := time.Now()
 	idx, err := opts.index.open(ctx)
 	if err != nil {
@@ -245,7 +253,7 @@ func retrieve(ctx context.Context, opts askOptions, client *llm.Client, res *ask
 		return nil, err
 	}
 	res.Source = src.name
-	b, err := retrieval.NewBuilder(src.backend, opts.params)
+	mode, err := newMode(opts, src)
 	if err != nil {
 		return nil, err
 	}
@@ -267,10 +275,8 @@ func retrieve(ctx context.Context, opts askOptions, client *llm.Client, res *ask
 		return nil, err
 	}
 
-	// As GraphRAG's map_query_to_entities: ask for more neighbours than
-	// are kept, since some may be unknown to the graph.
 	t = time.Now()
-	hits, err := idx.Search(ctx, vecs[0], opts.params.TopKEntities*opts.params.OversampleScaler)
+	hits, err := idx.Search(ctx, vecs[0], mode.neighbours())
 	if err != nil {
 		return nil, indexError(opts.index, fmt.Errorf("ask: search %s: %w", info.Path, err))
 	}
@@ -283,7 +289,7 @@ func retrieve(ctx context.Context, opts askOptions, client *llm.Client, res *ask
 
 	t = time.Now()
 	before := src.requests()
-	c, err := b.LocalContext(ctx, ids)
+	c, err := mode.build(ctx, ids)
 	if err != nil {
 		return nil, src.wrap(fmt.Errorf("ask: build the context: %w", err))
 	}
@@ -292,11 +298,11 @@ func retrieve(ctx context.Context, opts askOptions, client *llm.Client, res *ask
 		n := src.requests() - before
 		res.SPARQLRequests = &n
 	}
-	if len(c.Entities) == 0 {
+	if len(c.Records.Entities) == 0 {
 		return nil, fmt.Errorf("ask: none of the %d entities nearest the question in index %s is in %s: "+
 			"was the index built from this graph? rebuild it with kgrag embed", len(hits), info.Path, src.name)
 	}
-	res.Context = contextRecords(c)
+	res.Context = c
 	if term.tty && !opts.quiet && !opts.json {
 		fmt.Fprintf(term.err, "%s\n", res.retrievalLine())
 	}

@@ -63,23 +63,27 @@ func TestAskStoreMatchesInput(t *testing.T) {
 				}
 			})
 
-			for _, q := range askQuestions(t, f) {
-				mem := askContext(t, f.options(q))
-				opts := f.options(q)
-				opts.input = ""
-				opts.store = storeOptions{url: url, graph: graph, storeType: st.profile, authScheme: "basic"} // as the flags default
-				sto := askContext(t, opts)
-				if d := cmp.Diff(mem.Context, sto.Context); d != "" {
-					t.Errorf("%.40q: --store context differs from --input (-input +store):\n%s", q, d)
-				}
-				if d := cmp.Diff(mem.Neighbours, sto.Neighbours); d != "" {
-					t.Errorf("%.40q: neighbours differ (-input +store):\n%s", q, d)
-				}
-				if sto.SPARQLRequests == nil || *sto.SPARQLRequests <= 0 {
-					t.Errorf("%.40q: sparql_requests = %v; want a positive count", q, sto.SPARQLRequests)
-				} else {
-					t.Logf("%.40q: %d entities, %d tokens, %d SPARQL requests, retrieval %.1f ms (memory %.1f ms)",
-						q, len(sto.Context.Records.Entities), sto.Context.Tokens, *sto.SPARQLRequests, sto.Timings["retrieval"], mem.Timings["retrieval"])
+			for _, mode := range []string{modeLocal, modeSeed} {
+				for _, q := range askQuestions(t, f) {
+					memOpts := f.options(q)
+					memOpts.mode = mode
+					mem := askContext(t, memOpts)
+					opts := memOpts
+					opts.input = ""
+					opts.store = storeOptions{url: url, graph: graph, storeType: st.profile, authScheme: "basic"} // as the flags default
+					sto := askContext(t, opts)
+					if d := cmp.Diff(mem.Context, sto.Context); d != "" {
+						t.Errorf("%s %.40q: --store context differs from --input (-input +store):\n%s", mode, q, d)
+					}
+					if d := cmp.Diff(mem.Neighbours, sto.Neighbours); d != "" {
+						t.Errorf("%s %.40q: neighbours differ (-input +store):\n%s", mode, q, d)
+					}
+					if sto.SPARQLRequests == nil || *sto.SPARQLRequests <= 0 {
+						t.Errorf("%s %.40q: sparql_requests = %v; want a positive count", mode, q, sto.SPARQLRequests)
+					} else {
+						t.Logf("%s %.40q: %d entities, %d tokens, %d SPARQL requests, retrieval %.1f ms (memory %.1f ms)", mode,
+							q, len(sto.Context.Records.Entities), sto.Context.Tokens, *sto.SPARQLRequests, sto.Timings["retrieval"], mem.Timings["retrieval"])
+					}
 				}
 			}
 

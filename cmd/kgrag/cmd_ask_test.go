@@ -70,6 +70,7 @@ func (f askFixture) options(question string) askOptions {
 		input:        f.input,
 		index:        indexOptions{path: f.index},
 		params:       retrieval.DefaultParams(),
+		seed:         retrieval.DefaultSeedParams(),
 		chatModel:    "test-chat",
 		responseType: prompts.DefaultResponseType,
 		quiet:        true,
@@ -277,6 +278,80 @@ func TestAskJSON(t *testing.T) {
 	}
 }
 
+// TestAskSeed runs seed mode through ask: the k nearest entities as they
+// come (no oversampling), the seed's caps, and the flags it shares with
+// local search.
+func TestAskSeed(t *testing.T) {
+	f := newAskFixture(t)
+	e := f.entity(t, "EBENEZER SCROOGE")
+	tests := []struct {
+		name      string
+		level     int64
+		levelSet  bool
+		relations int
+	}{
+		{"defaults", 0, false, 10},
+		{"level 1", 1, true, 10},
+		{"three relationships", 0, false, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := f.options(entityText(e))
+			opts.mode, opts.contextOnly, opts.json = modeSeed, true, true
+			opts.params.CommunityLevel = tt.level
+			opts.params.TopKRelationships = tt.relations
+			opts.seed = seedParams(opts.params, tt.levelSet)
+			term, out, _ := testTerminal()
+			if err := runAsk(t.Context(), opts, term); err != nil {
+				t.Fatal(err)
+			}
+			r := decodeAsk(t, out.Bytes())
+			if r.Mode != modeSeed || len(r.Neighbours) != opts.params.TopKEntities {
+				t.Errorf("mode %q, %d neighbours; want seed and %d (no oversampling)", r.Mode, len(r.Neighbours), opts.params.TopKEntities)
+			}
+			rec := r.Context.Records
+			if len(rec.Entities) != opts.params.TopKEntities || rec.Entities[0].EntityID != e.ID {
+				t.Errorf("%d entities, first %+v; want %d, first %s", len(rec.Entities), rec.Entities[0], opts.params.TopKEntities, e.Title)
+			}
+			for i, x := range rec.Entities {
+				if x.EntityID != r.Neighbours[i].ID {
+					t.Errorf("entity %d is %s; want the kNN order (%s)", i, x.EntityID, r.Neighbours[i].ID)
+				}
+			}
+			if len(rec.Reports) == 0 || len(rec.Reports) > 3 || len(rec.Sources) == 0 || len(rec.Sources) > 3 {
+				t.Errorf("%d reports, %d sources; want 1 to 3 of each (the seed's top 3)", len(rec.Reports), len(rec.Sources))
+			}
+			for _, x := range rec.Reports {
+				if x.Level != tt.level {
+					t.Errorf("report %s is of level %d; want %d", x.ID, x.Level, tt.level)
+				}
+			}
+			inside, outside := 0, 0
+			for _, x := range rec.Relationships {
+				if x.Inside {
+					if outside > 0 {
+						t.Errorf("inside relationship %s after an outside one", x.ID)
+					}
+					inside++
+				} else {
+					outside++
+				}
+			}
+			if inside > tt.relations || outside != tt.relations {
+				t.Errorf("%d inside, %d outside relationships; want at most %d and %d", inside, outside, tt.relations, tt.relations)
+			}
+			if r.Context.ReportTokens != nil {
+				t.Errorf("seed mode reports a token split (%d report tokens); it has none", *r.Context.ReportTokens)
+			}
+			var rows []string
+			for _, x := range rec.Entities {
+				rows = append(rows, x.ID+"|"+x.Title+"|")
+			}
+			checkRows(t, r.Context.Text, retrieval.SectionEntities, rows)
+		})
+	}
+}
+
 // chunkWriter records each write, to see that the answer arrives in
 // pieces, not at the end.
 type chunkWriter struct {
@@ -428,7 +503,8 @@ func TestAskErrors(t *testing.T) {
 		{"both sources", append(storeArgs("http://127.0.0.1:1"), "--input", f.input, q), exitUsage, []string{"either --input or --store"}},
 		{"store without graph", []string{"ask", "--store", "http://127.0.0.1:1", "--store-type", "oxigraph", "--index", f.index, q}, exitUsage, []string{"--store needs --graph"}},
 		{"store without index", []string{"ask", "--store", "http://127.0.0.1:1", "--store-type", "oxigraph", "--graph", "http://example.org/g", q}, exitUsage, []string{"--index PATH", "--index-url"}},
-		{"seed mode", append(base, "--mode", "seed", q), exitUsage, []string{"--mode seed is not available yet"}},
+		{"seed budget", append(base, "--mode", "seed", "--max-context-tokens", "0", q), exitUsage, []string{"--max-context-tokens"}},
+		{"seed level", append(base, "--mode", "seed", "--community-level", "-1", q), exitUsage, []string{"--community-level -1"}},
 		{"bad mode", append(base, "--mode", "global", q), exitUsage, []string{"--mode must be local or seed"}},
 		{"zero top k", append(base, "--top-k-entities", "0", q), exitUsage, []string{"--top-k-entities 0"}},
 		{"both context flags", append(base, "--context-only", "--no-context", q), exitUsage, []string{"exclude each other"}},
