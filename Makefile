@@ -52,7 +52,7 @@ done
 export KGRAG_LLM_URL=http://127.0.0.1:$$port/v1 KGRAG_EMBED_MODEL=demo-embed
 set -x
 $(BIN) embed --input $(DEMO)/output
-$(BIN) ask --input $(DEMO)/output --context-only --max-context-tokens 2000 "What does the Green Bank have to do with the river?"
+$(BIN) ask --input $(DEMO)/output --context-only --top-k-entities 3 --max-context-tokens 3000 "What does the Green Bank have to do with the river?"
 { set +x; } 2>/dev/null
 echo "demo: that is the context kgrag ask would send to a chat model (see README: kgrag ask)"
 endef
