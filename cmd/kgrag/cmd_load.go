@@ -87,7 +87,7 @@ so two runs over the same input give byte-identical output.
 	}
 }
 
-func (o loadOptions) validate() error {
+func (o *loadOptions) validate() error {
 	outputs := 0
 	for _, s := range []string{o.turtle, o.ntriples, o.store.url} {
 		if s != "" {

@@ -184,3 +184,24 @@ func TestLoadToStdout(t *testing.T) {
 		t.Errorf("stderr %q does not report the %d triples written", errb.String(), lines)
 	}
 }
+
+// TestLoadGuessesStoreType checks that the store kind guessed from a
+// default port survives validation (it once went to a copy).
+func TestLoadGuessesStoreType(t *testing.T) {
+	tests := []struct{ url, want string }{
+		{"http://127.0.0.1:7878", "oxigraph"},
+		{"http://localhost:3030/ds", "fuseki"},
+		{"http://db:8890", "virtuoso"},
+		{"http://gdb:7200/repositories/kg", "graphdb"},
+	}
+	for _, tt := range tests {
+		o := loadOptions{input: "out", base: "http://example.org/kg/",
+			store: storeOptions{url: tt.url, graph: "http://example.org/g", authScheme: "basic", batchSize: 1}}
+		if err := o.validate(); err != nil {
+			t.Fatalf("%s: %v", tt.url, err)
+		}
+		if o.store.storeType != tt.want {
+			t.Errorf("%s: store type %q; want %q", tt.url, o.store.storeType, tt.want)
+		}
+	}
+}
