@@ -16,6 +16,12 @@
 #               own bulk loader on kgrag's Turtle file (oxigraph load,
 #               tdb2.tdbloader, ld_dir + rdf_loader_run), each into a fresh
 #               store; the graph is then counted over SPARQL.
+#   4. retrieval local search without the LLM call (bench/retrieval): p50 and
+#               p95 of kNN + context over BENCH_RETRIEVAL_N questions
+#               (default 100) on the sample and the synthetic dataset, in
+#               memory and over SPARQL (BENCH_RETRIEVAL_STORES, default
+#               "oxigraph fuseki"), beside GraphRAG's Python context builder
+#               (scripts/bench-retrieval-py.sh).
 #
 # The synthetic dataset is made once by kgrag-synth and cached under
 # $BENCH_DIR/data/ keyed by its sizes and seed. The report goes to stdout and
@@ -33,7 +39,7 @@
 #   BENCH_ENTITIES, BENCH_RELATIONSHIPS, BENCH_TEXT_UNITS, BENCH_COMMUNITIES,
 #   BENCH_SEED           synthetic sizes and seed (default 100000, 300000,
 #                        20000, 5000, seed 1; quick: a tenth of those)
-#   BENCH_STEPS          which parts to run (default "convert micro stores")
+#   BENCH_STEPS          which parts to run (default "convert micro stores retrieval")
 #   BENCH_STORES         which stores (default "oxigraph fuseki virtuoso")
 #   BENCH_SKIP_ATOMIC    stores whose atomic kgrag load is not run (e.g.
 #                        "oxigraph": its MOVE of 5M triples takes ~20 min)
@@ -69,7 +75,7 @@ N_REL=${BENCH_RELATIONSHIPS:-${def[1]}}
 N_TU=${BENCH_TEXT_UNITS:-${def[2]}}
 N_COM=${BENCH_COMMUNITIES:-${def[3]}}
 SEED=${BENCH_SEED:-1}
-STEPS=${BENCH_STEPS:-convert micro stores}
+STEPS=${BENCH_STEPS:-convert micro stores retrieval}
 STORES=${BENCH_STORES:-oxigraph fuseki virtuoso}
 COUNT=${BENCH_COUNT:-6}
 REPEAT=${BENCH_REPEAT:-3}
@@ -600,6 +606,81 @@ if has_step stores; then
 		echo "bin/kgrag load --input $SYNTH --store URL --store-type STORE --graph $GRAPH${BATCH:+ --batch-size $BATCH}"
 		printf '%s\n' "${bulk_cmds[@]}"
 		echo '```'
+		echo
+	} | section
+fi
+
+# --- 4. retrieval: local search without the LLM call -------------------------
+
+# retrieval_runs STORE: a fresh STORE holding the sample and the synthetic
+# dataset (kgrag load --in-place), then bench/retrieval on each. Appends
+# table rows to ret_rows.
+retrieval_runs() {
+	local s=$1 port dir url tag
+	port=$(store_port "$s")
+	dir=$OUT/stores/$s-retrieval
+	rm -rf "$dir"
+	if ! server_start "$s" "$port" "$dir"; then
+		ret_rows+=("| all | SPARQL $s | not run: $s did not start | | | | |")
+		server_stop "$s" "$port" "$dir"
+		return 0
+	fi
+	url=$(store_url "$s" "$port")
+	for d in sample synthetic; do
+		tag=retrieval-load-$s-$d
+		if ! "$KGRAG" load --input "${ret_data[$d]}" --store "$url" --store-type "$s" --graph "$GRAPH/$d" --in-place \
+			>"$RUN/$tag.out" 2>"$RUN/$tag.err"; then
+			ret_rows+=("| $d | SPARQL $s | failed to load: $(why "$tag") | | | | |")
+			continue
+		fi
+		"$RETRIEVAL" -data "${ret_data[$d]}" -index "${ret_index[$d]}" -name "$d" \
+			-store "$url" -store-type "$s" -graph "$GRAPH/$d" -questions "$RET_N" \
+			>>"$RUN/retrieval.rows" 2>"$RUN/retrieval-$s-$d.err" ||
+			ret_rows+=("| $d | SPARQL $s | failed: $(tail -n 1 "$RUN/retrieval-$s-$d.err" | cut -c1-120) | | | | |")
+	done
+	server_stop "$s" "$port" "$dir"
+	rm -rf "$dir"
+}
+
+if has_step retrieval; then
+	RET_N=${BENCH_RETRIEVAL_N:-100}
+	RETRIEVAL=$OUT/bin/bench-retrieval
+	mkdir -p "$OUT/bin" "$OUT/index"
+	go build -o "$RETRIEVAL" ./bench/retrieval || die "building bench/retrieval failed"
+	declare -A ret_data=([sample]=$SAMPLE [synthetic]=$SYNTH)
+	declare -A ret_index=([sample]=$OUT/index/sample.vec [synthetic]=$OUT/index/synth-e$N_ENT-r$N_REL-t$N_TU-c$N_COM-s$SEED.vec)
+	ret_rows=()
+	: >"$RUN/retrieval.rows"
+	for d in sample synthetic; do
+		log "retrieval: embedded mode, $d"
+		"$RETRIEVAL" -data "${ret_data[$d]}" -index "${ret_index[$d]}" -name "$d" -questions "$RET_N" \
+			>>"$RUN/retrieval.rows" 2>"$RUN/retrieval-memory-$d.err" ||
+			ret_rows+=("| $d | memory | failed: $(tail -n 1 "$RUN/retrieval-memory-$d.err" | cut -c1-120) | | | | |")
+	done
+	for s in ${BENCH_RETRIEVAL_STORES:-oxigraph fuseki}; do
+		log "retrieval: SPARQL mode, $s"
+		retrieval_runs "$s"
+	done
+	log "retrieval: GraphRAG's Python context builder"
+	py_table=$(BENCH_DIR=$OUT BENCH_RETRIEVAL_N=$RET_N "$here/bench-retrieval-py.sh" 2>"$RUN/retrieval-py.err") ||
+		py_table="failed: $(tail -n 3 "$RUN/retrieval-py.err")"
+	{
+		echo "## 4. Retrieval without the LLM call"
+		echo
+		echo "$RET_N questions (\"What is <entity>?\", fixed seed), embedded beforehand with a deterministic 768-dimension"
+		echo "word-hash embedder (no model server); per question: kNN in the flat index (top 20) and the local search"
+		echo "context (GraphRAG's defaults: 12,000 tokens, cl100k). Targets: embedded p50 < 10 ms on the sample, SPARQL"
+		echo "p50 < 100 ms at ${N_ENT} entities on Oxigraph."
+		echo
+		echo "| data | back end | questions | p50 | p95 | kNN p50 | SPARQL requests per question |"
+		echo "|---|---|---|---|---|---|---|"
+		cat "$RUN/retrieval.rows"
+		printf '%s\n' "${ret_rows[@]}"
+		echo
+		echo "GraphRAG's LocalSearchMixedContext.build_context (PyPI graphrag) against kgrag's Builder.LocalContext"
+		echo "(memory back end, context only, no kNN) on the same selections:"
+		echo
+		echo "$py_table"
 		echo
 	} | section
 fi
