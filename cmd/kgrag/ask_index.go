@@ -32,8 +32,15 @@ type indexOptions struct {
 }
 
 func indexFlags() []cli.Flag {
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.StringFlag{Name: "index", Category: "vector index", Usage: "flat index `PATH`: the folder kgrag embed wrote (or its entities.vec); default: kgrag-index inside --input", Sources: cli.EnvVars("KGRAG_INDEX")},
+	}, elasticFlags()...)
+}
+
+// elasticFlags are the flags that put the vector index in Elasticsearch,
+// shared by ask (which searches it) and embed (which builds it).
+func elasticFlags() []cli.Flag {
+	return []cli.Flag{
 		&cli.StringFlag{Name: "index-url", Category: "vector index", Usage: "Elasticsearch 8 node `URL`, to search an index there instead of --index", Sources: cli.EnvVars("KGRAG_INDEX_URL")},
 		&cli.StringFlag{Name: "index-name", Category: "vector index", Value: defaultESIndex, Usage: "Elasticsearch index or alias `NAME`", Sources: cli.EnvVars("KGRAG_INDEX_NAME")},
 		&cli.StringFlag{Name: "index-user", Category: "vector index", Usage: "Elasticsearch user `NAME` (basic auth)", Sources: cli.EnvVars("KGRAG_INDEX_USER")},
@@ -41,6 +48,12 @@ func indexFlags() []cli.Flag {
 		&cli.StringFlag{Name: "index-api-key", Category: "vector index", Usage: "Elasticsearch API key (better: env KGRAG_INDEX_API_KEY or KGRAG_INDEX_API_KEY_FILE)", Sources: secretSource("KGRAG_INDEX_API_KEY")},
 		&cli.StringFlag{Name: "index-ca-cert", Category: "vector index", Usage: "PEM `FILE` of CA certificates to trust for an https --index-url", Sources: cli.EnvVars("KGRAG_INDEX_CA_CERT")},
 	}
+}
+
+// elasticConfig is the Elasticsearch configuration of the options.
+func (o indexOptions) elasticConfig() elastic.Config {
+	return elastic.Config{URL: o.url, Index: o.name, APIKey: o.apiKey,
+		Username: o.user, Password: o.password, CAFile: o.caCert}
 }
 
 func indexOptionsFrom(cmd *cli.Command) indexOptions {
@@ -89,8 +102,7 @@ func (o *indexOptions) resolve(input string) error {
 func (o indexOptions) open(ctx context.Context) (embedindex.Index, error) {
 	var idx embedindex.Index
 	if o.url != "" {
-		x, err := elastic.Open(ctx, elastic.Config{URL: o.url, Index: o.name, APIKey: o.apiKey,
-			Username: o.user, Password: o.password, CAFile: o.caCert})
+		x, err := elastic.Open(ctx, o.elasticConfig())
 		if err != nil {
 			return nil, indexError(o, fmt.Errorf("ask: open vector index: %w", err))
 		}

@@ -10,8 +10,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/kgrag/kgrag/embedindex/elastic"
-	"github.com/kgrag/kgrag/internal/llm/llmtest"
 	"github.com/kgrag/kgrag/internal/test"
 )
 
@@ -98,24 +96,21 @@ func TestAskStoreMatchesInput(t *testing.T) {
 	}
 }
 
-// TestAskElasticsearch puts the same vectors as the flat index into a real
-// Elasticsearch node and checks that ask --index-url selects the same
-// context as ask --index.
+// TestAskElasticsearch builds the index in a real Elasticsearch node with
+// kgrag embed --index-url and checks that ask --index-url selects the same
+// context as ask --index with the flat file of the same vectors.
 func TestAskElasticsearch(t *testing.T) {
 	f := newAskFixture(t)
 	url := test.Service(t, "ELASTICSEARCH")
 	alias := fmt.Sprintf("kgrag-ask-test-%d", rand.Uint32())
-	var ids []string
-	var vecs [][]float32
-	for _, e := range f.ds.Entities {
-		if !e.Placeholder {
-			ids = append(ids, e.ID)
-			vecs = append(vecs, llmtest.Embed(askEmbedModel, entityText(e), askDim))
-		}
-	}
-	cfg := elastic.Config{URL: url, Index: alias}
-	if err := elastic.Build(t.Context(), cfg, askEmbedModel, askDim, ids, vecs); err != nil {
+	eo := embedTestOptions(f.input, t.TempDir(), f.srv.URL(), askEmbedModel)
+	eo.es = indexOptions{url: url, name: alias}
+	term, _, errb := testTerminal()
+	if err := runEmbed(t.Context(), eo, term); err != nil {
 		t.Fatal(err)
+	}
+	if want := "index " + url + " alias " + alias; !strings.Contains(errb.String(), want) {
+		t.Errorf("embed --index-url: stderr %q; want it to contain %q", errb, want)
 	}
 	t.Cleanup(func() { deleteAlias(t, url, alias) })
 
@@ -132,7 +127,7 @@ func TestAskElasticsearch(t *testing.T) {
 	// An alias that does not exist is named, with the flag to fix.
 	opts := f.options("Who is Scrooge?")
 	opts.index = indexOptions{url: url, name: alias + "-missing"}
-	term, _, _ := testTerminal()
+	term, _, _ = testTerminal()
 	err := runAsk(t.Context(), opts, term)
 	if err == nil || !strings.Contains(err.Error(), alias+"-missing") || !strings.Contains(err.Error(), "--index-name") {
 		t.Errorf("ask with a missing Elasticsearch index: %v; want an error naming it and --index-name", err)

@@ -8,10 +8,12 @@ import (
 	"path/filepath"
 
 	"github.com/kgrag/kgrag/embedindex"
+	"github.com/kgrag/kgrag/embedindex/elastic"
 	"github.com/kgrag/kgrag/embedindex/flat"
 	"github.com/kgrag/kgrag/graphrag"
 	"github.com/kgrag/kgrag/internal/llm"
 	"github.com/kgrag/kgrag/internal/ui"
+	"github.com/kgrag/kgrag/sparqlq"
 	"github.com/urfave/cli/v3"
 )
 
@@ -34,6 +36,9 @@ type embedOptions struct {
 	// to name the model that made them).
 	reuse    bool
 	modelSet bool
+	// es, when its url is set, receives the vectors instead of the flat
+	// file (the cache stays in the index folder).
+	es indexOptions
 
 	llm llmOptions
 }
@@ -66,6 +71,13 @@ without calling any model; name the model GraphRAG used (its settings.yaml,
 embeddings.llm.model), since questions must be embedded with the same one:
 
    kgrag embed --input ./output --reuse-embeddings --embed-model text-embedding-3-small
+
+With --index-url the vectors go to Elasticsearch 8 instead (alias
+--index-name, default kgrag-entities), rebuilt under a new index and
+swapped in at once, so searches never see half an index:
+
+   kgrag embed --input ./output --index-url http://localhost:9200
+   kgrag ask --input ./output --index-url http://localhost:9200 "Who is Scrooge?"
 ` + exitStatusHelp,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "input", Aliases: []string{"i"}, Usage: "GraphRAG output `DIR` (the folder holding the .parquet files, or a project folder with output/)", Sources: cli.EnvVars("KGRAG_INPUT")},
@@ -73,11 +85,13 @@ embeddings.llm.model), since questions must be embedded with the same one:
 			&cli.IntFlag{Name: "batch-size", Value: embedindex.DefaultBatchSize, Usage: "texts per embedding request"},
 			&cli.IntFlag{Name: "concurrency", Value: embedindex.DefaultConcurrency, Usage: "embedding requests in flight at once"},
 			&cli.BoolFlag{Name: "reuse-embeddings", Usage: "take the description_embedding vectors a GraphRAG 0.2/0.3 output holds instead of calling a model (--embed-model must name the model that made them)"},
-		}, llmFlags()...),
+		}, append(elasticFlags(), llmFlags()...)...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 0 {
 				return usagef("kgrag embed --input DIR", "embed takes no arguments, got %q", cmd.Args().First())
 			}
+			es := indexOptionsFrom(cmd)
+			es.path = ""
 			return runEmbed(ctx, embedOptions{
 				input:       cmd.String("input"),
 				index:       cmd.String("index"),
@@ -86,6 +100,7 @@ embeddings.llm.model), since questions must be embedded with the same one:
 				quiet:       cmd.Bool("quiet"),
 				reuse:       cmd.Bool("reuse-embeddings"),
 				modelSet:    cmd.IsSet("embed-model"),
+				es:          es,
 				llm:         llmOptionsFrom(cmd),
 			}, term)
 		},
@@ -108,6 +123,11 @@ func (o *embedOptions) validate() error {
 	}
 	if o.index == "" {
 		o.index = filepath.Join(o.input, defaultIndexDir)
+	}
+	if o.es.url != "" {
+		if err := o.es.resolve(o.input); err != nil {
+			return err
+		}
 	}
 	return o.llm.validate()
 }
@@ -176,8 +196,8 @@ func runEmbed(ctx context.Context, opts embedOptions, term terminal) error {
 		return err
 	}
 
-	path := filepath.Join(opts.index, entityIndexFile)
-	if err := flat.Write(ctx, path, cached.Model(), ids, vecs); err != nil {
+	path, err := writeIndex(ctx, opts, cached.Model(), ids, vecs)
+	if err != nil {
 		return errors.Join(err, cache.Save(context.WithoutCancel(ctx)))
 	}
 	cache.Prune()
@@ -223,13 +243,27 @@ func reuseEmbeddings(ctx context.Context, ds *graphrag.Dataset, opts embedOption
 	if err := os.MkdirAll(opts.index, 0o755); err != nil {
 		return fmt.Errorf("embed: create index folder: %w", err)
 	}
-	path := filepath.Join(opts.index, entityIndexFile)
-	if err := flat.Write(ctx, path, opts.llm.embedModel, ids, vecs); err != nil {
+	path, err := writeIndex(ctx, opts, opts.llm.embedModel, ids, vecs)
+	if err != nil {
 		return err
 	}
 	fmt.Fprintf(term.err, "reused %d description_embedding vectors; model %s, dimension %d; index %s\n",
 		len(ids), opts.llm.embedModel, len(vecs[0]), path)
 	return nil
+}
+
+// writeIndex writes the vectors to the flat file in the index folder, or
+// rebuilds the Elasticsearch alias (atomically: searches see the old
+// vectors until the new ones are all in), and says where they went.
+func writeIndex(ctx context.Context, opts embedOptions, model string, ids []string, vecs [][]float32) (string, error) {
+	if opts.es.url == "" {
+		path := filepath.Join(opts.index, entityIndexFile)
+		return path, flat.Write(ctx, path, model, ids, vecs)
+	}
+	if err := elastic.Build(ctx, opts.es.elasticConfig(), model, 0, ids, vecs); err != nil {
+		return "", indexError(opts.es, fmt.Errorf("embed: %w", err))
+	}
+	return fmt.Sprintf("%s alias %s", sparqlq.Redact(opts.es.url), opts.es.name), nil
 }
 
 // embedAll embeds texts chunk by chunk through e, stopping at the first

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/kgrag/kgrag/embedindex"
 	"github.com/kgrag/kgrag/embedindex/flat"
 	"github.com/kgrag/kgrag/graphrag"
 	"github.com/kgrag/kgrag/internal/llm/llmtest"
@@ -286,5 +287,31 @@ print(json.dumps({"n": len(t), "rows": t[:5]}))`
 	opts.modelSet = false
 	if err := runEmbed(t.Context(), opts, term); err == nil || !strings.Contains(err.Error(), "--embed-model") {
 		t.Errorf("reuse without --embed-model: err = %v; want a usage error naming --embed-model", err)
+	}
+}
+
+// TestEmbedElasticsearchDown: with --index-url naming a node that does not
+// answer, embed exits with the store-down status and names the flag, after
+// keeping what it embedded in the cache.
+func TestEmbedElasticsearchDown(t *testing.T) {
+	in := filepath.Join(test.GraphRAGSamples(t), "v3")
+	srv := llmtest.Start(t, llmtest.Config{Dim: 8})
+	index := t.TempDir()
+	t.Setenv("KGRAG_INDEX_PASSWORD", "es-secret")
+	_, stderr, code := runKgrag(t, "embed", "-q", "--input", in, "--index", index, "--llm-url", srv.URL(),
+		"--index-url", "http://elastic@127.0.0.1:1", "--index-user", "elastic")
+	if code != exitStoreDown {
+		t.Errorf("embed with Elasticsearch down: exit %d; want %d (stderr %q)", code, exitStoreDown, stderr)
+	}
+	for _, want := range []string{"127.0.0.1:1", "--index-url"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr %q lacks %q", stderr, want)
+		}
+	}
+	if strings.Contains(stderr, "es-secret") {
+		t.Errorf("stderr shows the password: %q", stderr)
+	}
+	if _, err := os.Stat(filepath.Join(index, embedindex.CacheFile)); err != nil {
+		t.Errorf("the embeddings cache was not kept: %v", err)
 	}
 }
