@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,9 +21,43 @@ func main() {
 	code := exitCode(ctx, err) // before stop, which cancels ctx
 	stop()
 	if err != nil {
-		printError(os.Stderr, err)
+		if wantsJSON(os.Args[1:]) {
+			printJSONError(os.Stderr, err, code)
+		} else {
+			printError(os.Stderr, err)
+		}
 	}
 	os.Exit(code)
+}
+
+// wantsJSON reports whether the command line asks for JSON output (--json
+// before any "--"), so that its final error is JSON too.
+func wantsJSON(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "--json", "-json", "--json=true", "-json=true":
+			return true
+		}
+	}
+	return false
+}
+
+// printJSONError prints err as one JSON object, for scripts that read
+// --json output: {"error": "...", "exit_code": n, "try": "..."}.
+func printJSONError(w io.Writer, err error, code int) {
+	out := struct {
+		Error    string `json:"error"`
+		ExitCode int    `json:"exit_code"`
+		Try      string `json:"try,omitempty"`
+	}{Error: err.Error(), ExitCode: code}
+	var ue *usageError
+	if errors.As(err, &ue) {
+		out.Try = ue.try
+	}
+	b, _ := json.Marshal(out)
+	fmt.Fprintf(w, "%s\n", b)
 }
 
 // Exit codes. Scripts may rely on them; they are listed in --help.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -90,5 +91,40 @@ func TestFlags(t *testing.T) {
 				t.Errorf("%s --help shows a secret from the environment", c.Name)
 			}
 		})
+	}
+}
+
+// TestJSONErrors: with --json, the final error is one JSON object on
+// stderr with the exit code (and the Try line of a usage error).
+func TestJSONErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		code int
+		try  bool
+	}{
+		{"usage", []string{"ask", "--json"}, exitUsage, true},
+		{"model down", []string{"ask", "--json", "--input", filepath.Join(test.GraphRAGSamples(t), "v3"),
+			"--llm-url", "http://127.0.0.1:1/v1", "--retries", "0", "--no-context", "Who is Scrooge?"}, exitModelDown, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, stderr, code := runKgrag(t, tt.args...)
+			var got struct {
+				Error    string `json:"error"`
+				ExitCode int    `json:"exit_code"`
+				Try      string `json:"try"`
+			}
+			if err := json.Unmarshal([]byte(stderr), &got); err != nil {
+				t.Fatalf("kgrag %s: stderr %q is not one JSON object: %v", strings.Join(tt.args, " "), stderr, err)
+			}
+			if code != tt.code || got.ExitCode != code || got.Error == "" || (got.Try != "") != tt.try {
+				t.Errorf("kgrag %s: exit %d, stderr %+v; want exit %d in the object, an error, try %v",
+					strings.Join(tt.args, " "), code, got, tt.code, tt.try)
+			}
+		})
+	}
+	if !wantsJSON([]string{"ask", "--json", "q"}) || wantsJSON([]string{"ask", "--", "--json"}) {
+		t.Errorf("wantsJSON: --json must count before -- only")
 	}
 }
