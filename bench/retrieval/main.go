@@ -59,8 +59,8 @@ func run(ctx context.Context) error {
 	n := flag.Int("questions", 100, "questions")
 	selOut := flag.String("selections", "", "write the selections to `FILE`")
 	flag.Parse()
-	if *data == "" || *index == "" {
-		return errors.New("-data and -index are required")
+	if *data == "" || *index == "" || (*store != "" && *graph == "") {
+		return errors.New("-data and -index are required, and -graph with -store")
 	}
 	ds, err := graphrag.Open(ctx, *data)
 	if err != nil {

@@ -27,8 +27,8 @@ type SPARQLBackend struct {
 	graph string
 }
 
-// NewSPARQLBackend reads from graph (an IRI; "" reads the store's default
-// graph) through c.
+// NewSPARQLBackend reads from the named graph graph (an IRI, as kgrag load
+// writes one; lookups fail when it is empty) through c.
 func NewSPARQLBackend(c *sparqlq.Client, graph string) *SPARQLBackend {
 	return &SPARQLBackend{c: c, graph: graph}
 }
