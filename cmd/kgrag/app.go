@@ -27,6 +27,7 @@ EXIT STATUS:
 
 func newApp(in io.Reader, out, errw io.Writer) *cli.Command {
 	term := terminal{in: in, out: out, err: errw, tty: isTerminal(errw)}
+	cfg := newAppConfig()
 	app := &cli.Command{
 		Name:  "kgrag",
 		Usage: "GraphRAG knowledge graphs as linked data, and questions over them with a local LLM",
@@ -38,23 +39,26 @@ and writes Turtle or N-Triples, or loads it into a SPARQL 1.1 store
 Start with:
    kgrag inspect ./output                 what GraphRAG wrote there
    kgrag load --input ./output --turtle graph.ttl
-   kgrag load --input ./output --store http://localhost:3030/ds --graph http://example.org/kg`,
+   kgrag load --input ./output --store http://localhost:3030/ds --graph http://example.org/kg
+` + configHelp,
 		Writer:          out,
 		ErrWriter:       errw,
 		HideHelpCommand: true,
 		// main prints errors and chooses the exit code.
 		ExitErrHandler: func(context.Context, *cli.Command, error) {},
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print no progress", Sources: cli.EnvVars("KGRAG_QUIET")},
-		},
+		}, cfg.globalFlags()...),
 		Commands: []*cli.Command{
 			newAskCommand(term),
+			newDoctorCommand(term, cfg),
 			newEmbedCommand(term),
 			newInspectCommand(term),
 			newLoadCommand(term),
 			newOntologyCommand(term),
 		},
 	}
+	cfg.attach(app) // after the commands: it walks their flags
 	app.OnUsageError = onUsageError
 	for _, c := range app.Commands {
 		c.OnUsageError = onUsageError

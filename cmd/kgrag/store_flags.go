@@ -37,8 +37,10 @@ type storeOptions struct {
 
 // secretSource reads a secret from env, or from the file an env var names,
 // so that secrets need not appear on command lines or in --help defaults.
+// The mark tells the config file and doctor --show-config that the flag is
+// a secret.
 func secretSource(env string) cli.ValueSourceChain {
-	return cli.NewValueSourceChain(cli.File(os.Getenv(env+"_FILE")), cli.EnvVar(env))
+	return cli.NewValueSourceChain(secretFileSource(os.Getenv(env+"_FILE")), cli.EnvVar(env), secretMark{})
 }
 
 func storeFlags() []cli.Flag {

@@ -1,0 +1,468 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/kgrag/kgrag/embedindex"
+	"github.com/kgrag/kgrag/embedindex/elastic"
+	"github.com/kgrag/kgrag/embedindex/flat"
+	"github.com/kgrag/kgrag/internal/llm"
+	"github.com/kgrag/kgrag/loader"
+	"github.com/kgrag/kgrag/ontology"
+	"github.com/kgrag/kgrag/sparqlq"
+	"github.com/urfave/cli/v3"
+)
+
+// Statuses of a doctor check.
+const (
+	checkOK      = "ok"
+	checkFailed  = "FAIL"
+	checkSkipped = "skipped"
+)
+
+// doctorOptions is what `kgrag doctor` checks: the settings ask would use.
+type doctorOptions struct {
+	input     string
+	store     storeOptions // url "" when no store is configured
+	index     indexOptions
+	llm       llmOptions
+	chatModel string
+	tryChat   bool
+	json      bool
+
+	// configFile says which config file was read; settings are printed
+	// first when not nil (--show-config).
+	configFile string
+	settings   []setting
+}
+
+// checkResult is the outcome of one check.
+type checkResult struct {
+	Name   string `json:"name"`
+	Status string `json:"status"`        // checkOK, checkFailed or checkSkipped
+	Detail string `json:"detail"`        // what was found, or what is wrong
+	Fix    string `json:"fix,omitempty"` // on failure, what to change; when skipped, how to enable it
+}
+
+// doctorReport is the JSON form of `kgrag doctor --json`.
+type doctorReport struct {
+	ConfigFile string        `json:"config_file"`
+	Settings   []setting     `json:"settings,omitempty"`
+	Checks     []checkResult `json:"checks"`
+}
+
+func doctorFlags() []cli.Flag {
+	flags := []cli.Flag{
+		&cli.StringFlag{Name: "input", Aliases: []string{"i"}, Usage: "GraphRAG output `DIR` that ask reads in memory (and whose kgrag-index is the default --index)", Sources: cli.EnvVars("KGRAG_INPUT")},
+	}
+	flags = append(flags, askStoreFlags()...)
+	flags = append(flags, indexFlags()...)
+	flags = append(flags, llmFlags()...)
+	// ask's chat-model flag, unless the shared model flags gain one.
+	if !slices.ContainsFunc(flags, func(f cli.Flag) bool { return f.Names()[0] == "chat-model" }) {
+		flags = append(flags, &cli.StringFlag{Name: "chat-model", Category: "model server", Value: defaultChatModel, Usage: "chat model `NAME` that writes ask's answers", Sources: cli.EnvVars("KGRAG_CHAT_MODEL")})
+	}
+	return append(flags,
+		&cli.BoolFlag{Name: "try-chat", Usage: "also ask the chat model for one token (slow while the server loads the model)"},
+		&cli.BoolFlag{Name: "show-config", Usage: "first print every setting with its value (secrets hidden) and where it came from: flag, env, config file or default"},
+		&cli.BoolFlag{Name: "json", Usage: "print one JSON object: config file, settings (with --show-config) and checks"},
+	)
+}
+
+func newDoctorCommand(term terminal, cfg *appConfig) *cli.Command {
+	return &cli.Command{
+		Name:      "doctor",
+		Usage:     "check the store, vector index, embedding model and chat model that ask would use",
+		ArgsUsage: " ",
+		Description: `Checks, one line each, what 'kgrag ask' needs, with the same flags, env
+variables and config file settings (doctor also reads the ask: section of
+the config file):
+
+   store      the SPARQL store answers at its query endpoint, accepts the
+              credentials, and --graph holds gr:Entity triples
+   index      the vector index exists and is readable, and records its
+              model and dimension (a flat file, or an Elasticsearch alias)
+   embedder   the model server lists --embed-model, and a test embedding
+              has the index's dimension
+   chat       the model server lists --chat-model (--try-chat: and answers)
+
+Each line says ok, FAIL or skipped; a failure says what is wrong and which
+flag, env variable or config key fixes it. Checks of things not configured
+are skipped, with what would enable them.
+
+   kgrag doctor --input ./ragtest/output
+   kgrag doctor --store http://localhost:3030/ds --graph http://example.org/kg --index ./idx
+   kgrag doctor --show-config            every setting, and where it came from
+` + exitStatusHelp + `   Status 1 also means that a check failed.
+`,
+		Flags: doctorFlags(),
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if cmd.Args().Len() > 0 {
+				return usagef("kgrag doctor", "doctor takes no arguments, got %q", cmd.Args().First())
+			}
+			opts := doctorOptions{
+				input:      cmd.String("input"),
+				index:      indexOptionsFrom(cmd),
+				llm:        llmOptionsFrom(cmd),
+				chatModel:  cmd.String("chat-model"),
+				tryChat:    cmd.Bool("try-chat"),
+				json:       cmd.Bool("json"),
+				configFile: cfg.describeFile(),
+			}
+			if cmd.String("store") != "" {
+				opts.store = storeOptionsFrom(cmd)
+			}
+			if cmd.Bool("show-config") {
+				opts.settings = cfg.settings(cmd)
+			}
+			return runDoctor(ctx, opts, term)
+		},
+	}
+}
+
+// doctorError says how many checks failed; the report above it says which.
+type doctorError struct{ failed, total int }
+
+func (e *doctorError) Error() string {
+	return fmt.Sprintf("doctor: %d of %d checks failed", e.failed, e.total)
+}
+
+func runDoctor(ctx context.Context, opts doctorOptions, term terminal) error {
+	results := doctor(ctx, opts)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	var err error
+	if opts.json {
+		enc := json.NewEncoder(term.out)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(doctorReport{ConfigFile: opts.configFile, Settings: opts.settings, Checks: results})
+	} else {
+		err = printDoctor(term.out, opts, results)
+	}
+	if err != nil {
+		return fmt.Errorf("doctor: write the report: %w", err)
+	}
+	failed := 0
+	for _, r := range results {
+		if r.Status == checkFailed {
+			failed++
+		}
+	}
+	if failed > 0 {
+		return &doctorError{failed: failed, total: len(results)}
+	}
+	return nil
+}
+
+// printDoctor writes the report for people: the config file, the settings
+// with --show-config, then a line per check, and what to do below it.
+func printDoctor(w io.Writer, opts doctorOptions, results []checkResult) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "config file: %s\n", opts.configFile)
+	if opts.settings != nil {
+		fmt.Fprintln(tw, "\nSETTING\tVALUE\tFROM")
+		for _, s := range opts.settings {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Name, s.Value, s.Origin)
+		}
+		fmt.Fprintln(tw)
+	}
+	for _, r := range results {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Status, r.Name, r.Detail)
+		if r.Fix != "" {
+			label := "fix:"
+			if r.Status != checkFailed {
+				label = "hint:"
+			}
+			fmt.Fprintf(tw, "\t\t%s %s\n", label, r.Fix)
+		}
+	}
+	return tw.Flush()
+}
+
+// doctor runs the checks in order: the embedder compares its dimension
+// with the index's.
+func doctor(ctx context.Context, opts doctorOptions) []checkResult {
+	how := howToSet(doctorFlags())
+	store := checkStore(ctx, opts, how)
+	index, info := checkIndex(ctx, opts, how)
+	emb, chat := checkModels(ctx, opts, info, how)
+	return []checkResult{store, index, emb, chat}
+}
+
+// howToSet says, for each flag, every way to set it: "--store (env
+// KGRAG_STORE, config key store)".
+func howToSet(flags []cli.Flag) map[string]string {
+	out := map[string]string{}
+	for _, f := range flags {
+		name := f.Names()[0]
+		var ways []string
+		envs := []string{}
+		if ef, ok := f.(interface{ GetEnvVars() []string }); ok {
+			envs = ef.GetEnvVars()
+		}
+		chain := flagSources(f)
+		secret := chain != nil && isSecret(name, chain)
+		if secret && len(envs) > 0 {
+			envs = append(envs, envs[0]+"_FILE")
+		}
+		if len(envs) > 0 {
+			ways = append(ways, "env "+strings.Join(envs, " or "))
+		}
+		key := "config key " + name
+		if secret {
+			key += " or " + name + secretFileSuffix
+		}
+		ways = append(ways, key)
+		out[name] = "--" + name + " (" + strings.Join(ways, ", ") + ")"
+	}
+	return out
+}
+
+func checkStore(ctx context.Context, opts doctorOptions, how map[string]string) checkResult {
+	r := checkResult{Name: "store"}
+	o := opts.store
+	if o.url == "" {
+		r.Status = checkSkipped
+		if opts.input != "" {
+			r.Detail = "no store: ask reads --input " + opts.input + " in memory"
+		} else {
+			r.Detail = "no store configured"
+			r.Fix = "set " + how["store"] + " and " + how["graph"] + ", or --input DIR"
+		}
+		return r
+	}
+	fail := func(fix, format string, args ...any) checkResult {
+		r.Status, r.Detail, r.Fix = checkFailed, fmt.Sprintf(format, args...), fix
+		return r
+	}
+	if err := validateAskStore(&o); err != nil {
+		return fail(usageFix(err), "%v", err)
+	}
+	c, _, err := storeClient(o)
+	if err != nil {
+		return fail(usageFix(err), "%v", err)
+	}
+	g, err := sparqlq.IRIRef(o.graph)
+	if err != nil {
+		return fail(how["graph"], "--graph: %v", err)
+	}
+	where := fmt.Sprintf("%s store at %s", o.storeType, sparqlq.Redact(o.url))
+	res, err := c.Select(ctx, "PREFIX gr: <"+ontology.NS+">\nSELECT (COUNT(?e) AS ?n) WHERE { GRAPH "+g+" { ?e a gr:Entity } }")
+	if err != nil {
+		var se *sparqlq.StatusError
+		switch {
+		case loader.Unreachable(err) || errors.Is(err, context.DeadlineExceeded):
+			return fail("start the store, or correct "+how["store"], "%s: no answer at %s: %v", where, c.QueryURL(), err)
+		case errors.As(err, &se) && (se.StatusCode == http.StatusUnauthorized || se.StatusCode == http.StatusForbidden):
+			return fail(how["user"]+" with "+how["password"]+", or "+how["token"],
+				"%s refused the credentials (%s)", where, se.Status)
+		case errors.As(err, &se) && se.StatusCode == http.StatusNotFound:
+			return fail(how["store"]+" is the store's base URL; "+how["store-type"]+" says where its endpoints are",
+				"%s: no SPARQL query endpoint at %s (%s)", where, se.URL, se.Status)
+		}
+		return fail(how["store"], "%s: %v", where, err)
+	}
+	var n int64
+	if len(res.Bindings) == 1 {
+		n, err = res.Bindings[0]["n"].Int()
+	}
+	if err != nil || len(res.Bindings) != 1 {
+		return fail("", "%s: the count of entities did not come back as a number", where)
+	}
+	if n == 0 {
+		fix := "correct " + how["graph"] + ", or load it: kgrag load --input DIR --store " + sparqlq.Redact(o.url) + " --graph " + o.graph
+		if others := entityGraphs(ctx, c); len(others) > 0 {
+			fix += "; graphs there with entities: " + strings.Join(others, " ")
+		}
+		return fail(fix, "%s: graph <%s> holds no gr:Entity", where, o.graph)
+	}
+	r.Status, r.Detail = checkOK, fmt.Sprintf("%s: graph <%s> holds %d entities", where, o.graph, n)
+	return r
+}
+
+// entityGraphs names a few graphs of the store that hold entities, to
+// suggest for --graph. Errors leave the hint out.
+func entityGraphs(ctx context.Context, c *sparqlq.Client) []string {
+	res, err := c.Select(ctx, "PREFIX gr: <"+ontology.NS+">\nSELECT DISTINCT ?g WHERE { GRAPH ?g { ?e a gr:Entity } } ORDER BY ?g LIMIT 5")
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, row := range res.Bindings {
+		if t, ok := row["g"]; ok && t.Type == sparqlq.TypeURI {
+			out = append(out, "<"+t.Value+">")
+		}
+	}
+	return out
+}
+
+// usageFix returns the Try: line of a usage error as the fix, if it has one.
+func usageFix(err error) string {
+	var ue *usageError
+	if errors.As(err, &ue) && ue.try != "" {
+		return ue.try
+	}
+	return ""
+}
+
+// checkIndex opens the vector index ask would search, and returns its
+// description for the embedder check (zero when it could not be read).
+func checkIndex(ctx context.Context, opts doctorOptions, how map[string]string) (checkResult, embedindex.Info) {
+	r := checkResult{Name: "index"}
+	o := opts.index
+	if o.url == "" && o.path == "" && opts.input == "" {
+		r.Status, r.Detail = checkSkipped, "no vector index configured"
+		r.Fix = "set " + how["index"] + ", --input DIR (the index kgrag embed wrote inside it), or " + how["index-url"]
+		return r, embedindex.Info{}
+	}
+	fail := func(fix, format string, args ...any) (checkResult, embedindex.Info) {
+		r.Status, r.Detail, r.Fix = checkFailed, fmt.Sprintf(format, args...), fix
+		return r, embedindex.Info{}
+	}
+	if err := o.resolve(opts.input); err != nil {
+		return fail(usageFix(err), "%v", err)
+	}
+	var info embedindex.Info
+	if o.url != "" {
+		x, err := elastic.Open(ctx, elastic.Config{URL: o.url, Index: o.name, APIKey: o.apiKey,
+			Username: o.user, Password: o.password, CAFile: o.caCert})
+		var ee *elastic.Error
+		switch {
+		case elastic.Unreachable(err):
+			return fail("start Elasticsearch, or correct "+how["index-url"], "%v", err)
+		case errors.Is(err, elastic.ErrNotFound):
+			return fail("correct "+how["index-name"]+", or build the index", "%v", err)
+		case errors.As(err, &ee) && (ee.Status == http.StatusUnauthorized || ee.Status == http.StatusForbidden):
+			return fail(how["index-api-key"]+", or "+how["index-user"]+" with "+how["index-password"], "%v", err)
+		case err != nil:
+			return fail(how["index-url"], "%v", err)
+		}
+		info = x.Info()
+	} else {
+		x, err := flat.Open(ctx, o.path, flat.Options{})
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return fail("build it with kgrag embed --input DIR (it writes DIR/"+defaultIndexDir+"/"+entityIndexFile+"), or correct "+how["index"],
+				"no vector index at %s", o.path)
+		case errors.Is(err, flat.ErrCorrupt):
+			return fail("rebuild it with kgrag embed, or correct "+how["index"], "%v", err)
+		case err != nil:
+			return fail(how["index"], "%v", err)
+		}
+		info = x.Info()
+	}
+	if info.Count == 0 {
+		return fail("rebuild it with kgrag embed", "vector index %s is empty", info.Path)
+	}
+	r.Status = checkOK
+	r.Detail = fmt.Sprintf("%s: %d vectors of %s, dimension %d", info.Path, info.Count, info.Model, info.Dim)
+	return r, info
+}
+
+// checkModels checks the embedding model against the index and the chat
+// model, with one listing of the server's models.
+func checkModels(ctx context.Context, opts doctorOptions, index embedindex.Info, how map[string]string) (emb, chat checkResult) {
+	emb, chat = checkResult{Name: "embedder"}, checkResult{Name: "chat"}
+	fail := func(r *checkResult, fix, format string, args ...any) {
+		r.Status, r.Detail, r.Fix = checkFailed, fmt.Sprintf(format, args...), fix
+	}
+	if err := opts.llm.validate(); err != nil {
+		fail(&emb, usageFix(err), "%v", err)
+		fail(&chat, usageFix(err), "%v", err)
+		return emb, chat
+	}
+	client, err := opts.llm.client()
+	if err != nil {
+		fail(&emb, how["llm-url"], "%v", err)
+		fail(&chat, how["llm-url"], "%v", err)
+		return emb, chat
+	}
+	server := client.BaseURL()
+	models, err := client.Models(ctx)
+	if err != nil {
+		fix := how["llm-url"]
+		switch {
+		case llm.Unreachable(err):
+			fix = "start the model server (ollama serve), or correct " + how["llm-url"]
+		case errors.Is(err, llm.ErrAuth):
+			fix = how["llm-key"]
+		}
+		fail(&emb, fix, "%v", err)
+		chat.Status, chat.Detail = checkFailed, "not checked: the model server at "+server+" failed (see embedder)"
+		return emb, chat
+	}
+	listed := func(model string) bool {
+		// Ollama lists "name:latest" for a model pulled as "name".
+		return len(models) == 0 || slices.Contains(models, model) || slices.Contains(models, model+":latest")
+	}
+	listing := fmt.Sprintf("it lists %d models", len(models))
+	if len(models) <= 8 {
+		listing = "it lists: " + strings.Join(models, ", ")
+	}
+
+	switch model := opts.llm.embedModel; {
+	case !listed(model):
+		fail(&emb, "pull it (ollama pull "+model+"), or correct "+how["embed-model"],
+			"the model server at %s does not serve embedding model %s (%s)", server, model, listing)
+	default:
+		emb = checkEmbed(ctx, client, index, how)
+	}
+
+	switch model := opts.chatModel; {
+	case model == "":
+		chat.Status, chat.Detail, chat.Fix = checkSkipped, "no chat model configured", "set "+how["chat-model"]
+	case !listed(model):
+		fail(&chat, "pull it (ollama pull "+model+"), or correct "+how["chat-model"],
+			"the model server at %s does not serve chat model %s (%s)", server, model, listing)
+	case opts.tryChat:
+		t := time.Now()
+		_, _, err := client.Chat(ctx, []llm.Message{{Role: llm.RoleUser, Content: "Say OK."}}, llm.ChatOptions{Model: model, MaxTokens: 1})
+		if err != nil {
+			fail(&chat, how["chat-model"], "%v", err)
+			break
+		}
+		chat.Status, chat.Detail = checkOK, fmt.Sprintf("%s at %s answered a one-token chat in %d ms", model, server, time.Since(t).Milliseconds())
+	default:
+		chat.Status, chat.Detail = checkOK, fmt.Sprintf("%s is served at %s (--try-chat to ask it)", model, server)
+	}
+	return emb, chat
+}
+
+// checkEmbed embeds one text and compares the vector with the index.
+func checkEmbed(ctx context.Context, client *llm.Client, index embedindex.Info, how map[string]string) checkResult {
+	r := checkResult{Name: "embedder"}
+	model := client.EmbedModel()
+	vecs, err := client.Embed(ctx, []string{"kgrag doctor: a test sentence"})
+	if err != nil {
+		r.Status, r.Detail, r.Fix = checkFailed, err.Error(), how["embed-model"]
+		return r
+	}
+	dim := len(vecs[0])
+	where := fmt.Sprintf("%s at %s", model, client.BaseURL())
+	switch {
+	case index.Dim == 0:
+		r.Status, r.Detail = checkOK, fmt.Sprintf("%s: dimension %d (no index to compare with)", where, dim)
+	case index.Model != "" && index.Model != model:
+		r.Status = checkFailed
+		r.Detail = fmt.Sprintf("%s: the index was built with %s, not %s", where, index.Model, model)
+		r.Fix = fmt.Sprintf("set %s to %s, or rebuild the index with kgrag embed --embed-model %s", how["embed-model"], index.Model, model)
+	case dim != index.Dim:
+		r.Status = checkFailed
+		r.Detail = fmt.Sprintf("%s: vectors of dimension %d, but the index holds dimension %d", where, dim, index.Dim)
+		r.Fix = "rebuild the index with kgrag embed, using the same model and server as ask (" + how["embed-model"] + ", " + how["llm-url"] + ")"
+	default:
+		r.Status, r.Detail = checkOK, fmt.Sprintf("%s: dimension %d, as the index", where, dim)
+	}
+	return r
+}
