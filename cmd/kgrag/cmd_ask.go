@@ -102,6 +102,7 @@ Look before asking, or compare:
 			&cli.StringFlag{Name: "input", Aliases: []string{"i"}, Usage: "GraphRAG output `DIR` to read into memory (instead of --store)", Sources: cli.EnvVars("KGRAG_INPUT")},
 			&cli.StringFlag{Name: "mode", Value: modeLocal, Usage: "retrieval `MODE`: local (GraphRAG local search) or seed", Sources: cli.EnvVars("KGRAG_ASK_MODE")},
 			&cli.Int64Flag{Name: "community-level", Category: "retrieval", Value: def.CommunityLevel, Usage: "deepest community `LEVEL` whose reports are used (seed mode: the one level ranked, default 0)"},
+			&cli.BoolFlag{Name: "roll-up-reports", Category: "retrieval", Usage: "offer only each entity's deepest community report up to --community-level, as GraphRAG 1.x did (2.x and 3.x offer every report up to the level)"},
 			&cli.IntFlag{Name: "max-context-tokens", Category: "retrieval", Value: def.MaxContextTokens, Usage: "token budget of the context (reports, entities, relationships, sources)"},
 			&cli.IntFlag{Name: "top-k-entities", Category: "retrieval", Value: def.TopKEntities, Usage: "entities taken from the vector index (it is asked for twice as many)"},
 			&cli.IntFlag{Name: "top-k-relationships", Category: "retrieval", Value: def.TopKRelationships, Usage: "outside relationships kept per selected entity (seed mode: inside and outside relationships kept)"},
@@ -129,6 +130,7 @@ Look before asking, or compare:
 			}
 			opts.params = def
 			opts.params.CommunityLevel = cmd.Int64("community-level")
+			opts.params.RollUpReports = cmd.Bool("roll-up-reports")
 			opts.params.MaxContextTokens = cmd.Int("max-context-tokens")
 			opts.params.TopKEntities = cmd.Int("top-k-entities")
 			opts.params.TopKRelationships = cmd.Int("top-k-relationships")

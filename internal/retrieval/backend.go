@@ -17,9 +17,8 @@ type Backend interface {
 	// TextUnits returns the text units with the given ids, in the order of
 	// ids, skipping unknown ids and duplicates.
 	TextUnits(ctx context.Context, ids []string) ([]TextUnitRecord, error)
-	// Reports returns the community reports GraphRAG's local search would
-	// load at community level maxLevel (see MemoryBackend.Reports) whose
-	// communities have at least one member among entityIDs, with Members
-	// filled, ordered by community number.
+	// Reports returns the community reports of every community at a level
+	// up to maxLevel that has at least one member among entityIDs, with
+	// Members and Deepest filled, ordered by community number.
 	Reports(ctx context.Context, entityIDs []string, maxLevel int64) ([]ReportRecord, error)
 }

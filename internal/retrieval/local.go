@@ -191,7 +191,7 @@ func (b *Builder) reportSection(reports []ReportRecord, budget int) ([]ReportRec
 	p := b.params
 	var cands []ReportRecord
 	for _, r := range reports {
-		if len(r.Members) > 0 && r.Rank >= p.MinCommunityRank {
+		if len(r.Members) > 0 && r.Rank >= p.MinCommunityRank && (r.Deepest || !p.RollUpReports) {
 			cands = append(cands, r)
 		}
 	}

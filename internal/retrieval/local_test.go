@@ -296,28 +296,37 @@ func TestLocalContextTiny(t *testing.T) {
 			// Inside r0; outside by links (C links to A and B) then rank:
 			// r1, r2 (links 2), r3, r5 (links 1); r4 touches no selected
 			// entity. Units: A's t1 (2 of A's relationships) before t0 (1),
-			// then B's t2. Reports: A's deepest community 1, B's 2, equal
-			// members, by rank; community 0 is nobody's deepest.
+			// then B's t2. Reports: every community up to level 2, by
+			// members (0 holds both), then rank (1 before 2).
 			name: "defaults", selected: []string{"a", "b"},
+			reports: []string{"0", "1", "2"}, entities: []string{"0", "1"},
+			rels: []string{"0", "1", "2", "3", "5"}, units: []string{"1", "0", "2"},
+		},
+		{
+			// GraphRAG 1.x: A's deepest community 1, B's 2, equal members,
+			// by rank; community 0 is nobody's deepest.
+			name: "roll-up", selected: []string{"a", "b"},
+			edit:    func(p *retrieval.Params) { p.RollUpReports = true },
 			reports: []string{"1", "2"}, entities: []string{"0", "1"},
 			rels: []string{"0", "1", "2", "3", "5"}, units: []string{"1", "0", "2"},
 		},
 		{
 			name: "unknown and duplicate ids are skipped", selected: []string{"x", "a", "a", "b"},
-			reports: []string{"1", "2"}, entities: []string{"0", "1"},
+			reports: []string{"0", "1", "2"}, entities: []string{"0", "1"},
 			rels: []string{"0", "1", "2", "3", "5"}, units: []string{"1", "0", "2"},
 		},
 		{
 			name: "top_k_relationships 1 keeps 2 outside", selected: []string{"a", "b"},
 			edit:    func(p *retrieval.Params) { p.TopKRelationships = 1 },
-			reports: []string{"1", "2"}, entities: []string{"0", "1"},
+			reports: []string{"0", "1", "2"}, entities: []string{"0", "1"},
 			rels: []string{"0", "1", "2"}, units: []string{"1", "0", "2"},
 		},
 		{
 			// A alone: r0, r1, r3 are outside with one link each: by rank.
+			// A's communities 1 (rank 9) and 0 (rank 5).
 			name: "top_k_entities 1", selected: []string{"a", "b"},
 			edit:    func(p *retrieval.Params) { p.TopKEntities = 1 },
-			reports: []string{"1"}, entities: []string{"0"},
+			reports: []string{"1", "0"}, entities: []string{"0"},
 			rels: []string{"3", "1", "0"}, units: []string{"1", "0"},
 		},
 		{
@@ -367,7 +376,9 @@ func ids[T any](recs []T, id func(T) string) []string {
 }
 
 func TestLocalContextTinyText(t *testing.T) {
-	got, err := newBuilder(t, retrieval.NewMemoryBackend(tiny()), retrieval.DefaultParams()).
+	p := retrieval.DefaultParams()
+	p.RollUpReports = true // reports 1 and 2 only, as in the "roll-up" case of TestLocalContextTiny
+	got, err := newBuilder(t, retrieval.NewMemoryBackend(tiny()), p).
 		LocalContext(context.Background(), []string{"a", "b"})
 	if err != nil {
 		t.Fatal(err)

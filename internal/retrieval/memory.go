@@ -155,14 +155,12 @@ func (b *MemoryBackend) TextUnits(ctx context.Context, ids []string) ([]TextUnit
 	return out, nil
 }
 
-// Reports implements Backend. As GraphRAG's read_indexer_reports does
-// without dynamic community selection, only communities at level <=
-// maxLevel count, and of those only the ones that are, for at least one
-// entity of the dataset, its deepest community up to maxLevel ("community
-// level roll up"). GraphRAG picks that community as the largest community
-// number; kgrag picks the deepest level, then the largest number, which
-// agrees with GraphRAG wherever Leiden numbers children after parents.
-// Communities without a report are left out.
+// Reports implements Backend. Deepest follows GraphRAG 1.x's roll-up: a
+// community is kept if it is, for at least one entity of the dataset, its
+// deepest community up to maxLevel. GraphRAG picks that community as the
+// largest community number; kgrag picks the deepest level, then the
+// largest number, which agrees with GraphRAG wherever Leiden numbers
+// children after parents. Communities without a report are left out.
 func (b *MemoryBackend) Reports(ctx context.Context, entityIDs []string, maxLevel int64) ([]ReportRecord, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -174,7 +172,7 @@ func (b *MemoryBackend) Reports(ctx context.Context, entityIDs []string, maxLeve
 		}
 		return compareIDs(comms[x].Community, comms[y].Community) > 0
 	}
-	kept := make(map[int]bool)
+	deepest := make(map[int]bool)
 	for _, list := range b.commsOf {
 		best := -1
 		for _, ci := range list {
@@ -186,7 +184,7 @@ func (b *MemoryBackend) Reports(ctx context.Context, entityIDs []string, maxLeve
 			}
 		}
 		if best >= 0 {
-			kept[best] = true
+			deepest[best] = true
 		}
 	}
 	members := make(map[int][]string)
@@ -197,7 +195,7 @@ func (b *MemoryBackend) Reports(ctx context.Context, entityIDs []string, maxLeve
 		}
 		seen[id] = true
 		for _, ci := range b.commsOf[id] {
-			if kept[ci] && comms[ci].Report != nil {
+			if comms[ci].Level <= maxLevel && comms[ci].Report != nil {
 				members[ci] = append(members[ci], id)
 			}
 		}
@@ -208,7 +206,7 @@ func (b *MemoryBackend) Reports(ctx context.Context, entityIDs []string, maxLeve
 		out = append(out, ReportRecord{
 			ID: c.Community, CommunityID: c.ID, Level: c.Level,
 			Title: c.Report.Title, Summary: c.Report.Summary, FullContent: c.Report.FullContent,
-			Rank: c.Report.Rank, Weight: c.Weight, Members: m,
+			Rank: c.Report.Rank, Weight: c.Weight, Members: m, Deepest: deepest[ci],
 		})
 	}
 	slices.SortFunc(out, func(x, y ReportRecord) int { return compareIDs(x.ID, y.ID) })

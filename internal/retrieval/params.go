@@ -27,6 +27,12 @@ type Params struct {
 	CommunityLevel int64
 	// MinCommunityRank drops reports ranked below it.
 	MinCommunityRank float64
+	// RollUpReports keeps, of the communities up to CommunityLevel, only
+	// each entity's deepest one, as GraphRAG 1.x did. GraphRAG 2.x and
+	// 3.x (and the default) offer every report up to the level: their
+	// read_indexer_reports groups by the community's title where 1.x
+	// grouped by the entity's.
+	RollUpReports bool
 	// UseCommunitySummary prints report summaries instead of full content
 	// (GraphRAG local search prints full content).
 	UseCommunitySummary  bool

@@ -69,4 +69,8 @@ type ReportRecord struct {
 	// Members are the member entity ids among the ids asked for, in the
 	// order they were asked for. BuildLocalContext ranks by len(Members).
 	Members []string
+	// Deepest says the community is, for at least one of its members, the
+	// deepest community up to the level asked for: what GraphRAG 1.x's
+	// community roll-up keeps (Params.RollUpReports).
+	Deepest bool
 }

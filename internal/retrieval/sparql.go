@@ -196,7 +196,7 @@ func (b *SPARQLBackend) Reports(ctx context.Context, entityIDs []string, maxLeve
 			rep = &ReportRecord{
 				ID: id, CommunityID: r.Str("community_id"), Level: r.Int("level"),
 				Title: r.Str("title"), Summary: r.Str("summary"), FullContent: r.Str("full_content"),
-				Rank: r.Float("rank"), Weight: r.Float("weight"),
+				Rank: r.Float("rank"), Weight: r.Float("weight"), Deepest: r.Str("deepest") == "true" || r.Str("deepest") == "1",
 			}
 			byID[id] = rep
 			members[id] = make(map[string]bool)

@@ -82,8 +82,8 @@ var differentialStores = []struct{ name, service string }{
 // for each sample and 50 questions, the in-memory back end and the SPARQL
 // back end over the same data loaded into a real Oxigraph and Fuseki give
 // the same context: the same records, in the same order, and the same
-// text, at community levels 0 to 3. Each question costs four SPARQL round
-// trips.
+// text, at community levels 0 to 3, with and without report roll-up. Each
+// question costs four SPARQL round trips.
 func TestSPARQLBackendMatchesMemory(t *testing.T) {
 	const nQuestions = 50
 	p := retrieval.DefaultParams()
@@ -100,24 +100,26 @@ func TestSPARQLBackendMatchesMemory(t *testing.T) {
 					}
 					graph := loadGraph(ctx, t, st, ds, sample)
 					// Community levels 0 to 3 in turn, so that every level
-					// of the hierarchy is cut at once.
-					var mem, sq [4]*retrieval.Builder
-					for level := range mem {
+					// of the hierarchy is cut at once, with and without
+					// GraphRAG 1.x's report roll-up.
+					var mem, sq [8]*retrieval.Builder
+					for i := range mem {
 						pl := p
-						pl.CommunityLevel = int64(level)
-						mem[level] = newBuilder(t, retrieval.NewMemoryBackend(ds), pl)
-						sq[level] = newBuilder(t, retrieval.NewSPARQLBackend(st.Client(), graph), pl)
+						pl.CommunityLevel = int64(i % 4)
+						pl.RollUpReports = i >= 4
+						mem[i] = newBuilder(t, retrieval.NewMemoryBackend(ds), pl)
+						sq[i] = newBuilder(t, retrieval.NewSPARQLBackend(st.Client(), graph), pl)
 					}
 					qs, sels := questions(t, ds, nQuestions, k)
 					var nonEmpty, trips int64
 					var took []time.Duration
 					for i, sel := range sels {
-						want, err := mem[i%4].LocalContext(ctx, sel)
+						want, err := mem[i%8].LocalContext(ctx, sel)
 						if err != nil {
 							t.Fatal(err)
 						}
 						before, start := st.Client().Requests(), time.Now()
-						got, err := sq[i%4].LocalContext(ctx, sel)
+						got, err := sq[i%8].LocalContext(ctx, sel)
 						took = append(took, time.Since(start))
 						if err != nil {
 							t.Fatalf("question %d %q: %v", i, qs[i], err)
