@@ -6,7 +6,8 @@ import "context"
 // taking every id at once so that a remote store answers in one round trip
 // per lookup. Implementations return records in a stable order (documented
 // per method); an id that matches nothing is no error, it is left out.
-// Lookups are read-only and idempotent.
+// Lookups are read-only and idempotent, and a Builder runs several at once:
+// implementations must be safe for concurrent use.
 type Backend interface {
 	// Entities returns the entities with the given ids, in the order of
 	// ids, skipping unknown ids and duplicates.

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Section names, as GraphRAG heads them ("-----Entities-----").
@@ -139,21 +140,25 @@ func (b *Builder) LocalContext(ctx context.Context, selected []string) (*Context
 	for i, e := range ents {
 		ids[i] = e.EntityID
 	}
-	rels, err := b.backend.Relationships(ctx, ids)
-	if err != nil {
-		return nil, fmt.Errorf("retrieval: local context: relationships: %w", err)
-	}
-	reports, err := b.backend.Reports(ctx, ids, p.CommunityLevel)
-	if err != nil {
-		return nil, fmt.Errorf("retrieval: local context: reports: %w", err)
-	}
 	var unitIDs []string
 	for _, e := range ents {
 		unitIDs = append(unitIDs, e.TextUnitIDs...)
 	}
-	units, err := b.backend.TextUnits(ctx, unitIDs)
-	if err != nil {
-		return nil, fmt.Errorf("retrieval: local context: text units: %w", err)
+	// The other three lookups need only the entities: run them at once
+	// (three round trips in parallel on a store).
+	var rels []RelationshipRecord
+	var reports []ReportRecord
+	var units []TextUnitRecord
+	var errs [3]error
+	var wg sync.WaitGroup
+	wg.Go(func() { rels, errs[0] = b.backend.Relationships(ctx, ids) })
+	wg.Go(func() { reports, errs[1] = b.backend.Reports(ctx, ids, p.CommunityLevel) })
+	wg.Go(func() { units, errs[2] = b.backend.TextUnits(ctx, unitIDs) })
+	wg.Wait()
+	for i, what := range [...]string{"relationships", "reports", "text units"} {
+		if errs[i] != nil {
+			return nil, fmt.Errorf("retrieval: local context: %s: %w", what, errs[i])
+		}
 	}
 
 	// Same arithmetic as GraphRAG: max(int(max_context_tokens * prop), 0).

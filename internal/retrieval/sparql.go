@@ -189,14 +189,21 @@ func (b *SPARQLBackend) Reports(ctx context.Context, entityIDs []string, maxLeve
 	}
 	byID := make(map[string]*ReportRecord)
 	members := make(map[string]map[string]bool)
+	parents := make(map[string]bool)
 	err := b.run(ctx, "local_reports", entityIDs, sparqlq.Params{"level": sparqlq.IntParam(maxLevel)}, func(r *sparqlq.Row) {
 		id := strconv.FormatInt(r.Int("community"), 10)
+		if r.Has("parent") {
+			parents[strconv.FormatInt(r.Int("parent"), 10)] = true
+		}
+		if !r.Has("report_id") && !r.Has("summary") && !r.Has("full_content") && !r.Has("rank") {
+			return // no report: only its parent matters
+		}
 		rep := byID[id]
 		if rep == nil {
 			rep = &ReportRecord{
 				ID: id, CommunityID: r.Str("community_id"), Level: r.Int("level"),
 				Title: r.Str("title"), Summary: r.Str("summary"), FullContent: r.Str("full_content"),
-				Rank: r.Float("rank"), Weight: r.Float("weight"), Deepest: r.Str("deepest") == "true" || r.Str("deepest") == "1",
+				Rank: r.Float("rank"), Weight: r.Float("weight"),
 			}
 			byID[id] = rep
 			members[id] = make(map[string]bool)
@@ -208,6 +215,9 @@ func (b *SPARQLBackend) Reports(ctx context.Context, entityIDs []string, maxLeve
 	}
 	out := make([]ReportRecord, 0, len(byID))
 	for id, rep := range byID {
+		// The sub-communities of a community hold all its members, so one
+		// up to maxLevel would be among the rows (see local_reports.rq).
+		rep.Deepest = !parents[id]
 		seen := make(map[string]bool)
 		for _, e := range entityIDs { // members in the order asked for
 			if members[id][e] && !seen[e] {
