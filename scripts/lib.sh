@@ -85,6 +85,18 @@ kg_stop() {
 	kg_log "stopped pid $pid"
 }
 
+# kg_clear_stale PIDFILE PORT: before a start, stop the server of PIDFILE
+# that runs but does not answer, and die when another process holds PORT.
+kg_clear_stale() {
+	if kg_pid_alive "$1"; then
+		kg_log "pid $(<"$1") is not answering; stopping it"
+		kg_stop "$1"
+	fi
+	if kg_port_busy "$2"; then
+		kg_die "port $2 is in use by another process"
+	fi
+}
+
 # kg_parse_args: parse --port P, --dir D, --mem and --fresh into PORT, DIR,
 # MEM and FRESH (FRESH defaults to $KGRAG_FRESH: wipe DIR/data before a start).
 # Remaining arguments land in KG_ARGS.

@@ -5,9 +5,10 @@
 # Usage: scripts/test.sh [go test flags and packages]   (default: ./...)
 #
 # Starts Oxigraph, Fuseki, Virtuoso and Elasticsearch with scripts/services.sh (installing
-# them when missing), exports KGRAG_TEST_* from the env file, runs go test,
-# and stops the services it started itself (those already running are left
-# running). With KGRAG_TEST_DISALLOW_SKIP=1 (CI) a store that cannot start
+# them when missing) and the model server with scripts/models.sh, exports
+# KGRAG_TEST_* from their env files, runs go test, and stops the services it
+# started itself (those already running are left running). With
+# KGRAG_TEST_DISALLOW_SKIP=1 (CI) a store or model server that cannot start
 # fails the run, and so do tests that would skip for want of one.
 set -euo pipefail
 KG_NAME=test
@@ -17,9 +18,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 cd "$KGRAG_REPO"
 
 started=()
+models_started=0
 cleanup() {
 	if ((${#started[@]})); then
 		"$here/services.sh" down "${started[@]}" || true
+	fi
+	if ((models_started)); then
+		"$here/models.sh" stop || true
 	fi
 }
 trap cleanup EXIT
@@ -43,6 +48,19 @@ set -a
 # shellcheck disable=SC1090
 . "${KGRAG_SERVICES_ENV:-$KGRAG_REPO/.cache/services.env}"
 set +a
+# The real chat and embedding models of the end-to-end ask test (the first
+# install compiles llama.cpp; pip keeps the wheel).
+"$here/models.sh" status >/dev/null 2>&1 || models_started=1
+if "$here/models.sh" start >/dev/null; then
+	set -a
+	# shellcheck disable=SC1090
+	. "${KGRAG_MODELS_ENV:-$KGRAG_REPO/.cache/models.env}"
+	set +a
+elif [[ ${KGRAG_TEST_DISALLOW_SKIP:-} == 1 ]]; then
+	kg_die "the model server did not start (KGRAG_TEST_DISALLOW_SKIP=1)"
+else
+	kg_log "warning: the model server did not start; the end-to-end ask test will skip"
+fi
 # The oracles and the external parsers: pyarrow computes expected counts
 # from the parquet files, pyoxigraph and Jena (scripts/jena.sh) parse and
 # validate what kgrag writes.

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kgrag/kgrag/internal/test"
+)
+
+// askE2E is the part of `kgrag ask --json` this test reads.
+type askE2E struct {
+	Answer  *string `json:"answer"`
+	Context *struct {
+		Tokens  int `json:"tokens"`
+		Records struct {
+			Entities []struct {
+				Title string `json:"title"`
+			} `json:"entities"`
+		} `json:"records"`
+	} `json:"context"`
+	Timings map[string]float64 `json:"timings_ms"`
+}
+
+// TestAskRealModels embeds the v3 sample with a real sentence embedding
+// model (all-MiniLM-L6-v2) and answers questions with a real chat model
+// (Gemma 3 270M), both behind llama.cpp's OpenAI-compatible server that
+// scripts/models.sh starts. Each question paraphrases what one entity's
+// description says (in the comments), so the embedder must find it by
+// meaning; the tiny model's wording is not judged, only that it answers.
+func TestAskRealModels(t *testing.T) {
+	url, chatModel, embedModel := modelServer(t)
+	input := filepath.Join(test.GraphRAGSamples(t), "v3")
+	index := t.TempDir()
+	server := []string{"--llm-url", url, "--embed-model", embedModel}
+
+	if _, stderr, code := runKgrag(t, append([]string{"embed", "-q", "--input", input, "--index", index}, server...)...); code != 0 {
+		t.Fatalf("kgrag embed: exit %d: %s", code, stderr)
+	}
+
+	tests := []struct {
+		question string
+		want     string // an entity title the context must hold
+	}{
+		{"Who drew the pictures for this edition of the book?", "ARTHUR RACKHAM"},      // "the illustrator"
+		{"Which of Bob Cratchit's children is ill and uses a crutch?", "TIM CRATCHIT"}, // "physically disabled"
+		{"Who was Scrooge's dead business partner?", "GHOST OF JACOB MARLEY"},          // "deceased business partner"
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			// A small context keeps the 270M model's prompt, and so the
+			// answer time on 2 cores, short.
+			args := append([]string{"ask", "--input", input, "--index", index, "--chat-model", chatModel,
+				"--max-context-tokens", "1000", "--json"}, server...)
+			stdout, stderr, code := runKgrag(t, append(args, tt.question)...)
+			if code != 0 {
+				t.Fatalf("kgrag ask %q: exit %d: %s", tt.question, code, stderr)
+			}
+			var res askE2E
+			if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+				t.Fatalf("kgrag ask --json: %v in %q", err, stdout)
+			}
+			if res.Answer == nil || strings.TrimSpace(*res.Answer) == "" {
+				t.Errorf("kgrag ask %q: empty answer", tt.question)
+			}
+			if res.Context == nil {
+				t.Fatalf("kgrag ask %q: no context in %s", tt.question, stdout)
+			}
+			var titles []string
+			for _, e := range res.Context.Records.Entities {
+				titles = append(titles, e.Title)
+			}
+			if !slices.Contains(titles, tt.want) {
+				t.Errorf("kgrag ask %q: context entities %q; want %q among them", tt.question, titles, tt.want)
+			}
+			for _, phase := range []string{"embed", "knn", "retrieval", "llm", "total"} {
+				if res.Timings[phase] <= 0 {
+					t.Errorf("kgrag ask %q: timings_ms[%q] = %v; want > 0", tt.question, phase, res.Timings[phase])
+				}
+			}
+			answer := ""
+			if res.Answer != nil {
+				answer = *res.Answer
+			}
+			t.Logf("Q: %s\nentities: %s\nA: %s\ntimings_ms: %v", tt.question, strings.Join(titles, "; "), answer, res.Timings)
+		})
+	}
+}
+
+// modelServer returns the base URL and the chat and embedding model names
+// of the server scripts/models.sh runs, skipping or failing when unset. One
+// server answers both: kgrag ask embeds the question at the --llm-url it
+// chats with.
+func modelServer(t *testing.T) (url, chatModel, embedModel string) {
+	t.Helper()
+	var v [3]string
+	for i, name := range []string{"KGRAG_TEST_LLM_URL", "KGRAG_TEST_CHAT_MODEL", "KGRAG_TEST_EMBED_MODEL"} {
+		if v[i] = os.Getenv(name); v[i] == "" {
+			test.SkipOrFail(t, "%s is not set: start the model server with scripts/models.sh start "+
+				"and source .cache/models.env (scripts/test.sh does both)", name)
+		}
+	}
+	return v[0], v[1], v[2]
+}
