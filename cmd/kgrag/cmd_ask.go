@@ -36,6 +36,7 @@ type askOptions struct {
 
 	chatModel    string
 	temperature  float64
+	maxTokens    int
 	responseType string
 
 	contextOnly bool // print the context, call no chat model
@@ -108,6 +109,7 @@ Look before asking, or compare:
 			&cli.IntFlag{Name: "top-k-relationships", Category: "retrieval", Value: def.TopKRelationships, Usage: "outside relationships kept per selected entity (seed mode: inside and outside relationships kept)"},
 			&cli.StringFlag{Name: "chat-model", Category: "model server", Value: defaultChatModel, Usage: "chat model `NAME` that writes the answer", Sources: cli.EnvVars("KGRAG_CHAT_MODEL")},
 			&cli.FloatFlag{Name: "temperature", Category: "model server", Value: 0, Usage: "sampling temperature of the answer (0: the most repeatable)"},
+			&cli.IntFlag{Name: "max-tokens", Category: "model server", Usage: "stop the answer after `N` tokens (0: the server's limit)"},
 			&cli.StringFlag{Name: "response-type", Value: prompts.DefaultResponseType, Usage: "shape of the answer, in words (e.g. \"a single sentence\", \"a list of points\")"},
 			&cli.BoolFlag{Name: "context-only", Usage: "print the context that would be sent and stop: no chat model is called (the embedding model is)"},
 			&cli.BoolFlag{Name: "no-context", Usage: "ask the chat model the question alone, without the graph (a baseline to compare with)"},
@@ -121,6 +123,7 @@ Look before asking, or compare:
 				index:        indexOptionsFrom(cmd),
 				chatModel:    cmd.String("chat-model"),
 				temperature:  cmd.Float("temperature"),
+				maxTokens:    cmd.Int("max-tokens"),
 				responseType: cmd.String("response-type"),
 				contextOnly:  cmd.Bool("context-only"),
 				noContext:    cmd.Bool("no-context"),
@@ -156,6 +159,8 @@ func (o *askOptions) validate() error {
 		return usagef("--chat-model "+defaultChatModel, "--chat-model is empty: name the chat model that writes the answer")
 	case o.temperature < 0 || o.temperature > 2:
 		return usagef("--temperature 0", "--temperature %g is outside 0..2", o.temperature)
+	case o.maxTokens < 0:
+		return usagef("--max-tokens 512", "--max-tokens %d is negative", o.maxTokens)
 	case o.responseType == "":
 		return usagef(`--response-type "multiple paragraphs"`, "--response-type is empty")
 	}
@@ -315,7 +320,7 @@ func retrieve(ctx context.Context, opts askOptions, client *llm.Client, res *ask
 // is streamed to stdout, or with --json kept for the JSON object.
 func answer(ctx context.Context, opts askOptions, client *llm.Client, system string, res *askResult, term terminal) error {
 	temp := float32(opts.temperature)
-	chatOpts := llm.ChatOptions{Model: opts.chatModel, Temperature: &temp}
+	chatOpts := llm.ChatOptions{Model: opts.chatModel, Temperature: &temp, MaxTokens: opts.maxTokens}
 	msgs := []llm.Message{{Role: llm.RoleSystem, Content: system}, {Role: llm.RoleUser, Content: opts.question}}
 	res.ChatModel = opts.chatModel
 	t := time.Now()

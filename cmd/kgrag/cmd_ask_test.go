@@ -375,6 +375,7 @@ func TestAskStreamsAnswer(t *testing.T) {
 	term := terminal{in: strings.NewReader(""), out: &out, err: &errb}
 	opts := f.options("Who is Scrooge's clerk?")
 	opts.temperature = 0.3
+	opts.maxTokens = 64
 	if err := runAsk(t.Context(), opts, term); err != nil {
 		t.Fatal(err)
 	}
@@ -391,6 +392,9 @@ func TestAskStreamsAnswer(t *testing.T) {
 	}
 	if temp, _ := last.Extra["temperature"].(float64); temp < 0.29 || temp > 0.31 {
 		t.Errorf("temperature sent = %v; want 0.3", last.Extra["temperature"])
+	}
+	if n, _ := last.Extra["max_tokens"].(float64); n != 64 {
+		t.Errorf("max_tokens sent = %v; want 64", last.Extra["max_tokens"])
 	}
 	sys := last.Messages[0].Content
 	for _, want := range []string{"-----Entities-----", "[Data: Entities (5, 7)", prompts.DefaultResponseType} {

@@ -1,7 +1,9 @@
 package llm
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -265,12 +267,11 @@ func (c *Client) request(messages []Message, opts ChatOptions) (openai.ChatCompl
 		req.Messages = append(req.Messages, openai.ChatCompletionMessage{Role: m.Role, Content: m.Content})
 	}
 	if opts.Temperature != nil {
+		// go-openai omits a zero temperature from the JSON, which would
+		// leave the server's default (often 0.8) in force: withTemperature
+		// has the doer write it. (A tiny non-zero value is no substitute:
+		// llama.cpp divides the logits by it and samples noise.)
 		req.Temperature = *opts.Temperature
-		if req.Temperature == 0 {
-			// go-openai omits a zero temperature from the JSON, which
-			// would leave the server's default (often 0.8) in force.
-			req.Temperature = math.SmallestNonzeroFloat32
-		}
 	}
 	if opts.JSON {
 		req.ResponseFormat = &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONObject}
@@ -286,6 +287,7 @@ func noChatModel(c *Client, op string) error {
 // Chat returns the model's answer to messages in one piece. Errors are
 // *Error.
 func (c *Client) Chat(ctx context.Context, messages []Message, opts ChatOptions) (string, Usage, error) {
+	ctx = withTemperature(ctx, opts)
 	req, model := c.request(messages, opts)
 	if model == "" {
 		return "", Usage{}, noChatModel(c, "chat")
@@ -334,6 +336,7 @@ func (e errCallback) Unwrap() error { return e.err }
 // stream and is returned wrapped with %w. Usage is filled when the server
 // reports it (stream_options.include_usage). Other errors are *Error.
 func (c *Client) ChatStream(ctx context.Context, messages []Message, opts ChatOptions, onDelta func(string) error) (string, Usage, error) {
+	ctx = withTemperature(ctx, opts)
 	req, model := c.request(messages, opts)
 	if model == "" {
 		return "", Usage{}, noChatModel(c, "chat stream")
@@ -413,7 +416,47 @@ type respInfo struct {
 // and Retry-After in the request's respInfo.
 type doer struct{ c *http.Client }
 
+// zeroTemperatureKey in a request's context asks the doer to send
+// "temperature": 0, which go-openai cannot.
+type zeroTemperatureKey struct{}
+
+func withTemperature(ctx context.Context, opts ChatOptions) context.Context {
+	if opts.Temperature != nil && *opts.Temperature == 0 {
+		return context.WithValue(ctx, zeroTemperatureKey{}, true)
+	}
+	return ctx
+}
+
+// setZeroTemperature rewrites a JSON request body with "temperature": 0.
+func setZeroTemperature(req *http.Request) error {
+	if req.Body == nil {
+		return nil
+	}
+	body, err := io.ReadAll(req.Body)
+	req.Body.Close()
+	if err != nil {
+		return err
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(body, &fields); err != nil {
+		return fmt.Errorf("llm: request body: %w", err)
+	}
+	fields["temperature"] = json.RawMessage("0")
+	if body, err = json.Marshal(fields); err != nil {
+		return err
+	}
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	req.ContentLength = int64(len(body))
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	return nil
+}
+
 func (d doer) Do(req *http.Request) (*http.Response, error) {
+	if zero, _ := req.Context().Value(zeroTemperatureKey{}).(bool); zero {
+		if err := setZeroTemperature(req); err != nil {
+			return nil, err
+		}
+	}
 	resp, err := d.c.Do(req)
 	if info, ok := req.Context().Value(respInfoKey{}).(*respInfo); ok && resp != nil {
 		info.status = resp.StatusCode

@@ -275,8 +275,10 @@ func TestChat(t *testing.T) {
 		}
 	}
 	req := srv.Requests()[0]
-	if req.Model != "chat-m" || len(req.Messages) != 2 || req.Extra["temperature"] == nil {
-		t.Errorf("request model %q, %d messages, temperature %v; want chat-m, 2, a zero temperature sent",
+	// Exactly 0: llama.cpp divides by the temperature, so a tiny non-zero
+	// stand-in makes it sample noise.
+	if temp, ok := req.Extra["temperature"].(float64); req.Model != "chat-m" || len(req.Messages) != 2 || !ok || temp != 0 {
+		t.Errorf("request model %q, %d messages, temperature %v; want chat-m, 2, temperature 0 sent",
 			req.Model, len(req.Messages), req.Extra["temperature"])
 	}
 }
