@@ -5,7 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kgrag/kgrag/embedindex"
+	"github.com/kgrag/kgrag/internal/llm"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/kgrag/kgrag/graphrag"
@@ -22,6 +25,17 @@ import (
 // own with --base.
 const defaultBase = "http://example.org/graphrag/"
 
+// withoutFlag returns flags less the one named name.
+func withoutFlag(flags []cli.Flag, name string) []cli.Flag {
+	var out []cli.Flag
+	for _, f := range flags {
+		if !slices.Contains(f.Names(), name) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // loadOptions is everything `kgrag load` needs; the Action fills it from
 // flags so tests can call runLoad directly.
 type loadOptions struct {
@@ -34,6 +48,8 @@ type loadOptions struct {
 	quiet            bool
 
 	store storeOptions
+	// embed, when set, runs kgrag embed on the input after the load.
+	embed *embedOptions
 }
 
 func newLoadCommand(term terminal) *cli.Command {
@@ -59,6 +75,11 @@ interrupted load leaves the previous graph as it was:
 
 Instance IRIs are built from GraphRAG's ids under --base, percent-encoded,
 so two runs over the same input give byte-identical output.
+
+--embed then builds the vector index kgrag ask needs, as 'kgrag embed' does
+(same cache, --index and model server flags), so one command prepares a
+graph for questions:
+   kgrag load --input ./output --store http://localhost:3030/ds --graph http://example.org/kg --embed
 ` + exitStatusHelp,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "input", Aliases: []string{"i"}, Usage: "GraphRAG output `DIR` (the folder holding the .parquet files, or a project folder with output/)", Sources: cli.EnvVars("KGRAG_INPUT")},
@@ -67,7 +88,9 @@ so two runs over the same input give byte-identical output.
 			&cli.StringFlag{Name: "base", Value: defaultBase, Usage: "base `IRI` of the dataset's instances (must end in / or #)", Sources: cli.EnvVars("KGRAG_BASE")},
 			&cli.BoolFlag{Name: "with-ontology", Usage: "also write the gr: ontology (into the Turtle file, or into --ontology-graph of the store)"},
 			&cli.BoolFlag{Name: "omit-document-text", Usage: "leave out the full text of documents (their chunks still carry it)"},
-		}, storeFlags()...),
+			&cli.BoolFlag{Name: "embed", Category: "vector index", Usage: "after loading, embed the entities into the vector index, as kgrag embed does"},
+			&cli.StringFlag{Name: "index", Category: "vector index", Usage: "with --embed: index `DIR` to write (default: kgrag-index inside --input)", Sources: cli.EnvVars("KGRAG_INDEX")},
+		}, append(storeFlags(), withoutFlag(llmFlags(), "retries")...)...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 0 {
 				return usagef("kgrag load --input DIR --turtle FILE", "load takes no arguments, got %q", cmd.Args().First())
@@ -81,6 +104,17 @@ so two runs over the same input give byte-identical output.
 				omitDocumentText: cmd.Bool("omit-document-text"),
 				quiet:            cmd.Bool("quiet"),
 				store:            storeOptionsFrom(cmd),
+			}
+			if cmd.Bool("embed") {
+				// --retries is the store's here: the model client keeps
+				// its default.
+				llmOpts := llmOptionsFrom(cmd)
+				llmOpts.retries = llm.DefaultRetries
+				opts.embed = &embedOptions{
+					input: opts.input, index: cmd.String("index"), quiet: opts.quiet,
+					batchSize: embedindex.DefaultBatchSize, concurrency: embedindex.DefaultConcurrency,
+					llm: llmOpts,
+				}
 			}
 			return runLoad(ctx, opts, term)
 		},
@@ -106,6 +140,14 @@ func (o *loadOptions) validate() error {
 	}
 	if err := ontology.ValidateBase(o.base); err != nil {
 		return usagef("--base http://example.org/my-dataset/", "--base: %v", err)
+	}
+	if o.embed != nil {
+		if err := o.embed.validate(); err != nil {
+			return err
+		}
+		if _, err := o.embed.llm.client(); err != nil { // a bad --llm-url fails before the load
+			return err
+		}
 	}
 	if o.store.url != "" {
 		return o.store.validate()
@@ -175,6 +217,9 @@ func runLoad(ctx context.Context, opts loadOptions, term terminal) error {
 	if !opts.quiet {
 		fmt.Fprintf(term.err, "kgrag: wrote %d triples to %s in %.1fs\n", stats.Triples, dest, time.Since(start).Seconds())
 		fmt.Fprintf(term.err, "  %s\n", describeStats(ds, stats))
+	}
+	if opts.embed != nil {
+		return runEmbed(ctx, *opts.embed, term)
 	}
 	return nil
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kgrag/kgrag/embedindex/flat"
+	"github.com/kgrag/kgrag/internal/llm/llmtest"
 	"github.com/kgrag/kgrag/internal/test"
 )
 
@@ -203,5 +205,41 @@ func TestLoadGuessesStoreType(t *testing.T) {
 		if o.store.storeType != tt.want {
 			t.Errorf("%s: store type %q; want %q", tt.url, o.store.storeType, tt.want)
 		}
+	}
+}
+
+// TestLoadEmbed: load --embed writes the graph, then the vector index that
+// kgrag embed would write; a bad model server URL fails before anything is
+// written.
+func TestLoadEmbed(t *testing.T) {
+	in := filepath.Join(test.GraphRAGSamples(t), "v3")
+	srv := llmtest.Start(t, llmtest.Config{Dim: 16})
+	dir := t.TempDir()
+	ttl, index := filepath.Join(dir, "g.ttl"), filepath.Join(dir, "idx")
+	eo := embedTestOptions(in, index, srv.URL(), "nomic-embed-text")
+	opts := loadOptions{input: in, turtle: ttl, base: defaultBase, quiet: true, embed: &eo}
+	term, _, _ := testTerminal()
+	if err := runLoad(t.Context(), opts, term); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(ttl); err != nil {
+		t.Errorf("no Turtle written: %v", err)
+	}
+	idx, err := flat.Open(t.Context(), filepath.Join(index, entityIndexFile), flat.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info := idx.Info(); info.Count != v3Entities || info.Model != "nomic-embed-text" {
+		t.Errorf("index %+v; want %d vectors from nomic-embed-text", info, v3Entities)
+	}
+
+	bad := embedTestOptions(in, index, "ftp://nowhere", "m")
+	ttl2 := filepath.Join(dir, "g2.ttl")
+	opts = loadOptions{input: in, turtle: ttl2, base: defaultBase, quiet: true, embed: &bad}
+	if err := runLoad(t.Context(), opts, term); err == nil || !strings.Contains(err.Error(), "--llm-url") {
+		t.Errorf("load --embed with a bad --llm-url: %v; want an error naming --llm-url", err)
+	}
+	if _, err := os.Stat(ttl2); err == nil {
+		t.Errorf("load --embed with a bad --llm-url wrote %s", ttl2)
 	}
 }
