@@ -17,13 +17,17 @@ const (
 )
 
 // Encoder counts tokens as GraphRAG's num_tokens does (tiktoken, ordinary
-// encoding, no special tokens). It reads the BPE ranks embedded by
-// tiktoken-go-loader, so it needs no network. Building one takes a few
-// hundred milliseconds: build it once and reuse it. An Encoder is safe for
+// encoding, no special tokens), giving exactly the counts of tiktoken-go's
+// EncodeOrdinary. It reads the BPE ranks embedded by tiktoken-go-loader,
+// so it needs no network. Building one takes tens of milliseconds (more
+// for o200k_base): build it once and reuse it. An Encoder is safe for
 // concurrent use; the zero value is not usable.
 type Encoder struct {
 	name string
-	tk   *tiktoken.Tiktoken
+	// Exactly one of these counts: bpe (cl100k_base) splits text by hand,
+	// tk (o200k_base) with tiktoken-go's regexp2 pattern.
+	bpe *bpeCounter
+	tk  *tiktoken.Tiktoken
 
 	// counts memoises Count of short strings (table rows), which local
 	// search counts again and again: every relationship row once per
@@ -44,15 +48,39 @@ const (
 	maxCachedCount = 1 << 20  // entries before the cache is emptied
 )
 
+// cl100kPattern is tiktoken's pre-tokenizer pattern of cl100k_base, which
+// cl100kPiece implements by hand.
+const cl100kPattern = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+
 // NewEncoder builds the named encoding (EncodingCL100K or EncodingO200K).
 // Unlike tiktoken.GetEncoding it does not touch tiktoken-go's package-level
 // loader or cache.
 func NewEncoder(name string) (*Encoder, error) {
+	if name != EncodingCL100K && name != EncodingO200K {
+		return nil, fmt.Errorf("retrieval: encoder: unknown encoding %q (want %s or %s)", name, EncodingCL100K, EncodingO200K)
+	}
+	ranks, err := tiktoken_loader.NewOfflineLoader().LoadTiktokenBpe(name + ".tiktoken")
+	if err != nil {
+		return nil, fmt.Errorf("retrieval: encoder %s: %w", name, err)
+	}
+	e := &Encoder{name: name, seed: maphash.MakeSeed(), counts: make(map[countKey]int)}
+	if name == EncodingCL100K {
+		e.bpe = newBPECounter(ranks)
+		return e, nil
+	}
+	if e.tk, err = newTiktoken(name, ranks); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// newTiktoken builds tiktoken-go's encoder of the named encoding.
+func newTiktoken(name string, ranks map[string]int) (*tiktoken.Tiktoken, error) {
 	var pat string
 	var special map[string]int
 	switch name {
 	case EncodingCL100K:
-		pat = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+		pat = cl100kPattern
 		special = map[string]int{"<|endoftext|>": 100257, "<|fim_prefix|>": 100258,
 			"<|fim_middle|>": 100259, "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276}
 	case EncodingO200K:
@@ -67,11 +95,7 @@ func NewEncoder(name string) (*Encoder, error) {
 		}, "|")
 		special = map[string]int{"<|endoftext|>": 199999, "<|endofprompt|>": 200018}
 	default:
-		return nil, fmt.Errorf("retrieval: encoder: unknown encoding %q (want %s or %s)", name, EncodingCL100K, EncodingO200K)
-	}
-	ranks, err := tiktoken_loader.NewOfflineLoader().LoadTiktokenBpe(name + ".tiktoken")
-	if err != nil {
-		return nil, fmt.Errorf("retrieval: encoder %s: %w", name, err)
+		return nil, fmt.Errorf("retrieval: encoder: unknown encoding %q", name)
 	}
 	bpe, err := tiktoken.NewCoreBPE(ranks, special, pat)
 	if err != nil {
@@ -82,8 +106,7 @@ func NewEncoder(name string) (*Encoder, error) {
 		set[k] = true
 	}
 	enc := &tiktoken.Encoding{Name: name, PatStr: pat, MergeableRanks: ranks, SpecialTokens: special}
-	return &Encoder{name: name, tk: tiktoken.NewTiktoken(bpe, enc, set),
-		seed: maphash.MakeSeed(), counts: make(map[countKey]int)}, nil
+	return tiktoken.NewTiktoken(bpe, enc, set), nil
 }
 
 // Name returns the encoding name.
@@ -95,7 +118,7 @@ func (e *Encoder) Count(s string) int {
 		return 0
 	}
 	if len(s) > maxCachedLen {
-		return len(e.tk.EncodeOrdinary(s))
+		return e.count(s)
 	}
 	k := countKey{maphash.String(e.seed, s), len(s)}
 	e.mu.Lock()
@@ -104,7 +127,7 @@ func (e *Encoder) Count(s string) int {
 	if ok {
 		return n
 	}
-	n = len(e.tk.EncodeOrdinary(s))
+	n = e.count(s)
 	e.mu.Lock()
 	if len(e.counts) >= maxCachedCount {
 		clear(e.counts)
@@ -112,4 +135,11 @@ func (e *Encoder) Count(s string) int {
 	e.counts[k] = n
 	e.mu.Unlock()
 	return n
+}
+
+func (e *Encoder) count(s string) int {
+	if e.bpe != nil {
+		return e.bpe.count(s)
+	}
+	return len(e.tk.EncodeOrdinary(s))
 }

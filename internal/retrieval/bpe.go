@@ -1,0 +1,203 @@
+package retrieval
+
+import (
+	"container/heap"
+	"math"
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// bpeCounter counts cl100k_base tokens without regexp2: cl100kPiece splits
+// the text and each piece is merged with the ranks as tiktoken does. It is
+// safe for concurrent use.
+type bpeCounter struct {
+	ranks map[string]int
+
+	// pieces memoises the token count of pieces that are not one token:
+	// words repeat, and merging is what costs. Keys are copies, so that a
+	// key does not hold a whole text alive; it is emptied when full.
+	mu     sync.Mutex
+	pieces map[string]int
+}
+
+const maxCachedPieces = 1 << 16
+
+func newBPECounter(ranks map[string]int) *bpeCounter {
+	return &bpeCounter{ranks: ranks, pieces: make(map[string]int)}
+}
+
+// count returns the number of tokens tiktoken-go's EncodeOrdinary returns
+// for s.
+func (c *bpeCounter) count(s string) int {
+	if !utf8.ValidString(s) {
+		// tiktoken-go runs the regexp on []rune(s) and encodes the
+		// pieces back, so each invalid byte becomes U+FFFD.
+		s = string([]rune(s))
+	}
+	n := 0
+	for i := 0; i < len(s); {
+		end := cl100kPiece(s, i)
+		n += c.pieceCount(s[i:end])
+		i = end
+	}
+	return n
+}
+
+func (c *bpeCounter) pieceCount(p string) int {
+	// A piece that is a token is one token, whatever merging it would
+	// give (tiktoken looks it up before merging too).
+	if _, ok := c.ranks[p]; ok {
+		return 1
+	}
+	c.mu.Lock()
+	n, ok := c.pieces[p]
+	c.mu.Unlock()
+	if ok {
+		return n
+	}
+	n = mergeCount(p, c.ranks)
+	c.mu.Lock()
+	if len(c.pieces) >= maxCachedPieces {
+		clear(c.pieces)
+	}
+	c.pieces[strings.Clone(p)] = n
+	c.mu.Unlock()
+	return n
+}
+
+// maxLinearMerge is the piece length above which mergeCount keeps its
+// pairs in a heap: the scan that tiktoken does is quadratic, which a run of
+// ten thousand dashes makes felt.
+const maxLinearMerge = 128
+
+// mergeCount returns the number of parts that byte-pair merging leaves of
+// p: repeatedly merge the adjacent pair whose concatenation has the lowest
+// rank, the leftmost on ties, until no pair is a token.
+func mergeCount(p string, ranks map[string]int) int {
+	if len(p) > maxLinearMerge {
+		return heapMergeCount(p, ranks)
+	}
+	return scanMergeCount(p, ranks)
+}
+
+// scanMergeCount merges as tiktoken-go does, scanning all pairs for the
+// lowest rank at each merge.
+func scanMergeCount(p string, ranks map[string]int) int {
+	if len(p) <= 1 {
+		return len(p)
+	}
+	// starts[k] is where part k begins; rank[k] the rank of part k joined
+	// with part k+1 (math.MaxInt when that is no token).
+	var startsBuf, rankBuf [maxLinearMerge + 1]int
+	n := len(p)
+	starts, rank := startsBuf[:0], rankBuf[:0]
+	if n > maxLinearMerge {
+		starts, rank = make([]int, 0, n+1), make([]int, 0, n)
+	}
+	for k := range n + 1 {
+		starts = append(starts, k)
+	}
+	rank = rank[:n]
+	pairRank := func(k int) int { // rank of parts k and k+1 joined
+		if k+2 < len(starts) {
+			if r, ok := ranks[p[starts[k]:starts[k+2]]]; ok {
+				return r
+			}
+		}
+		return math.MaxInt
+	}
+	for k := range rank {
+		rank[k] = pairRank(k)
+	}
+	for len(rank) > 1 {
+		best, at := math.MaxInt, -1
+		for k, r := range rank {
+			if r < best {
+				best, at = r, k
+			}
+		}
+		if at < 0 {
+			break
+		}
+		// Part at+1 joins part at.
+		starts = append(starts[:at+1], starts[at+2:]...)
+		rank = append(rank[:at+1], rank[at+2:]...)
+		rank[at] = pairRank(at)
+		if at > 0 {
+			rank[at-1] = pairRank(at - 1)
+		}
+	}
+	return len(rank)
+}
+
+// heapMergeCount is mergeCount with the candidate pairs in a min-heap by
+// (rank, start), which picks the same pair as the scan: starts of live
+// parts order them left to right. Stale entries are skipped when popped.
+func heapMergeCount(p string, ranks map[string]int) int {
+	n := len(p)
+	next := make([]int, n) // start of the part after the one at i, n at the end
+	prev := make([]int, n) // start of the part before, -1 at the start
+	for i := range n {
+		next[i], prev[i] = i+1, i-1
+	}
+	h := make(pairHeap, 0, n)
+	pair := func(i int) (mergePair, bool) { // the part at i and the next one
+		if j := next[i]; j < n {
+			if r, ok := ranks[p[i:next[j]]]; ok {
+				return mergePair{rank: r, start: i, end: next[j]}, true
+			}
+		}
+		return mergePair{}, false
+	}
+	for i := range n {
+		if m, ok := pair(i); ok {
+			h = append(h, m)
+		}
+	}
+	heap.Init(&h)
+	parts := n
+	for h.Len() > 0 {
+		m := heap.Pop(&h).(mergePair)
+		j := next[m.start]
+		if prev[m.start] == -2 || j >= n || next[j] != m.end {
+			continue // one of its parts has changed since
+		}
+		// The part at j joins the part at m.start.
+		next[m.start] = m.end
+		if m.end < n {
+			prev[m.end] = m.start
+		}
+		prev[j] = -2
+		parts--
+		if m, ok := pair(m.start); ok {
+			heap.Push(&h, m)
+		}
+		if q := prev[m.start]; q >= 0 {
+			if m, ok := pair(q); ok {
+				heap.Push(&h, m)
+			}
+		}
+	}
+	return parts
+}
+
+type mergePair struct{ rank, start, end int }
+
+type pairHeap []mergePair
+
+func (h pairHeap) Len() int { return len(h) }
+func (h pairHeap) Less(a, b int) bool {
+	if h[a].rank != h[b].rank {
+		return h[a].rank < h[b].rank
+	}
+	return h[a].start < h[b].start
+}
+func (h pairHeap) Swap(a, b int) { h[a], h[b] = h[b], h[a] }
+func (h *pairHeap) Push(x any)   { *h = append(*h, x.(mergePair)) }
+func (h *pairHeap) Pop() any {
+	old := *h
+	m := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return m
+}

@@ -1,0 +1,39 @@
+package retrieval_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kgrag/kgrag/graphrag"
+	"github.com/kgrag/kgrag/internal/retrieval"
+	"github.com/kgrag/kgrag/internal/test"
+)
+
+// BenchmarkEncoderCount counts the tokens of all the v3 sample's text
+// units joined into one text, longer than the Encoder memoises, so every
+// iteration splits and merges the whole text again.
+func BenchmarkEncoderCount(b *testing.B) {
+	ds, err := graphrag.Open(context.Background(), filepath.Join(test.GraphRAGSamples(b), "v3"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var sb strings.Builder
+	for _, u := range ds.TextUnits {
+		sb.WriteString(u.Text)
+		sb.WriteString("\n\n")
+	}
+	text := sb.String()
+	enc, err := retrieval.NewEncoder(retrieval.EncodingCL100K)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(text)))
+	b.ResetTimer()
+	for range b.N {
+		if enc.Count(text) == 0 {
+			b.Fatal("no tokens")
+		}
+	}
+}
