@@ -8,11 +8,13 @@ import (
 	"unicode/utf8"
 )
 
-// bpeCounter counts cl100k_base tokens without regexp2: cl100kPiece splits
-// the text and each piece is merged with the ranks as tiktoken does. It is
-// safe for concurrent use.
+// bpeCounter counts tokens without regexp2: split (cl100kPiece or
+// o200kPiece) cuts the text into pieces and each piece is merged with the
+// ranks as tiktoken does. It is safe for concurrent use.
 type bpeCounter struct {
 	ranks map[string]int
+	// split returns the end of the piece that starts at s[i:].
+	split func(s string, i int) int
 
 	// pieces memoises the token count of pieces that are not one token:
 	// words repeat, and merging is what costs. Keys are copies, so that a
@@ -23,8 +25,8 @@ type bpeCounter struct {
 
 const maxCachedPieces = 1 << 16
 
-func newBPECounter(ranks map[string]int) *bpeCounter {
-	return &bpeCounter{ranks: ranks, pieces: make(map[string]int)}
+func newBPECounter(ranks map[string]int, split func(s string, i int) int) *bpeCounter {
+	return &bpeCounter{ranks: ranks, split: split, pieces: make(map[string]int)}
 }
 
 // count returns the number of tokens tiktoken-go's EncodeOrdinary returns
@@ -37,7 +39,7 @@ func (c *bpeCounter) count(s string) int {
 	}
 	n := 0
 	for i := 0; i < len(s); {
-		end := cl100kPiece(s, i)
+		end := c.split(s, i)
 		n += c.pieceCount(s[i:end])
 		i = end
 	}

@@ -19,69 +19,135 @@ import (
 	"github.com/kgrag/kgrag/internal/test"
 )
 
-// The hand-written cl100k counter is checked against tiktoken-go's
-// EncodeOrdinary (regexp2 running the cl100k pattern, then tiktoken-go's
-// merging), which is what Encoder used before and whose counts
-// TestEncoderCount ties to OpenAI's tiktoken.
+// The hand-written counters are checked against tiktoken-go's
+// EncodeOrdinary (regexp2 running the encoding's pattern, then
+// tiktoken-go's merging), which is what Encoder used before and whose
+// cl100k_base counts TestEncoderCount ties to OpenAI's tiktoken.
 
-var cl100kRef = sync.OnceValues(func() (*tiktoken.Tiktoken, error) {
-	ranks, err := tiktoken_loader.NewOfflineLoader().LoadTiktokenBpe(EncodingCL100K + ".tiktoken")
-	if err != nil {
-		return nil, err
+var encodings = []string{EncodingCL100K, EncodingO200K}
+
+// cl100kPattern is tiktoken's pre-tokenizer pattern of cl100k_base, which
+// cl100kPiece implements by hand.
+const cl100kPattern = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+
+// o200kPattern is tiktoken's pre-tokenizer pattern of o200k_base, which
+// o200kPiece implements by hand.
+const o200kPattern = `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?` +
+	`|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?` +
+	`|\p{N}{1,3}` +
+	`| ?[^\s\p{L}\p{N}]+[\r\n/]*` +
+	`|\s*[\r\n]+` +
+	`|\s+(?!\S)` +
+	`|\s+`
+
+// newTiktoken builds tiktoken-go's encoder of the named encoding, which
+// Encoder used before it split text by hand; the tests compare the two.
+func newTiktoken(name string, ranks map[string]int) (*tiktoken.Tiktoken, error) {
+	var pat string
+	var special map[string]int
+	switch name {
+	case EncodingCL100K:
+		pat = cl100kPattern
+		special = map[string]int{"<|endoftext|>": 100257, "<|fim_prefix|>": 100258,
+			"<|fim_middle|>": 100259, "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276}
+	case EncodingO200K:
+		pat = o200kPattern
+		special = map[string]int{"<|endoftext|>": 199999, "<|endofprompt|>": 200018}
+	default:
+		return nil, fmt.Errorf("retrieval: encoder: unknown encoding %q", name)
 	}
-	return newTiktoken(EncodingCL100K, ranks)
+	bpe, err := tiktoken.NewCoreBPE(ranks, special, pat)
+	if err != nil {
+		return nil, fmt.Errorf("retrieval: encoder %s: %w", name, err)
+	}
+	set := make(map[string]any, len(special))
+	for k := range special {
+		set[k] = true
+	}
+	enc := &tiktoken.Encoding{Name: name, PatStr: pat, MergeableRanks: ranks, SpecialTokens: special}
+	return tiktoken.NewTiktoken(bpe, enc, set), nil
+}
+
+// pair is one encoding's Encoder and tiktoken-go's encoder of it, built
+// once per test binary: building takes long.
+type pair struct {
+	name string
+	enc  *Encoder
+	ref  *tiktoken.Tiktoken
+	re   *regexp2.Regexp // the pattern, to show where pieces part
+}
+
+var pairs = sync.OnceValues(func() (map[string]pair, error) {
+	out := map[string]pair{}
+	for _, name := range encodings {
+		ranks, err := tiktoken_loader.NewOfflineLoader().LoadTiktokenBpe(name + ".tiktoken")
+		if err != nil {
+			return nil, err
+		}
+		ref, err := newTiktoken(name, ranks)
+		if err != nil {
+			return nil, err
+		}
+		enc, err := NewEncoder(name)
+		if err != nil {
+			return nil, err
+		}
+		pat := cl100kPattern
+		if name == EncodingO200K {
+			pat = o200kPattern
+		}
+		out[name] = pair{name, enc, ref, regexp2.MustCompile(pat, regexp2.None)}
+	}
+	return out, nil
 })
 
-var cl100kEnc = sync.OnceValues(func() (*Encoder, error) { return NewEncoder(EncodingCL100K) })
-
-// checkCount fails t when the counter and tiktoken-go disagree on s, and
-// then shows where their pieces part.
-func checkCount(t testing.TB, enc *Encoder, ref *tiktoken.Tiktoken, what, s string) bool {
+func getPair(t testing.TB, name string) pair {
 	t.Helper()
-	want := len(ref.EncodeOrdinary(s))
-	got := enc.bpe.count(s)
-	if got == want {
+	ps, err := pairs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ps[name]
+}
+
+// check fails t when the counter and tiktoken-go disagree on s, or the
+// pieces of the hand-written split differ from regexp2's matches (two
+// splits can give the same count by chance).
+func (p pair) check(t testing.TB, what, s string) bool {
+	t.Helper()
+	want := len(p.ref.EncodeOrdinary(s))
+	got := p.enc.bpe.count(s)
+	diff := p.pieceDiff(s)
+	if got == want && diff == "" {
 		return true
 	}
-	t.Errorf("%s: count(%.200q) = %d; tiktoken-go %d\n%s", what, s, got, want, pieceDiff(s))
+	t.Errorf("%s %s: count(%.200q) = %d; tiktoken-go %d\n%s", p.name, what, s, got, want, diff)
 	return false
 }
 
 // pieceDiff shows the first piece where the hand-written split and
-// regexp2's differ.
-func pieceDiff(s string) string {
+// regexp2's differ, or returns "".
+func (p pair) pieceDiff(s string) string {
 	if !utf8.ValidString(s) {
 		s = string([]rune(s))
 	}
-	re := regexp2.MustCompile(cl100kPattern, regexp2.None)
-	m, _ := re.FindStringMatch(s)
+	m, _ := p.re.FindStringMatch(s)
 	runes := []rune(s)
 	for i := 0; i < len(s); {
-		end := cl100kPiece(s, i)
+		end := p.enc.bpe.split(s, i)
 		if m == nil {
 			return fmt.Sprintf("piece %q at byte %d; regexp2 found no more", s[i:end], i)
 		}
-		want := string(runes[m.Index : m.Index+m.Length])
-		if s[i:end] != want {
+		if want := string(runes[m.Index : m.Index+m.Length]); s[i:end] != want {
 			return fmt.Sprintf("piece %q at byte %d; regexp2 %q", s[i:end], i, want)
 		}
 		i = end
-		m, _ = re.FindNextMatch(m)
+		m, _ = p.re.FindNextMatch(m)
 	}
-	return "same pieces: the merging differs"
-}
-
-func refAndEnc(t testing.TB) (*Encoder, *tiktoken.Tiktoken) {
-	t.Helper()
-	ref, err := cl100kRef()
-	if err != nil {
-		t.Fatal(err)
+	if m != nil {
+		return fmt.Sprintf("no piece left; regexp2 %q", m.String())
 	}
-	enc, err := cl100kEnc()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return enc, ref
+	return ""
 }
 
 // sampleTexts returns the text fields of one GraphRAG sample.
@@ -118,24 +184,26 @@ func sampleTexts(ds *graphrag.Dataset) []string {
 // TestCountMatchesTiktokenOnSamples compares every text field of the four
 // GraphRAG samples.
 func TestCountMatchesTiktokenOnSamples(t *testing.T) {
-	enc, ref := refAndEnc(t)
 	for _, name := range test.Samples() {
 		t.Run(name, func(t *testing.T) {
 			ds, err := graphrag.Open(context.Background(), filepath.Join(test.GraphRAGSamples(t), name))
 			if err != nil {
 				t.Fatal(err)
 			}
-			texts, fails, tokens := sampleTexts(ds), 0, 0
-			for i, s := range texts {
-				if !checkCount(t, enc, ref, fmt.Sprintf("text %d", i), s) {
-					if fails++; fails == 5 {
-						t.Fatal("giving up")
+			texts := sampleTexts(ds)
+			for _, enc := range encodings {
+				p, fails, tokens := getPair(t, enc), 0, 0
+				for i, s := range texts {
+					if !p.check(t, fmt.Sprintf("text %d", i), s) {
+						if fails++; fails == 5 {
+							t.Fatal("giving up")
+						}
 					}
+					tokens += p.enc.Count(s)
 				}
-				tokens += enc.Count(s)
-			}
-			if len(texts) < 100 || tokens < 10000 {
-				t.Errorf("only %d texts, %d tokens: the sample was not read", len(texts), tokens)
+				if len(texts) < 100 || tokens < 10000 {
+					t.Errorf("only %d texts, %d %s tokens: the sample was not read", len(texts), tokens, enc)
+				}
 			}
 		})
 	}
@@ -152,26 +220,33 @@ var countSeeds = []string{
 	"🙂👍🏽 👨‍👩‍👧‍👦", "e\u0301te\u0301", "a\u0300\u0301\u0302b", " \u0301x", "\u0301",
 	"... !!! ??? ,,,\n\n", " (x) [y] {z}", "--- ***\r\n", " ->\n\n", "a/b\\c", "<|endoftext|>", "«quoted» “x”",
 	"\xff", "a\xffb", "\xe2\x82", "x\xe2\x82y z", "\xed\xa0\x80", "\xc0\x80", " \xff\xfe ",
+	"HTTPServer", "McDonald's", "ABCdef", "iPhone", "DON'T", "A\u0301B", "AB\u02b0CD", "X漢Y!", "\u01c5x", "\u0301abc", "x\u0301Y",
+	" \u0301", "!\u0301A", "a/b\n/c", "x//\n\n/", "\u02b0A'S",
 	strings.Repeat("-", 300), strings.Repeat(" ", 200) + "x", strings.Repeat("ab", 150), strings.Repeat("\n", 130),
 }
 
 // TestCountMatchesTiktokenOnSeeds runs the fuzz seeds and random mixes of
 // the awkward runes.
 func TestCountMatchesTiktokenOnSeeds(t *testing.T) {
-	enc, ref := refAndEnc(t)
-	for _, s := range countSeeds {
-		checkCount(t, enc, ref, "seed", s)
-	}
-	alphabet := []string{"a", "Z", "é", "ß", "漢", "7", "٣", "½", " ", "  ", "\t", "\n", "\r", "\u00a0", "\u3000",
-		"'", "'s", "'LL", "'Re", ".", "!", "-", "🙂", "\u0301", "\xff", "\xe2\x82"}
-	rng := rand.New(rand.NewPCG(1, 2))
-	for i := range 3000 {
-		var sb strings.Builder
-		for range 1 + rng.IntN(12) {
-			sb.WriteString(alphabet[rng.IntN(len(alphabet))])
+	// Runes of every class of both patterns: upper, lower, title, modifier
+	// and other letters, marks, numbers, spaces, newlines, others, slash.
+	alphabet := []string{"a", "Z", "é", "É", "ß", "ǅ", "ʰ", "漢", "\u0301", "\u0903", "\u20dd", "7", "٣", "½",
+		" ", "  ", "\t", "\n", "\r", "\u00a0", "\u3000", "'", "'s", "'LL", "'Re", "'ve", ".", "!", "-", "/",
+		"🙂", "\xff", "\xe2\x82"}
+	for _, enc := range encodings {
+		p := getPair(t, enc)
+		for _, s := range countSeeds {
+			p.check(t, "seed", s)
 		}
-		if !checkCount(t, enc, ref, fmt.Sprintf("mix %d", i), sb.String()) && t.Failed() {
-			return
+		rng := rand.New(rand.NewPCG(1, 2))
+		for i := range 5000 {
+			var sb strings.Builder
+			for range 1 + rng.IntN(12) {
+				sb.WriteString(alphabet[rng.IntN(len(alphabet))])
+			}
+			if !p.check(t, fmt.Sprintf("mix %d", i), sb.String()) && t.Failed() {
+				return
+			}
 		}
 	}
 }
@@ -182,22 +257,40 @@ func TestRuneClassesMatchRegexp2(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: every rune through regexp2")
 	}
-	re := regexp2.MustCompile(`^(?:([\r\n])|(\s)|(\p{L})|(\p{N})|([^\s\p{L}\p{N}]))$`, regexp2.None)
+	// Each lookahead's group says whether the rune is in one set of the
+	// patterns, as regexp2 compiles it.
+	sets := []struct {
+		re   string
+		flag uint8 // the flag of its members, 0 for [^\s\p{L}\p{N}]
+	}{
+		{`[\r\n]`, fNewline},
+		{`\s`, fSpace},
+		{`\p{L}`, fLetter},
+		{`\p{N}`, fNumber},
+		{`[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]`, fUpper},
+		{`[\p{Ll}\p{Lm}\p{Lo}\p{M}]`, fLower},
+		{`[^\s\p{L}\p{N}]`, 0},
+	}
+	var pat strings.Builder
+	pat.WriteString("^")
+	for _, set := range sets {
+		pat.WriteString("(?=(" + set.re + ")?)")
+	}
+	re := regexp2.MustCompile(pat.String(), regexp2.None)
 	bad := 0
 	for r := rune(0); r <= unicode.MaxRune; r++ {
 		m, err := re.FindRunesMatch([]rune{r})
 		if err != nil || m == nil {
-			t.Fatalf("regexp2 did not classify %U: %v", r, err)
+			t.Fatalf("regexp2 did not match %U: %v", r, err)
 		}
-		var want uint8
-		for g, cl := range []uint8{clNewline, clSpace, clLetter, clNumber, clOther} {
+		want, other := uint8(0), m.GroupByNumber(len(sets)).Length > 0
+		for g, set := range sets {
 			if m.GroupByNumber(g+1).Length > 0 {
-				want = cl
-				break
+				want |= set.flag
 			}
 		}
-		if got := runeClass(r); got != want {
-			t.Errorf("runeClass(%U) = %d; regexp2 %d", r, got, want)
+		if got := runeFlags(r); got != want || (got&fWord == 0) != other {
+			t.Errorf("runeFlags(%U) = %06b; regexp2 %06b, other %v", r, got, want, other)
 			if bad++; bad == 10 {
 				t.FailNow()
 			}
@@ -236,7 +329,7 @@ func TestContractionCase(t *testing.T) {
 // TestMergeCountHeap checks that the heap merge used for long pieces
 // counts as the scan does.
 func TestMergeCountHeap(t *testing.T) {
-	enc, _ := refAndEnc(t)
+	enc := getPair(t, EncodingCL100K).enc
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, s := range append(countSeeds, strings.Repeat("=", 1000), strings.Repeat("abc", 400)) {
 		for _, p := range []string{s, s + s} {
@@ -257,13 +350,15 @@ func TestMergeCountHeap(t *testing.T) {
 	}
 }
 
-// FuzzCount asserts that the counter agrees with tiktoken-go.
+// FuzzCount asserts that the counters of both encodings agree with
+// tiktoken-go.
 func FuzzCount(f *testing.F) {
 	for _, s := range countSeeds {
 		f.Add(s)
 	}
-	enc, ref := refAndEnc(f)
+	cl, o := getPair(f, EncodingCL100K), getPair(f, EncodingO200K)
 	f.Fuzz(func(t *testing.T, s string) {
-		checkCount(t, enc, ref, "fuzz", s)
+		cl.check(t, "fuzz", s)
+		o.check(t, "fuzz", s)
 	})
 }

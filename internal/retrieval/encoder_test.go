@@ -25,15 +25,19 @@ func BenchmarkEncoderCount(b *testing.B) {
 		sb.WriteString("\n\n")
 	}
 	text := sb.String()
-	enc, err := retrieval.NewEncoder(retrieval.EncodingCL100K)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.SetBytes(int64(len(text)))
-	b.ResetTimer()
-	for range b.N {
-		if enc.Count(text) == 0 {
-			b.Fatal("no tokens")
-		}
+	for _, name := range []string{retrieval.EncodingCL100K, retrieval.EncodingO200K} {
+		b.Run(name, func(b *testing.B) {
+			enc, err := retrieval.NewEncoder(name)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(text)))
+			b.ResetTimer()
+			for range b.N {
+				if enc.Count(text) == 0 {
+					b.Fatal("no tokens")
+				}
+			}
+		})
 	}
 }
