@@ -23,7 +23,10 @@ type bpeCounter struct {
 	pieces map[string]int
 }
 
-const maxCachedPieces = 1 << 16
+const (
+	maxCachedPieces   = 1 << 16 // entries before the cache is emptied
+	maxCachedPieceLen = 256     // longer pieces (runs of dashes) are merged every time
+)
 
 func newBPECounter(ranks map[string]int, split func(s string, i int) int) *bpeCounter {
 	return &bpeCounter{ranks: ranks, split: split, pieces: make(map[string]int)}
@@ -51,6 +54,9 @@ func (c *bpeCounter) pieceCount(p string) int {
 	// give (tiktoken looks it up before merging too).
 	if _, ok := c.ranks[p]; ok {
 		return 1
+	}
+	if len(p) > maxCachedPieceLen {
+		return mergeCount(p, c.ranks)
 	}
 	c.mu.Lock()
 	n, ok := c.pieces[p]
