@@ -7,7 +7,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 )
 
@@ -314,15 +313,15 @@ func (b *SeedBuilder) retrieve(ctx context.Context, ids []string) (*seedRetrieve
 // that fit into budget, and says how many it printed.
 type seedTable struct {
 	n      int
-	render func(budget int) (int, string)
+	render func(budget int) (int, table)
 }
 
 // seedTableOf makes a table of rows, all of them kept to begin with.
 func seedTableOf[T any](enc *Encoder, header string, rows []T, line func(T) string) *seedTable {
 	t := &seedTable{n: len(rows)}
-	t.render = func(budget int) (int, string) {
-		chosen, text := fillTable(enc, header, rows[:t.n], budget, line)
-		return len(chosen), text
+	t.render = func(budget int) (int, table) {
+		chosen, tab := fill(enc, header, rows[:t.n], budget, line)
+		return len(chosen), tab
 	}
 	return t
 }
@@ -351,30 +350,28 @@ func (b *SeedBuilder) render(ents []EntityRecord, rels []RelationshipRecord, com
 	}
 	// Printed as local search prints: Reports, Entities, Relationships, Sources.
 	printed := [...]int{2, 0, 1, 3}
-	texts := make([]string, len(tables))
-	join := func() string {
-		var parts []string
+	tabs := make([]table, len(tables))
+	join := func() table {
+		var parts []table
 		for _, i := range printed {
-			if texts[i] != "" {
-				parts = append(parts, texts[i])
-			}
+			parts = append(parts, tabs[i])
 		}
-		return strings.Join(parts, "\n\n")
+		return joinTables(b.enc, parts...)
 	}
 
 	sep := b.enc.Count("\n\n")
 	left := p.MaxContextTokens
 	for i, t := range tables {
-		n, text := t.render(left)
+		n, tab := t.render(left)
 		if t.n = n; n > 0 {
-			texts[i] = text
-			left -= b.enc.Count(text) + sep
+			tabs[i] = tab
+			left -= tab.count(b.enc) + sep
 		}
 	}
 	// Token counts do not add up exactly across the joins: trim from the
 	// end of the lowest-priority table until the whole fits.
-	text := join()
-	tokens := b.enc.Count(text)
+	all := join()
+	tokens := all.count(b.enc)
 	for i := len(tables) - 1; tokens > p.MaxContextTokens && i >= 0; {
 		t := tables[i]
 		if t.n == 0 {
@@ -382,13 +379,14 @@ func (b *SeedBuilder) render(ents []EntityRecord, rels []RelationshipRecord, com
 			continue
 		}
 		t.n--
-		texts[i] = ""
+		tabs[i] = table{}
 		if t.n > 0 {
-			_, texts[i] = t.render(math.MaxInt)
+			_, tabs[i] = t.render(math.MaxInt)
 		}
-		text = join()
-		tokens = b.enc.Count(text)
+		all = join()
+		tokens = all.count(b.enc)
 	}
+	text := all.text
 	return &SeedResult{
 		Entities:      ents[:tables[0].n],
 		Relationships: rels[:tables[1].n],
