@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -573,5 +574,28 @@ func TestAskHelp(t *testing.T) {
 		if strings.Contains(help, secret) {
 			t.Errorf("ask --help shows a secret %q", secret)
 		}
+	}
+}
+
+// TestAskEncoding: --encoding o200k_base counts the budget with o200k, as
+// GraphRAG 3.x does; an unknown encoding is a usage error.
+func TestAskEncoding(t *testing.T) {
+	f := newAskFixture(t)
+	o200k, err := retrieval.NewEncoder(retrieval.EncodingO200K)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := f.options(entityText(f.entity(t, "EBENEZER SCROOGE")))
+	opts.params.Encoding = retrieval.EncodingO200K
+	opts.params.MaxContextTokens = 3000
+	got := askContext(t, opts)
+	if n := o200k.Count(got.Context.Text); got.Context.Tokens != n || n > 3000 || n == 0 {
+		t.Errorf("o200k context: tokens %d, o200k counts %d; want equal, non-zero and <= 3000", got.Context.Tokens, n)
+	}
+	opts.params.Encoding = "p50k_base"
+	term, _, _ := testTerminal()
+	var ue *usageError
+	if err := runAsk(t.Context(), opts, term); !errors.As(err, &ue) || !strings.Contains(err.Error(), "--encoding") {
+		t.Errorf("--encoding p50k_base: %v; want a usage error naming --encoding", err)
 	}
 }
