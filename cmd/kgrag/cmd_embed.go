@@ -11,7 +11,6 @@ import (
 	"github.com/kgrag/kgrag/embedindex/elastic"
 	"github.com/kgrag/kgrag/embedindex/flat"
 	"github.com/kgrag/kgrag/graphrag"
-	"github.com/kgrag/kgrag/internal/llm"
 	"github.com/kgrag/kgrag/internal/ui"
 	"github.com/kgrag/kgrag/sparqlq"
 	"github.com/urfave/cli/v3"
@@ -144,20 +143,16 @@ func runEmbed(ctx context.Context, opts embedOptions, term terminal) error {
 	if err := opts.validate(); err != nil {
 		return err
 	}
-	var client *llm.Client
-	if !opts.reuse {
-		c, err := opts.llm.client() // a bad --llm-url fails before reading data
-		if err != nil {
-			return err
-		}
-		client = c
-	}
 	ds, err := graphrag.Open(ctx, opts.input)
 	if err != nil {
 		return err
 	}
 	if opts.reuse {
 		return reuseEmbeddings(ctx, ds, opts, term)
+	}
+	client, err := opts.llm.client()
+	if err != nil {
+		return err
 	}
 	var ids, texts []string
 	for _, e := range ds.Entities {

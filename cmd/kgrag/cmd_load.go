@@ -142,10 +142,7 @@ func (o *loadOptions) validate() error {
 		return usagef("--base http://example.org/my-dataset/", "--base: %v", err)
 	}
 	if o.embed != nil {
-		if err := o.embed.validate(); err != nil {
-			return err
-		}
-		if _, err := o.embed.llm.client(); err != nil { // a bad --llm-url fails before the load
+		if err := o.embed.validate(); err != nil { // a bad --llm-url fails before the load
 			return err
 		}
 	}

@@ -49,7 +49,10 @@ func (o llmOptions) validate() error {
 	case o.retries < 0:
 		return usagef("--retries 3", "--retries must not be negative")
 	}
-	return nil
+	// Building the client checks the URL without contacting the server,
+	// so a bad --llm-url fails before any data is read or written.
+	_, err := o.client()
+	return err
 }
 
 // client returns a client of the model server. It does not contact it.
