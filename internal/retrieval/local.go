@@ -432,14 +432,6 @@ func (b *Builder) unitSection(units []TextUnitRecord, budget int) ([]TextUnitRec
 		func(u TextUnitRecord) string { return u.ID + d + u.Text + "\n" })
 }
 
-// fillTable is how GraphRAG fills every context table: the header, then
-// one line per row in rank order, stopping at the first row whose line
-// would take the table past budget tokens.
-func fillTable[T any](enc *Encoder, header string, rows []T, budget int, line func(T) string) ([]T, string) {
-	chosen, t := fill(enc, header, rows, budget, line)
-	return chosen, t.text
-}
-
 // table is a filled table and its token count: the sum of its lines'
 // counts, which is the count of the whole text when exact is set.
 type table struct {
@@ -458,6 +450,9 @@ func (t table) count(enc *Encoder) int {
 	return enc.Count(t.text)
 }
 
+// fill is how GraphRAG fills every context table: the header, then one
+// line per row in rank order, stopping at the first row whose line would
+// take the table past budget tokens.
 func fill[T any](enc *Encoder, header string, rows []T, budget int, line func(T) string) ([]T, table) {
 	var text strings.Builder
 	text.WriteString(header)

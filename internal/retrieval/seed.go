@@ -234,7 +234,7 @@ type seedRetrieved struct {
 // The budget is filled table by table in this priority: Entities (in
 // selection order), Relationships (inside, then outside), Reports (the
 // communities' summaries) and Sources (the chunks' text), each row by row
-// with fillTable into what the tables before it left, so that when the
+// with fill into what the tables before it left, so that when the
 // budget is short the bulky chunk texts go first and the nearest entities
 // stay. If joining the tables still exceeds MaxContextTokens, rows are
 // dropped from the end of the lowest-priority table until it fits.
