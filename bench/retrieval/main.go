@@ -1,26 +1,23 @@
 // Command retrieval times kgrag's local search without the LLM call: for
 // each question, the kNN search in a flat index and the context build over
 // one back end (memory, or a SPARQL store holding the data), as `kgrag ask`
-// runs them. scripts/bench.sh runs it in its retrieval step and puts the
-// figures beside GraphRAG's own context builder on the same selections.
+// runs them. scripts/bench.sh runs it in its retrieval step, beside
+// GraphRAG's own context builder (scripts/bench-retrieval-py.sh).
 //
-//	go run ./bench/retrieval -data DIR -index FILE [-store URL -store-type oxigraph -graph IRI] [-selections FILE]
+//	go run ./bench/retrieval -data DIR -index FILE [-store URL -store-type oxigraph -graph IRI]
 //
 // Questions ("What is <title>?" for entities picked with a fixed seed) are
 // embedded with the deterministic word-hash embedder of the project's test
 // server at the dimension of a real model (768), so no model server is
 // needed and every run asks the same questions. The index is built on the
-// first run and reused. -selections writes each question's selected entity
-// ids (JSON, one line per question, kNN order) for the Python peer.
+// first run and reused.
 //
 // It prints one Markdown table row: name, back end, questions, p50 and p95
 // of kNN + context, p50 of kNN alone, SPARQL requests per question.
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -57,7 +54,6 @@ func run(ctx context.Context) error {
 	storeType := flag.String("store-type", "oxigraph", "store profile")
 	graph := flag.String("graph", "", "graph `IRI` in the store")
 	n := flag.Int("questions", 100, "questions")
-	selOut := flag.String("selections", "", "write the selections to `FILE`")
 	flag.Parse()
 	if *data == "" || *index == "" || (*store != "" && *graph == "") {
 		return errors.New("-data and -index are required, and -graph with -store")
@@ -105,16 +101,6 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var sel *bufio.Writer
-	if *selOut != "" {
-		f, err := os.Create(*selOut)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		sel = bufio.NewWriter(f)
-		defer sel.Flush()
-	}
 	rng := rand.New(rand.NewPCG(11, uint64(len(titles))))
 	k := p.TopKEntities * p.OversampleScaler
 	var total, knn []time.Duration
@@ -141,10 +127,6 @@ func run(ctx context.Context) error {
 		}
 		total = append(total, time.Since(start))
 		knn = append(knn, tk)
-		if sel != nil {
-			line, _ := json.Marshal(ids)
-			sel.Write(append(line, '\n'))
-		}
 	}
 	slices.Sort(total)
 	slices.Sort(knn)
