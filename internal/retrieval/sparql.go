@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 
@@ -120,10 +121,11 @@ func (b *SPARQLBackend) Relationships(ctx context.Context, entityIDs []string) (
 	if len(entityIDs) == 0 {
 		return nil, ctx.Err()
 	}
-	byID := make(map[string]*RelationshipRecord)
+	// A relationship with both ends selected comes twice; keep one.
+	byID := make(map[string]RelationshipRecord)
 	err := b.run(ctx, "local_relationships", entityIDs, nil, func(r *sparqlq.Row) {
 		id := r.Str("id")
-		byID[id] = &RelationshipRecord{
+		byID[id] = RelationshipRecord{
 			ID: hrid(r, "human_readable_id"), RelationshipID: id,
 			Source: r.Str("source_title"), Target: r.Str("target_title"),
 			SourceID: r.Str("source_id"), TargetID: r.Str("target_id"),
@@ -134,20 +136,13 @@ func (b *SPARQLBackend) Relationships(ctx context.Context, entityIDs []string) (
 	if err != nil {
 		return nil, err
 	}
-	order := make([]*RelationshipRecord, 0, len(byID))
-	for _, rel := range byID {
-		order = append(order, rel)
-	}
-	slices.SortStableFunc(order, func(x, y *RelationshipRecord) int {
+	out := slices.Collect(maps.Values(byID))
+	slices.SortFunc(out, func(x, y RelationshipRecord) int {
 		if c := compareIDs(x.ID, y.ID); c != 0 {
 			return c
 		}
 		return cmp.Compare(x.RelationshipID, y.RelationshipID)
 	})
-	out := make([]RelationshipRecord, len(order))
-	for i, rel := range order {
-		out[i] = *rel
-	}
 	return out, nil
 }
 
