@@ -1,11 +1,13 @@
 package graphrag
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"github.com/parquet-go/parquet-go"
@@ -256,7 +258,9 @@ func communityNumber(field, s string) (int64, error) {
 
 func communityNumbers(field string, ss []string) ([]*int64, error) {
 	if len(ss) == 0 {
-		return nil, nil
+		// An empty list, not null: GraphRAG's readers (to_list) refuse a
+		// null children column.
+		return []*int64{}, nil
 	}
 	nums := make([]int64, len(ss))
 	out := make([]*int64, len(ss))
@@ -367,6 +371,15 @@ func (w *writer3x) reports(ctx context.Context) error {
 			cs = append(cs, &w.ds.Communities[i])
 		}
 	}
+	// GraphRAG writes the reports it summarised deepest level first, each
+	// level by community number; its global search shuffles them from
+	// that order.
+	slices.SortStableFunc(cs, func(a, b *Community) int {
+		if c := cmp.Compare(b.Level, a.Level); c != 0 {
+			return c
+		}
+		return compareNumbers(a.Community, b.Community)
+	})
 	hr := make([]int64, len(cs))
 	return writeTable(ctx, w, TableCommunityReports, len(cs), func(i int, row *reportRow3x) error {
 		c := cs[i]
@@ -408,4 +421,15 @@ func (w *writer3x) covariates(ctx context.Context) error {
 			TextUnitID: c.TextUnitID}
 		return err
 	})
+}
+
+// compareNumbers orders community numbers numerically where both are
+// integers, else as text.
+func compareNumbers(a, b string) int {
+	x, errX := strconv.ParseInt(a, 10, 64)
+	y, errY := strconv.ParseInt(b, 10, 64)
+	if errX == nil && errY == nil {
+		return cmp.Compare(x, y)
+	}
+	return cmp.Compare(a, b)
 }

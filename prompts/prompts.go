@@ -33,6 +33,37 @@ type PlainAnswer struct {
 	ResponseType string
 }
 
+// GlobalMap fills global_map.tmpl, the system prompt of one map call of
+// global search: a batch of community reports as a table, and the word
+// limit of the points. The question is the user message.
+type GlobalMap struct {
+	Context   string
+	MaxLength int
+}
+
+// GlobalReduce fills global_reduce.tmpl, the system prompt of global
+// search's reduce call: the ranked key points of the map calls, the shape
+// and word limit of the answer, and whether the model may add general
+// knowledge (GraphRAG's allow_general_knowledge).
+type GlobalReduce struct {
+	Context          string
+	ResponseType     string
+	MaxLength        int
+	GeneralKnowledge bool
+}
+
+// GlobalRate fills global_rate.tmpl, the system prompt of a dynamic
+// community selection call: one report to rate 0-5 for the question.
+type GlobalRate struct {
+	Question string
+	Report   string
+}
+
+// NoDataAnswer is global search's answer when no map call found anything
+// relevant (every point scored 0) and general knowledge is not allowed:
+// no reduce call is made.
+const NoDataAnswer = "I do not know: none of the community reports holds anything relevant to the question."
+
 // Names lists the embedded templates, sorted.
 func Names() []string {
 	entries, _ := fs.ReadDir(files, "templates")

@@ -17,6 +17,13 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 const sampleContext = "-----Entities-----\nid|entity|description|number of relationships\n5|SCROOGE|a miser|12\n\n" +
 	"-----Relationships-----\nid|source|target|description|weight\n23|SCROOGE|MARLEY|partners|2.0"
 
+// sampleReports and samplePoints are a map batch and a reduce context in
+// the shapes retrieval prints.
+const (
+	sampleReports = "id|title|occurrence weight|content|rank\n3|Scrooge and his clerk|1.0|\"# Scrooge\nScrooge employs Bob.\"|8.5\n"
+	samplePoints  = "----Analyst 2----\nImportance Score: 90\nScrooge employs Bob Cratchit [Data: Reports (3)]"
+)
+
 // TestRenderGolden checks each prompt as sent against a golden file, so a
 // change of wording shows up in review as a diff of prose.
 func TestRenderGolden(t *testing.T) {
@@ -26,10 +33,14 @@ func TestRenderGolden(t *testing.T) {
 	}{
 		{"local_answer", prompts.LocalAnswer{Context: sampleContext, ResponseType: prompts.DefaultResponseType}},
 		{"plain_answer", prompts.PlainAnswer{ResponseType: "a single sentence"}},
+		{"global_map", prompts.GlobalMap{Context: sampleReports, MaxLength: 1000}},
+		{"global_reduce", prompts.GlobalReduce{Context: samplePoints, ResponseType: prompts.DefaultResponseType, MaxLength: 2000}},
+		{"global_reduce_general", prompts.GlobalReduce{Context: samplePoints, ResponseType: "a list", MaxLength: 500, GeneralKnowledge: true}},
+		{"global_rate", prompts.GlobalRate{Question: "Who is Scrooge?", Report: "# Scrooge and his clerk\n\nScrooge employs Bob Cratchit."}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := prompts.Render(tt.name, tt.data)
+			got, err := prompts.Render(strings.TrimSuffix(tt.name, "_general"), tt.data)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -49,7 +49,7 @@ func mustParse(t *testing.T, text string) *sparqlq.Template {
 func TestEmbeddedTemplates(t *testing.T) {
 	names := sparqlq.TemplateNames()
 	want := []string{"communities", "community_reports", "entities",
-		"local_entities", "local_relationships", "local_reports", "local_text_units", "relationships", "text_units"}
+		"global_reports", "local_entities", "local_relationships", "local_reports", "local_text_units", "relationships", "text_units"}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("TemplateNames() mismatch (-want +got):\n%s", diff)
 	}
@@ -64,7 +64,7 @@ func TestEmbeddedTemplates(t *testing.T) {
 		}
 		// Every template reads one graph; the local search ones require it
 		// (they use GRAPH, which is faster than FROM).
-		optional := !strings.HasPrefix(name, "local_")
+		optional := !strings.HasPrefix(name, "local_") && !strings.HasPrefix(name, "global_")
 		found := false
 		for _, p := range tpl.Params() {
 			if p.Name == "graph" && p.Kind == sparqlq.KindIRI && p.Optional == optional {

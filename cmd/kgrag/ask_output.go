@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/kgrag/kgrag/internal/globalsearch"
 	"github.com/kgrag/kgrag/internal/retrieval"
 )
 
@@ -15,7 +16,7 @@ type askResult struct {
 	Question string `json:"question"`
 	// Answer is null with --context-only.
 	Answer *string `json:"answer"`
-	// Mode is local, seed or no-context.
+	// Mode is local, global, seed or no-context.
 	Mode       string `json:"mode"`
 	Source     string `json:"source,omitempty"`
 	EmbedModel string `json:"embed_model,omitempty"`
@@ -32,6 +33,10 @@ type askResult struct {
 	// SPARQLRequests counts the requests the retrieval phase sent to the
 	// store (not the graph check before it); absent with --input.
 	SPARQLRequests *int `json:"sparql_requests,omitempty"`
+	// Global is what --mode global did: batches, points, calls.
+	Global *globalJSON `json:"global,omitempty"`
+	// Plan is --plan's answer (with --mode global).
+	Plan *globalsearch.Plan `json:"plan,omitempty"`
 }
 
 type hitJSON struct {

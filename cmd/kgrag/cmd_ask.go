@@ -16,8 +16,9 @@ import (
 
 // Modes of `kgrag ask`.
 const (
-	modeLocal = "local"
-	modeSeed  = "seed"
+	modeLocal  = "local"
+	modeSeed   = "seed"
+	modeGlobal = "global"
 )
 
 // defaultChatModel is a chat model Ollama users are likely to have pulled.
@@ -33,6 +34,7 @@ type askOptions struct {
 	index    indexOptions
 	params   retrieval.Params     // --mode local
 	seed     retrieval.SeedParams // --mode seed
+	global   globalOptions        // --mode global
 
 	chatModel    string
 	temperature  float64
@@ -101,7 +103,7 @@ Look before asking, or compare:
 ` + exitStatusHelp,
 		Flags: append(append(append([]cli.Flag{
 			&cli.StringFlag{Name: "input", Aliases: []string{"i"}, Usage: "GraphRAG output `DIR` to read into memory (instead of --store)", Sources: cli.EnvVars("KGRAG_INPUT")},
-			&cli.StringFlag{Name: "mode", Value: modeLocal, Usage: "retrieval `MODE`: local (GraphRAG local search) or seed", Sources: cli.EnvVars("KGRAG_ASK_MODE")},
+			&cli.StringFlag{Name: "mode", Value: modeLocal, Usage: "retrieval `MODE`: local (GraphRAG local search), global (map-reduce over community reports) or seed", Sources: cli.EnvVars("KGRAG_ASK_MODE")},
 			&cli.Int64Flag{Name: "community-level", Category: "retrieval", Value: def.CommunityLevel, Usage: "deepest community `LEVEL` whose reports are used (seed mode: the one level ranked, default 0)"},
 			&cli.BoolFlag{Name: "roll-up-reports", Category: "retrieval", Usage: "offer only each entity's deepest community report up to --community-level, as GraphRAG 1.x did (2.x and 3.x offer every report up to the level)"},
 			&cli.IntFlag{Name: "max-context-tokens", Category: "retrieval", Value: def.MaxContextTokens, Usage: "token budget of the context (reports, entities, relationships, sources)"},
@@ -115,7 +117,7 @@ Look before asking, or compare:
 			&cli.BoolFlag{Name: "context-only", Usage: "print the context that would be sent and stop: no chat model is called (the embedding model is)"},
 			&cli.BoolFlag{Name: "no-context", Usage: "ask the chat model the question alone, without the graph (a baseline to compare with)"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object: question, answer, context records, token counts, timings"},
-		}, askStoreFlags()...), indexFlags()...), llmFlags()...),
+		}, globalFlags()...), append(askStoreFlags(), indexFlags()...)...), llmFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			opts := askOptions{
 				question:     strings.TrimSpace(strings.Join(cmd.Args().Slice(), " ")),
@@ -140,6 +142,7 @@ Look before asking, or compare:
 			opts.params.TopKEntities = cmd.Int("top-k-entities")
 			opts.params.TopKRelationships = cmd.Int("top-k-relationships")
 			opts.seed = seedParams(opts.params, cmd.IsSet("community-level"))
+			opts.global = globalOptionsFrom(cmd, opts.params)
 			if cmd.String("store") != "" {
 				opts.store = storeOptionsFrom(cmd)
 			}
@@ -153,11 +156,11 @@ func (o *askOptions) validate() error {
 	switch {
 	case o.question == "":
 		return usagef(try, "ask needs a question")
-	case o.mode != modeLocal && o.mode != modeSeed:
-		return usagef(`kgrag ask --mode local --input ./output "Who is Scrooge?"`, "--mode must be local or seed, not %q", o.mode)
+	case o.mode != modeLocal && o.mode != modeSeed && o.mode != modeGlobal:
+		return usagef(`kgrag ask --mode local --input ./output "Who is Scrooge?"`, "--mode must be local, global or seed, not %q", o.mode)
 	case o.contextOnly && o.noContext:
 		return usagef(try, "--context-only and --no-context exclude each other: one prints the context, the other leaves it out")
-	case !o.contextOnly && o.chatModel == "":
+	case !o.contextOnly && !o.global.plan && o.chatModel == "":
 		return usagef("--chat-model "+defaultChatModel, "--chat-model is empty: name the chat model that writes the answer")
 	case o.temperature < 0 || o.temperature > 2:
 		return usagef("--temperature 0", "--temperature %g is outside 0..2", o.temperature)
@@ -168,6 +171,9 @@ func (o *askOptions) validate() error {
 	case o.params.Encoding != retrieval.EncodingCL100K && o.params.Encoding != retrieval.EncodingO200K:
 		return usagef("--encoding "+retrieval.EncodingO200K, "--encoding must be %s or %s, not %q",
 			retrieval.EncodingCL100K, retrieval.EncodingO200K, o.params.Encoding)
+	}
+	if err := o.validateGlobal(); err != nil {
+		return err
 	}
 	if err := o.llm.validate(); err != nil {
 		return err
@@ -180,6 +186,12 @@ func (o *askOptions) validate() error {
 		return usagef(try, "ask needs the graph: --input DIR (GraphRAG's output) or --store URL --graph IRI")
 	case o.input != "" && o.store.url != "":
 		return usagef(try, "give either --input or --store, not both")
+	case o.mode == modeGlobal:
+		// Global search reads community reports: no index, no embedder.
+		if o.store.url != "" {
+			return validateAskStore(&o.store)
+		}
+		return nil
 	case o.llm.embedModel == "":
 		return usagef("--embed-model "+defaultEmbedModel, "--embed-model is empty: name the model the index was built with")
 	}
@@ -233,6 +245,9 @@ func ask(ctx context.Context, opts askOptions, client *llm.Client, res *askResul
 			return err
 		}
 		return answer(ctx, opts, client, system, res, term)
+	}
+	if opts.mode == modeGlobal {
+		return askGlobal(ctx, opts, client, res, term)
 	}
 	c, err := retrieve(ctx, opts, client, res, term)
 	if err != nil {

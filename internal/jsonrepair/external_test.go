@@ -14,7 +14,7 @@ import (
 )
 
 // This file runs repairCases through PyPI json_repair (json-repair 0.64.6,
-// what GraphRAG falls back to; scripts/oracle/json_repair.py in the venv of
+// what GraphRAG falls back to; scripts/oracle/jsonrepair_py.py in the venv of
 // scripts/graphrag-py.sh) and checks how its values relate to kgrag's:
 // equal where both repair the same way, and the documented difference
 // where kgrag is stricter on purpose: json_repair keeps cut strings and
@@ -34,7 +34,7 @@ func jsonRepair(t *testing.T, replies []string) []string {
 	if err != nil {
 		test.SkipOrFail(t, "PyPI graphrag venv not ready (run scripts/graphrag-py.sh): %v", err)
 	}
-	script := filepath.Join(root, "scripts", "oracle", "json_repair.py")
+	script := filepath.Join(root, "scripts", "oracle", "jsonrepair_py.py")
 	python := strings.TrimSpace(string(py))
 	version, err := exec.Command(python, script, "--version").Output()
 	if err != nil {

@@ -228,3 +228,58 @@ func compareIDs(a, b string) int {
 	}
 	return cmp.Compare(a, b)
 }
+
+var _ ReportSource = (*MemoryBackend)(nil)
+
+// CommunityReports implements ReportSource.
+func (b *MemoryBackend) CommunityReports(ctx context.Context, maxLevel int64) ([]ReportRecord, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	hasSub := make(map[string]bool) // community numbers named as a parent up to maxLevel
+	var out []ReportRecord
+	for _, c := range b.ds.Communities {
+		if c.Level > maxLevel {
+			continue
+		}
+		if c.Parent != "" {
+			hasSub[c.Parent] = true
+		}
+		if c.Report == nil {
+			continue
+		}
+		out = append(out, ReportRecord{
+			ID: c.Community, CommunityID: c.ID, Level: c.Level,
+			Title: c.Report.Title, Summary: c.Report.Summary, FullContent: c.Report.FullContent,
+			Rank: c.Report.Rank, Weight: c.Weight, Parent: c.Parent,
+		})
+	}
+	return finishReports(out, hasSub), nil
+}
+
+// finishReports orders reports as GraphRAG writes them (deepest level
+// first, then by community number) and fills Deepest and Children from the
+// parents named up to the level.
+func finishReports(out []ReportRecord, hasSub map[string]bool) []ReportRecord {
+	slices.SortFunc(out, func(x, y ReportRecord) int {
+		if c := cmp.Compare(y.Level, x.Level); c != 0 {
+			return c
+		}
+		return compareIDs(x.ID, y.ID)
+	})
+	at := make(map[string]int, len(out))
+	for i := range out {
+		at[out[i].ID] = i
+		out[i].Deepest = !hasSub[out[i].ID]
+	}
+	for _, r := range out {
+		if i, ok := at[r.Parent]; ok && r.Parent != "" {
+			out[i].Children = append(out[i].Children, r.ID)
+		}
+	}
+	return out
+}
+
+// CompareIDs orders GraphRAG ids and community numbers as retrieval does:
+// numerically when both are integers, else as strings, integers first.
+func CompareIDs(a, b string) int { return compareIDs(a, b) }

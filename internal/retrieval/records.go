@@ -73,4 +73,9 @@ type ReportRecord struct {
 	// deepest community up to the level asked for: what GraphRAG 1.x's
 	// community roll-up keeps (Params.RollUpReports).
 	Deepest bool
+	// Parent is the parent community's number ("" for a root) and
+	// Children the numbers of the sub-communities that have a report, up
+	// to the level asked for; only ReportSource fills them.
+	Parent   string
+	Children []string
 }

@@ -225,3 +225,36 @@ func (b *SPARQLBackend) Reports(ctx context.Context, entityIDs []string, maxLeve
 	slices.SortFunc(out, func(x, y ReportRecord) int { return compareIDs(x.ID, y.ID) })
 	return out, nil
 }
+
+var _ ReportSource = (*SPARQLBackend)(nil)
+
+// CommunityReports implements ReportSource with one query
+// (global_reports), whatever the number of communities.
+func (b *SPARQLBackend) CommunityReports(ctx context.Context, maxLevel int64) ([]ReportRecord, error) {
+	hasSub := make(map[string]bool)
+	seen := make(map[string]bool)
+	var out []ReportRecord
+	err := sparqlq.SelectRows(ctx, b.c, "global_reports", b.graph, sparqlq.Params{"level": sparqlq.IntParam(maxLevel)},
+		func(r *sparqlq.Row) error {
+			id := strconv.FormatInt(r.Int("community"), 10)
+			parent := ""
+			if r.Has("parent") {
+				parent = strconv.FormatInt(r.Int("parent"), 10)
+				hasSub[parent] = true
+			}
+			if seen[id] || (!r.Has("report_id") && !r.Has("summary") && !r.Has("full_content") && !r.Has("rank")) {
+				return r.Err()
+			}
+			seen[id] = true
+			out = append(out, ReportRecord{
+				ID: id, CommunityID: r.Str("community_id"), Level: r.Int("level"),
+				Title: r.Str("title"), Summary: r.Str("summary"), FullContent: r.Str("full_content"),
+				Rank: r.Float("rank"), Weight: r.Float("weight"), Parent: parent,
+			})
+			return r.Err()
+		})
+	if err != nil {
+		return nil, fmt.Errorf("retrieval: %w", err)
+	}
+	return finishReports(out, hasSub), nil
+}

@@ -3,6 +3,7 @@ package retrieval_test
 import (
 	"context"
 	"fmt"
+	"github.com/google/go-cmp/cmp"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -140,6 +141,7 @@ func TestSPARQLBackendMatchesMemory(t *testing.T) {
 					if perQ > 4 {
 						t.Errorf("%.1f round trips per question; want at most 4", perQ)
 					}
+					compareGlobal(t, retrieval.NewMemoryBackend(ds), retrieval.NewSPARQLBackend(st.Client(), graph), st.Client().Requests)
 				})
 			}
 		})
@@ -176,4 +178,46 @@ func firstDiff(a, b string) string {
 	}
 	from := max(0, i-80)
 	return fmt.Sprintf("memory: …%q…\nSPARQL: …%q…", a[from:min(len(a), i+80)], b[from:min(len(b), i+80)])
+}
+
+// compareGlobal checks that both back ends give global search the same
+// reports at every level, with the same parents, children and roll-up
+// flags, in one SPARQL request each, and hence the same map batches.
+func compareGlobal(t *testing.T, mem, sq retrieval.ReportSource, requests func() int64) {
+	t.Helper()
+	ctx := context.Background()
+	for level := int64(0); level <= 3; level++ {
+		want, err := mem.CommunityReports(ctx, level)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := requests()
+		got, err := sq.CommunityReports(ctx, level)
+		if err != nil {
+			t.Fatalf("level %d: %v", level, err)
+		}
+		if n := requests() - before; n != 1 {
+			t.Errorf("level %d: %d SPARQL requests; want 1", level, n)
+		}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("level %d: SPARQL reports differ from memory (-memory +SPARQL):\n%s", level, d)
+			continue
+		}
+		for _, rollUp := range []bool{false, true} {
+			p := retrieval.DefaultGlobalParams()
+			p.CommunityLevel, p.RollUpReports, p.MaxContextTokens = level, rollUp, 3000
+			b := newGlobalBuilder(t, p)
+			wb, gb := b.Batches(b.Select(want)), b.Batches(b.Select(got))
+			if len(wb) == 0 && len(want) > 0 {
+				t.Errorf("level %d: no batches from %d reports", level, len(want))
+			}
+			for i := range wb {
+				if i >= len(gb) || wb[i].Text != gb[i].Text {
+					t.Errorf("level %d roll-up %v: batch %d differs", level, rollUp, i)
+					break
+				}
+			}
+		}
+		t.Logf("level %d: %d reports identical", level, len(want))
+	}
 }

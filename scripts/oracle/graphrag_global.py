@@ -3,6 +3,7 @@
 model: the oracle kgrag's global search map batches are compared with.
 
 usage: graphrag_global.py [options] DIR > batches.json
+       graphrag_global.py --jobs < jobs.jsonl > batches.jsonl
 
 Run it with the venv python of scripts/graphrag-py.sh. DIR is a GraphRAG
 2.x/3.x output (entities, communities, community_reports .parquet). It
@@ -40,6 +41,13 @@ FILE gives the community whose report is in the prompt (0 when FILE does
 not name it), or "not json" for each --bad-rating COMMUNITY (GraphRAG then
 keeps the report with rating 1).
 
+--jobs reads one JSON object per stdin line, each naming a DIR and any
+options ({"dir": ..., "community_level": 1, "max_context_tokens": 3000,
+"ratings": {"3": 5}, "bad_rating": ["4"]}; ratings inline rather than in a
+file), and prints one output object per line: one interpreter for many
+runs, since importing GraphRAG takes seconds. Every job reads its DIR
+afresh, so no state carries over from one to the next.
+
 One change to GraphRAG, to make the oracle deterministic: its
 DynamicCommunitySelection.select collects the selected communities in a
 Python set, so their order before the shuffle depends on string hashing
@@ -60,12 +68,6 @@ import sys
 import time
 from types import SimpleNamespace
 
-# Python puts this folder first on the path, and scripts/oracle/json_repair.py
-# there would shadow the json_repair package GraphRAG imports; this script
-# needs nothing from its neighbours.
-_here = os.path.dirname(os.path.abspath(__file__))
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _here]
-
 os.environ.setdefault("TIKTOKEN_CACHE_DIR", os.path.join(sys.prefix, "tiktoken-cache"))
 # litellm (imported by graphrag_llm) fetches a model cost map from GitHub
 # on import unless told to use its bundled copy; nothing here needs it.
@@ -83,7 +85,8 @@ from graphrag.tokenizer.get_tokenizer import get_tokenizer  # noqa: E402
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("dir")
+    p.add_argument("dir", nargs="?")
+    p.add_argument("--jobs", action="store_true")
     # GraphRAG's defaults: graphrag/config/defaults.py GlobalSearchDefaults
     # (max_context_tokens) and the CLI's community level.
     p.add_argument("--community-level", type=int, default=2)
@@ -104,11 +107,15 @@ def read(d, name):
 
 
 def read_ratings(path):
-    try:
-        with open(path, encoding="utf-8") as f:
-            raw = json.load(f)
-    except (OSError, ValueError) as e:
-        sys.exit(f"graphrag_global: read ratings {path}: {e}")
+    if isinstance(path, dict):  # inline, from --jobs
+        raw = path
+        path = "job ratings"
+    else:
+        try:
+            with open(path, encoding="utf-8") as f:
+                raw = json.load(f)
+        except (OSError, ValueError) as e:
+            sys.exit(f"graphrag_global: read ratings {path}: {e}")
     if not isinstance(raw, dict) or not all(
         isinstance(v, int) and not isinstance(v, bool) for v in raw.values()
     ):
@@ -152,12 +159,15 @@ class FakeModel:
         return SimpleNamespace(choices=[SimpleNamespace(message=SimpleNamespace(content=reply))])
 
 
+_convert = community_context._convert_report_context_to_df
+
+
 def record_batches():
     """Wrap GraphRAG's _convert_report_context_to_df to keep each batch's
     records: build_community_context returns them concatenated, and every
     non-empty frame it converts becomes exactly one batch, in order."""
     frames = []
-    convert = community_context._convert_report_context_to_df
+    convert = _convert
 
     def recording(*args, **kwargs):
         df = convert(*args, **kwargs)
@@ -176,6 +186,12 @@ def build(a):
     communities = read(a.dir, "communities")
     community_reports = read(a.dir, "community_reports")
     entities = read(a.dir, "entities")
+    # Older samples, written in 3.x layout by kgrag (graphrag.Write3x),
+    # have no degree for the placeholder entities kgrag adds for
+    # relationship ends it could not resolve; GraphRAG's reader refuses a
+    # null degree. Global search never reads it.
+    if "degree" in entities:
+        entities["degree"] = entities["degree"].fillna(0)
 
     communities_ = ia.read_indexer_communities(communities, community_reports)
     reports = ia.read_indexer_reports(
@@ -269,11 +285,36 @@ async def run(a, builder, reports, tok, model):
 
 def main():
     a = parse_args()
-    # Reading and checking the input happen outside the event loop, where
-    # sys.exit ends the script quietly (GraphRAG's nest_asyncio2 would
-    # print a traceback for it from inside a task).
-    out = asyncio.run(run(a, *build(a)))
-    sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+    if not a.jobs:
+        if a.dir is None:
+            sys.exit("graphrag_global: DIR is required (or --jobs)")
+        jobs = [a]
+    else:
+        jobs = (job_args(line) for line in sys.stdin if line.strip())
+    for j in jobs:
+        # Reading and checking the input happen outside the event loop,
+        # where sys.exit ends the script quietly (GraphRAG's nest_asyncio2
+        # would print a traceback for it from inside a task).
+        out = asyncio.run(run(j, *build(j)))
+        sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+
+
+def job_args(line):
+    """One --jobs line as the options parse_args gives."""
+    try:
+        j = json.loads(line)
+    except ValueError as e:
+        sys.exit(f"graphrag_global: job {line[:80]!r}: {e}")
+    return argparse.Namespace(
+        dir=j["dir"],
+        community_level=j.get("community_level", 2),
+        max_context_tokens=j.get("max_context_tokens", 12000),
+        encoding=j.get("encoding", "cl100k_base"),
+        query=j.get("query", "What is this about?"),
+        ratings=j.get("ratings"),
+        bad_rating=[str(c) for c in j.get("bad_rating", [])],
+    )
 
 
 if __name__ == "__main__":

@@ -33,6 +33,9 @@ type Config struct {
 	Models []string
 	// ChunkDelay is slept between the chunks of a streamed chat reply.
 	ChunkDelay time.Duration
+	// Latency is slept before every chat answer (streamed or not), as a
+	// model's time to answer, honouring the client hanging up.
+	Latency time.Duration
 }
 
 // Message is one chat message as the server received it.
@@ -93,6 +96,7 @@ type Server struct {
 	failures []Failure
 	queue    []string
 	rules    []rule
+	respond  func(Request) (string, bool)
 
 	inflight    atomic.Int64
 	maxInflight atomic.Int64
@@ -152,6 +156,16 @@ func (s *Server) FailN(n int, f Failure) {
 func (s *Server) Reply(substr, reply string) {
 	s.mu.Lock()
 	s.rules = append(s.rules, rule{substr, reply})
+	s.mu.Unlock()
+}
+
+// Respond installs f as the first source of chat replies: for each chat
+// request it is given the request and answers with ok true, or declines
+// with ok false (the queue, the rules and the echo then apply). f may be
+// called concurrently.
+func (s *Server) Respond(f func(req Request) (reply string, ok bool)) {
+	s.mu.Lock()
+	s.respond = f
 	s.mu.Unlock()
 }
 
@@ -365,8 +379,18 @@ func (s *Server) serveEmbeddings(w http.ResponseWriter, req Request) {
 	writeJSON(w, out)
 }
 
-// reply picks the scripted answer: the queue, then the rules, then an echo.
-func (s *Server) reply(msgs []Message) string {
+// reply picks the scripted answer: the Respond function, the queue, then
+// the rules, then an echo.
+func (s *Server) reply(req Request) string {
+	s.mu.Lock()
+	f := s.respond
+	s.mu.Unlock()
+	if f != nil {
+		if r, ok := f(req); ok {
+			return r
+		}
+	}
+	msgs := req.Messages
 	last := ""
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if msgs[i].Role == "user" {
@@ -390,7 +414,14 @@ func (s *Server) reply(msgs []Message) string {
 }
 
 func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, req Request, body map[string]any, dropAfter int) {
-	answer := s.reply(req.Messages)
+	if s.cfg.Latency > 0 {
+		select {
+		case <-time.After(s.cfg.Latency):
+		case <-r.Context().Done():
+			return
+		}
+	}
+	answer := s.reply(req)
 	prompt := 0
 	for _, m := range req.Messages {
 		prompt += len(words(m.Content))

@@ -3,7 +3,7 @@
 try_parse_json_object falls back to: the outside check for kgrag's
 internal/jsonrepair.
 
-usage: json_repair.py [--version] < lines
+usage: jsonrepair_py.py [--version] < lines
 
 Each input line is a JSON string (a model's reply). Each output line is
 {"value": repair_json(reply, return_objects=True)}, or {"error": "..."}
@@ -12,14 +12,9 @@ json-repair's version. Runs in the venv of scripts/graphrag-py.sh.
 """
 import importlib.metadata
 import json
-import os
 import sys
 
-# This file's name shadows the library: drop its folder from the path.
-here = os.path.dirname(os.path.abspath(__file__))
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
-
-import json_repair  # noqa: E402
+import json_repair
 
 
 def main():

@@ -1,0 +1,442 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/kgrag/kgrag/internal/globalsearch"
+	"github.com/kgrag/kgrag/internal/llm"
+	"github.com/kgrag/kgrag/internal/retrieval"
+	"github.com/urfave/cli/v3"
+)
+
+// globalFlags are the flags of --mode global.
+func globalFlags() []cli.Flag {
+	def := globalsearch.DefaultOptions()
+	gp := retrieval.DefaultGlobalParams()
+	const cat = "global search (--mode global)"
+	return []cli.Flag{
+		&cli.IntFlag{Name: "concurrency", Category: cat, Value: def.Concurrency, Usage: "model calls in flight at once (GraphRAG uses 25, for hosted APIs; a local server queues what it cannot run)", Sources: cli.EnvVars("KGRAG_CONCURRENCY")},
+		&cli.IntFlag{Name: "reduce-context-tokens", Category: cat, Value: gp.ReduceContextTokens, Usage: "token budget of the ranked points handed to the final (reduce) call; --max-context-tokens is each map batch's"},
+		&cli.IntFlag{Name: "map-max-length", Category: cat, Value: def.MapMaxLength, Usage: "word limit the map prompt asks for"},
+		&cli.IntFlag{Name: "reduce-max-length", Category: cat, Value: def.ReduceMaxLength, Usage: "word limit the answer prompt asks for"},
+		&cli.BoolFlag{Name: "general-knowledge", Category: cat, Usage: "let the answer add what the model knows from elsewhere, marked as such (and answer even when no report is relevant)"},
+		&cli.BoolFlag{Name: "dynamic-community-selection", Category: cat, Usage: "have the model rate reports 0-5 from the root communities down, and read only the relevant ones"},
+		&cli.IntFlag{Name: "dynamic-threshold", Category: cat, Value: def.DynamicThreshold, Usage: "lowest rating (0-5) a report needs to be kept and its sub-communities rated"},
+		&cli.BoolFlag{Name: "dynamic-keep-parent", Category: cat, Usage: "keep a relevant community's parent report too (default: the child replaces it)"},
+		&cli.IntFlag{Name: "max-llm-calls", Category: cat, Usage: "refuse a question that needs more than `N` model calls (0: no limit); see --plan"},
+		&cli.BoolFlag{Name: "plan", Category: cat, Usage: "print how many model calls and tokens the question would take, and stop (no model is called)"},
+		&cli.Int64Flag{Name: "shuffle-seed", Category: cat, Value: gp.ShuffleSeed, Usage: "seed of the report shuffle before batching (GraphRAG's 86 gives GraphRAG's batches; -1: community order)"},
+		&cli.BoolFlag{Name: "json-mode", Category: cat, Value: def.JSONMode, Usage: "ask the server for JSON replies on map and rating calls (response_format); dropped by itself if the server refuses it"},
+	}
+}
+
+// globalOptions are the settings of --mode global.
+type globalOptions struct {
+	params retrieval.GlobalParams
+	search globalsearch.Options
+	plan   bool
+}
+
+func globalOptionsFrom(cmd *cli.Command, local retrieval.Params) globalOptions {
+	g := globalOptions{params: retrieval.DefaultGlobalParams(), search: globalsearch.DefaultOptions(), plan: cmd.Bool("plan")}
+	g.params.CommunityLevel = local.CommunityLevel
+	g.params.RollUpReports = local.RollUpReports
+	g.params.MaxContextTokens = local.MaxContextTokens
+	g.params.Encoding = local.Encoding
+	g.params.ReduceContextTokens = cmd.Int("reduce-context-tokens")
+	g.params.ShuffleSeed = cmd.Int64("shuffle-seed")
+	s := &g.search
+	s.Concurrency = cmd.Int("concurrency")
+	s.MapMaxLength = cmd.Int("map-max-length")
+	s.ReduceMaxLength = cmd.Int("reduce-max-length")
+	s.GeneralKnowledge = cmd.Bool("general-knowledge")
+	s.Dynamic = cmd.Bool("dynamic-community-selection")
+	s.DynamicThreshold = cmd.Int("dynamic-threshold")
+	s.DynamicKeepParent = cmd.Bool("dynamic-keep-parent")
+	s.MaxLLMCalls = cmd.Int("max-llm-calls")
+	s.JSONMode = cmd.Bool("json-mode")
+	return g
+}
+
+func (o *askOptions) validateGlobal() error {
+	const try = `kgrag ask --mode global --input ./output "What are the main themes?"`
+	g := &o.global
+	g.search.ResponseType = o.responseType
+	switch {
+	case o.mode != modeGlobal && (g.plan || g.search.Dynamic):
+		return usagef(try, "--plan and --dynamic-community-selection are for --mode global")
+	case g.plan && o.contextOnly:
+		return usagef(try, "--plan and --context-only exclude each other: one counts the calls, the other prints the batches")
+	case o.contextOnly && g.search.Dynamic:
+		return usagef(strings.Replace(try, "--mode global", "--mode global --plan", 1),
+			"--context-only cannot tell which reports dynamic selection keeps without the model rating them: use --plan for the most it could send")
+	case o.mode == modeGlobal && o.noContext:
+		return usagef(try, "--no-context asks the model alone and uses no mode: leave out --mode global")
+	}
+	if o.mode != modeGlobal {
+		return nil
+	}
+	if err := g.params.Validate(); err != nil {
+		return usagef("kgrag ask --help", "%s", flagNames(err.Error()))
+	}
+	if err := g.search.Validate(); err != nil {
+		return usagef("kgrag ask --help", "%s", strings.NewReplacer("globalsearch: ", "", "concurrency", "--concurrency",
+			"dynamic threshold", "--dynamic-threshold", "max LLM calls", "--max-llm-calls",
+			"map and reduce word limits", "--map-max-length and --reduce-max-length").Replace(err.Error()))
+	}
+	return nil
+}
+
+// askGlobal answers with global search: map-reduce over the community
+// reports, or with --plan, --context-only only says what it would send.
+func askGlobal(ctx context.Context, opts askOptions, client *llm.Client, res *askResult, term terminal) error {
+	t := time.Now()
+	src, err := openSource(ctx, opts)
+	if err != nil {
+		return err
+	}
+	res.Source = src.name
+	var rs retrieval.ReportSource
+	if src.ds != nil {
+		rs = retrieval.NewMemoryBackend(src.ds)
+	} else {
+		rs = retrieval.NewSPARQLBackend(src.c, src.graph)
+	}
+	b, err := retrieval.NewGlobalBuilder(opts.global.params, nil)
+	if err != nil {
+		return err
+	}
+	so := opts.global.search
+	temp := float32(opts.temperature)
+	so.Chat = llm.ChatOptions{Model: opts.chatModel, Temperature: &temp, MaxTokens: opts.maxTokens}
+	s, err := globalsearch.New(rs, b, client, so)
+	if err != nil {
+		return err
+	}
+	res.Timings["open"] = ms(time.Since(t))
+
+	switch {
+	case opts.global.plan:
+		pl, err := s.Plan(ctx, opts.question)
+		if err != nil {
+			return src.wrap(err)
+		}
+		if opts.json {
+			res.Plan = pl
+			return nil
+		}
+		return writePlan(term.out, pl, opts)
+	case opts.contextOnly:
+		return globalContextOnly(ctx, opts, rs, b, res, term, src)
+	}
+
+	res.ChatModel = opts.chatModel
+	before := src.requests()
+	p := newGlobalProgress(term, opts)
+	hooks := globalsearch.Hooks{Progress: p.show}
+	if !opts.json {
+		hooks.Answer = func(piece string) error {
+			p.clear()
+			_, err := io.WriteString(term.out, piece)
+			return err
+		}
+	}
+	r, err := s.Search(ctx, opts.question, hooks)
+	p.clear()
+	var le *globalsearch.LimitError
+	if errors.As(err, &le) {
+		return usagef(fmt.Sprintf("--max-llm-calls %d (or see the calls with --plan)", le.Need),
+			"the question needs %d model calls (%d map, 1 answer, %d rating), more than --max-llm-calls %d",
+			le.Need, le.Batches, le.Spent, le.Max)
+	}
+	if err != nil {
+		return src.wrap(fmt.Errorf("ask: %w", err))
+	}
+	if src.counted() {
+		n := src.requests() - before
+		res.SPARQLRequests = &n
+	}
+	for k, v := range r.Timings {
+		res.Timings[k] = v
+	}
+	res.Answer = &r.Answer
+	res.Global = globalRecords(r, opts.global.params.CommunityLevel)
+	if !opts.json {
+		if r.Answer != "" && !strings.HasSuffix(r.Answer, "\n") {
+			fmt.Fprintln(term.out)
+		}
+		for _, w := range globalWarnings(r) {
+			fmt.Fprintln(term.err, "kgrag: warning:", w)
+		}
+		if term.tty && !opts.quiet {
+			fmt.Fprintln(term.err, globalLine(r, opts))
+		}
+	}
+	return nil
+}
+
+// globalContextOnly prints the map batches that would be sent.
+func globalContextOnly(ctx context.Context, opts askOptions, rs retrieval.ReportSource, b *retrieval.GlobalBuilder, res *askResult, term terminal, src source) error {
+	t := time.Now()
+	all, err := rs.CommunityReports(ctx, opts.global.params.CommunityLevel)
+	if err != nil {
+		return src.wrap(fmt.Errorf("ask: read the community reports: %w", err))
+	}
+	batches := b.Batches(b.Select(all))
+	res.Timings["retrieval"] = ms(time.Since(t))
+	g := &globalJSON{CommunityLevel: opts.global.params.CommunityLevel, Reports: len(all)}
+	for i, bt := range batches {
+		bj := batchJSON{Index: i, ContextTokens: bt.Tokens, Truncated: bt.Truncated, Text: bt.Text}
+		for _, r := range bt.Reports {
+			bj.ReportIDs = append(bj.ReportIDs, r.ID)
+		}
+		g.SelectedReports += len(bt.Reports)
+		g.Batches = append(g.Batches, bj)
+	}
+	if opts.json {
+		res.Global = g
+		return nil
+	}
+	for i, bj := range g.Batches {
+		if i > 0 {
+			fmt.Fprintln(term.out)
+		}
+		fmt.Fprintf(term.out, "===== map batch %d of %d: %d reports, %d tokens =====\n%s", i+1, len(g.Batches), len(bj.ReportIDs), bj.ContextTokens, bj.Text)
+	}
+	if len(g.Batches) == 0 {
+		fmt.Fprintf(term.err, "kgrag: no community report at level <= %d in %s\n", opts.global.params.CommunityLevel, src.name)
+	}
+	return nil
+}
+
+// writePlan prints a plan for people.
+func writePlan(w io.Writer, pl *globalsearch.Plan, opts askOptions) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Global search plan for %q\n", opts.question)
+	fmt.Fprintf(&b, "  reports up to level %d:  %d", pl.Level, pl.Reports)
+	if pl.Selected != pl.Reports {
+		fmt.Fprintf(&b, " (%d after --roll-up-reports)", pl.Selected)
+	}
+	b.WriteString("\n")
+	bound := ""
+	if pl.Dynamic {
+		bound = "at most "
+		fmt.Fprintf(&b, "  rating calls:           %s%d (%s%d prompt tokens; the ratings decide how many)\n", bound, pl.RateCalls, bound, pl.RatePromptTokens)
+	}
+	fmt.Fprintf(&b, "  map calls:              %s%d, %d concurrently (%s%d prompt tokens", bound, len(pl.Batches), opts.global.search.Concurrency, bound, pl.MapPromptTokens)
+	if len(pl.Batches) > 0 {
+		lo, hi := pl.Batches[0].PromptTokens, pl.Batches[0].PromptTokens
+		for _, x := range pl.Batches {
+			lo, hi = min(lo, x.PromptTokens), max(hi, x.PromptTokens)
+		}
+		fmt.Fprintf(&b, "; %d to %d per call", lo, hi)
+	}
+	b.WriteString(")\n")
+	if pl.TruncatedReports > 0 {
+		fmt.Fprintf(&b, "  reports cut to fit:     %d (each alone is over --max-context-tokens)\n", pl.TruncatedReports)
+	}
+	fmt.Fprintf(&b, "  answer call:            1 (at most %d prompt tokens)\n", pl.ReducePromptMax)
+	fmt.Fprintf(&b, "  total:                  %s%d model calls, %s%d prompt tokens", bound, pl.Calls, bound, pl.PromptTokens)
+	if opts.maxTokens > 0 {
+		fmt.Fprintf(&b, ", at most %d answer tokens", pl.Calls*opts.maxTokens)
+	}
+	b.WriteString("\n")
+	if pl.MaxLLMCalls > 0 {
+		verdict := "within"
+		if pl.Calls > pl.MaxLLMCalls {
+			verdict = "OVER"
+		}
+		fmt.Fprintf(&b, "  --max-llm-calls %d:     %s the limit\n", pl.MaxLLMCalls, verdict)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// globalProgress draws "map 3/12" on a terminal's stderr.
+type globalProgress struct {
+	w     io.Writer
+	on    bool
+	drawn bool
+}
+
+func newGlobalProgress(term terminal, opts askOptions) *globalProgress {
+	return &globalProgress{w: term.err, on: term.tty && !opts.quiet && !opts.json}
+}
+
+func (p *globalProgress) show(e globalsearch.Progress) {
+	if !p.on {
+		return
+	}
+	switch e.Phase {
+	case globalsearch.PhaseRate:
+		fmt.Fprintf(p.w, "\rrating reports at level %d: %d/%d\x1b[K", e.Level, e.Done, e.Total)
+	case globalsearch.PhaseMap:
+		fmt.Fprintf(p.w, "\rmap: %d/%d batches\x1b[K", e.Done, e.Total)
+	case globalsearch.PhaseReduce:
+		fmt.Fprintf(p.w, "\rwriting the answer...\x1b[K")
+	}
+	p.drawn = true
+}
+
+func (p *globalProgress) clear() {
+	if p.drawn {
+		fmt.Fprint(p.w, "\r\x1b[K")
+		p.drawn = false
+	}
+}
+
+// globalWarnings are what the user must know about an answer: calls that
+// failed, replies that could not be read, made-up citations. They go to
+// stderr whether or not it is a terminal.
+func globalWarnings(r *globalsearch.Result) []string {
+	var out []string
+	n := len(r.Batches)
+	if r.MapFailed > 0 {
+		first := ""
+		for _, b := range r.Batches {
+			if b.Err != "" {
+				first = b.Err
+				break
+			}
+		}
+		out = append(out, fmt.Sprintf("%d of %d map calls failed and were skipped: the answer rests on the other %d batches of reports (first error: %s)",
+			r.MapFailed, n, n-r.MapFailed, first))
+	}
+	if r.MapParse.Unusable > 0 {
+		out = append(out, fmt.Sprintf("%d of %d map replies were not usable JSON and were skipped", r.MapParse.Unusable, n))
+	}
+	if sel := r.Selection; sel != nil {
+		if sel.Failed+sel.Parse.Unusable > 0 {
+			out = append(out, fmt.Sprintf("%d of %d rating calls failed or gave no rating; those reports were rated 1", sel.Failed+sel.Parse.Unusable, len(sel.Rated)))
+		}
+		if sel.Stopped != "" {
+			out = append(out, "dynamic selection "+sel.Stopped)
+		}
+	}
+	if len(r.UnknownCited) > 0 {
+		out = append(out, fmt.Sprintf("the answer cites reports that were not given to the model: %s", strings.Join(r.UnknownCited, ", ")))
+	}
+	return out
+}
+
+// globalLine is the terminal summary of a global search, on stderr.
+func globalLine(r *globalsearch.Result, opts askOptions) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "global: %d reports up to level %d", r.Reports, opts.global.params.CommunityLevel)
+	if sel := r.Selection; sel != nil {
+		fmt.Fprintf(&b, ", %d rated, %d kept", len(sel.Rated), len(sel.Reports))
+	}
+	points := 0
+	for _, x := range r.Batches {
+		points += len(x.Points)
+	}
+	fmt.Fprintf(&b, " · %d map calls (%d repaired, %d unusable, %d failed), %d points", len(r.Batches),
+		r.MapParse.Repaired, r.MapParse.Unusable, r.MapFailed, points)
+	if r.Reduce != nil {
+		fmt.Fprintf(&b, ", %d of %d scored in the answer's context", len(r.Reduce.Context.Points), r.Reduce.Context.Scored)
+	}
+	fmt.Fprintf(&b, " · %d model calls in %s", r.LLMCalls, msText(r.Timings["rate"]+r.Timings["map"]+r.Timings["reduce"]))
+	if len(r.Cited) > 0 {
+		fmt.Fprintf(&b, " · cites reports %s", strings.Join(r.Cited, ", "))
+	}
+	return b.String()
+}
+
+// globalJSON is the "global" object of `kgrag ask --mode global --json`.
+type globalJSON struct {
+	CommunityLevel  int64                     `json:"community_level"`
+	Reports         int                       `json:"reports"`
+	SelectedReports int                       `json:"selected_reports"`
+	Dynamic         *globalsearch.Selection   `json:"dynamic,omitempty"`
+	Batches         []batchJSON               `json:"batches"`
+	MapParse        *globalsearch.ParseCounts `json:"map_parse,omitempty"`
+	MapFailed       int                       `json:"map_failed"`
+	Points          int                       `json:"points"`
+	ScoredPoints    int                       `json:"scored_points"`
+	Reduce          *reduceJSON               `json:"reduce,omitempty"`
+	NoData          bool                      `json:"no_data"`
+	LLMCalls        int                       `json:"llm_calls"`
+	PromptTokens    int                       `json:"prompt_tokens"`
+	CompletionTok   int                       `json:"completion_tokens"`
+	Cited           []string                  `json:"cited_reports"`
+	UnknownCited    []string                  `json:"unknown_cited_reports"`
+}
+
+type batchJSON struct {
+	Index         int      `json:"index"`
+	ReportIDs     []string `json:"report_ids"`
+	ContextTokens int      `json:"context_tokens"`
+	Truncated     int      `json:"truncated_reports,omitempty"`
+	// Text is the batch's report table, with --context-only.
+	Text string `json:"text,omitempty"`
+	*globalsearch.Call
+	Points        []pointJSON `json:"points,omitempty"`
+	DroppedPoints int         `json:"dropped_points,omitempty"`
+}
+
+type pointJSON struct {
+	Description string `json:"description"`
+	Score       int    `json:"score"`
+}
+
+type reduceJSON struct {
+	globalsearch.Call
+	ContextTokens int `json:"context_tokens"`
+	// Points are the points in the context, best first: batch index and
+	// score.
+	Points []reducePointJSON `json:"points"`
+}
+
+type reducePointJSON struct {
+	Batch int `json:"batch"`
+	Score int `json:"score"`
+}
+
+func globalRecords(r *globalsearch.Result, level int64) *globalJSON {
+	g := &globalJSON{CommunityLevel: level, Reports: r.Reports, SelectedReports: r.Selected, Dynamic: r.Selection,
+		MapParse: &r.MapParse, MapFailed: r.MapFailed, NoData: r.NoData, LLMCalls: r.LLMCalls,
+		Cited: nonNil(r.Cited), UnknownCited: nonNil(r.UnknownCited), Batches: []batchJSON{}}
+	if sel := r.Selection; sel != nil {
+		for _, x := range sel.Rated {
+			g.PromptTokens += x.PromptTokens
+			g.CompletionTok += x.CompletionTokens
+		}
+	}
+	for i := range r.Batches {
+		x := &r.Batches[i]
+		bj := batchJSON{Index: x.Index, ReportIDs: x.ReportIDs, ContextTokens: x.ContextTokens, Truncated: x.Truncated,
+			Call: &x.Call, DroppedPoints: x.Dropped}
+		for _, p := range x.Points {
+			bj.Points = append(bj.Points, pointJSON{p.Description, p.Score})
+			g.Points++
+			if p.Score > 0 {
+				g.ScoredPoints++
+			}
+		}
+		g.PromptTokens += x.PromptTokens
+		g.CompletionTok += x.CompletionTokens
+		g.Batches = append(g.Batches, bj)
+	}
+	if rd := r.Reduce; rd != nil && !r.NoData {
+		rj := &reduceJSON{Call: rd.Call, ContextTokens: rd.Context.Tokens, Points: []reducePointJSON{}}
+		for _, p := range rd.Context.Points {
+			rj.Points = append(rj.Points, reducePointJSON{p.Batch, p.Score})
+		}
+		g.PromptTokens += rd.PromptTokens
+		g.CompletionTok += rd.CompletionTokens
+		g.Reduce = rj
+	}
+	return g
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

@@ -1,0 +1,175 @@
+package globalsearch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/kgrag/kgrag/internal/retrieval"
+	"github.com/kgrag/kgrag/prompts"
+)
+
+// Selection is what dynamic community selection did.
+type Selection struct {
+	// Reports are the selected reports, by community number.
+	Reports []retrieval.ReportRecord `json:"-"`
+	// Rated lists the communities rated, in the order they were rated,
+	// with their ratings.
+	Rated []Rating `json:"rated"`
+	// Levels counts, per level, the reports rated and found relevant.
+	Levels []LevelCount `json:"levels"`
+	// Parse counts the rating replies by how they parsed; Failed the
+	// rating calls that failed for good. Both count as rating 1, as
+	// GraphRAG's unparsable ones do.
+	Parse  ParseCounts `json:"parse"`
+	Failed int         `json:"failed"`
+	Calls  int         `json:"llm_calls"`
+	// Stopped says why the descent stopped before it was done: the call
+	// limit.
+	Stopped string `json:"stopped,omitempty"`
+}
+
+// Rating is one rated community.
+type Rating struct {
+	Community string `json:"community"`
+	Level     int64  `json:"level"`
+	Rating    int    `json:"rating"`
+	Call
+}
+
+// LevelCount is one level of the descent.
+type LevelCount struct {
+	Level    int64 `json:"level"`
+	Rated    int   `json:"rated"`
+	Relevant int   `json:"relevant"`
+}
+
+// fallbackRating is the rating of a reply that gives none, or a call that
+// failed: GraphRAG's default, which keeps the report at the default
+// threshold rather than lose a branch of the hierarchy to a bad reply.
+const fallbackRating = 1
+
+// selectDynamic is GraphRAG's DynamicCommunitySelection.select: rate the
+// root communities' reports, keep those rated at least DynamicThreshold
+// and rate their children next, level by level; a relevant community
+// replaces its parent unless DynamicKeepParent. When a level yields
+// nothing relevant at all, every report of the next level is rated, down
+// to DynamicMaxLevel. GraphRAG returns the kept reports in the order of a
+// Python set; kgrag orders them by community number.
+func (s *Searcher) selectDynamic(ctx context.Context, question string, all []retrieval.ReportRecord, progress func(Progress)) (*Selection, error) {
+	byID := make(map[string]*retrieval.ReportRecord, len(all))
+	levels := make(map[int64][]string)
+	for i := range all {
+		r := &all[i]
+		byID[r.ID] = r
+		levels[r.Level] = append(levels[r.Level], r.ID)
+	}
+	sel := &Selection{}
+	relevant := make(map[string]bool)
+	queue := levels[0]
+	for level := int64(0); len(queue) > 0; {
+		if max := s.opts.MaxLLMCalls; max > 0 && sel.Calls+len(queue)+2 > max {
+			sel.Stopped = fmt.Sprintf("stopped before rating %d reports at level %d: the limit of %d model calls leaves too few for the map and reduce calls",
+				len(queue), level, max)
+			break
+		}
+		ratings, err := s.rateAll(ctx, question, queue, byID, level, progress)
+		if err != nil {
+			return nil, err
+		}
+		lc := LevelCount{Level: level, Rated: len(queue)}
+		var next []string
+		for i, id := range queue {
+			r := ratings[i]
+			sel.Rated = append(sel.Rated, r)
+			sel.Calls++
+			switch {
+			case r.Err != "":
+				sel.Failed++
+			default:
+				sel.Parse.add(r.Parse)
+			}
+			if r.Rating < s.opts.DynamicThreshold {
+				continue
+			}
+			lc.Relevant++
+			relevant[id] = true
+			next = append(next, byID[id].Children...)
+			if !s.opts.DynamicKeepParent && byID[id].Parent != "" {
+				delete(relevant, byID[id].Parent)
+			}
+		}
+		sel.Levels = append(sel.Levels, lc)
+		queue = next
+		level++
+		if len(queue) == 0 && len(relevant) == 0 && level <= s.opts.DynamicMaxLevel {
+			queue = levels[level]
+		}
+	}
+	for _, id := range sortedKeys(relevant) {
+		sel.Reports = append(sel.Reports, *byID[id])
+	}
+	return sel, nil
+}
+
+// rateAll rates the reports of ids, Concurrency at a time, returning the
+// ratings in the order of ids.
+func (s *Searcher) rateAll(ctx context.Context, question string, ids []string, byID map[string]*retrieval.ReportRecord, level int64, progress func(Progress)) ([]Rating, error) {
+	out := make([]Rating, len(ids))
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	sem := make(chan struct{}, s.opts.Concurrency)
+	var wg sync.WaitGroup
+	var done atomic.Int64
+	progress(Progress{Phase: PhaseRate, Total: len(ids), Level: level})
+	for i, id := range ids {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			r := byID[id]
+			report := r.FullContent
+			if s.b.Params().UseCommunitySummary {
+				report = r.Summary
+			}
+			out[i] = Rating{Community: id, Level: r.Level, Rating: fallbackRating}
+			system, err := prompts.Render("global_rate", prompts.GlobalRate{Question: question, Report: report})
+			if err != nil {
+				cancel(err)
+				return
+			}
+			reply, call, err := s.call(ctx, system, question, true)
+			out[i].Call = call
+			if err != nil && fatal(err) {
+				cancel(err)
+				return
+			}
+			if err == nil {
+				var rating int
+				var ok bool
+				rating, ok, out[i].Parse, out[i].Fixes = parseRating(reply)
+				if ok {
+					out[i].Rating = rating
+				}
+			}
+			progress(Progress{Phase: PhaseRate, Done: int(done.Add(1)), Total: len(ids), Level: level})
+		}()
+	}
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		return nil, fmt.Errorf("globalsearch: rate reports: %w", err)
+	}
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("globalsearch: rate reports: %w", context.Cause(ctx))
+	}
+	return out, nil
+}
