@@ -14,6 +14,7 @@ import (
 	"github.com/kgrag/kgrag/internal/llm"
 	"github.com/kgrag/kgrag/internal/retrieval"
 	"github.com/kgrag/kgrag/prompts"
+	"golang.org/x/sync/errgroup"
 )
 
 // Chatter is the model server as global search uses it; *llm.Client is
@@ -310,52 +311,34 @@ func (e *LimitError) Error() string {
 func (s *Searcher) mapAll(ctx context.Context, question string, batches []retrieval.Batch, res *Result, progress func(Progress)) error {
 	res.Batches = make([]BatchResult, len(batches))
 	errs := make([]error, len(batches))
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	sem := make(chan struct{}, s.opts.Concurrency)
-	var wg sync.WaitGroup
-	var done atomic.Int64
-	progress(Progress{Phase: PhaseMap, Total: len(batches)})
 	for i, b := range batches {
 		br := &res.Batches[i]
 		br.Index, br.ContextTokens, br.Truncated = i, b.Tokens, b.Truncated
 		for _, r := range b.Reports {
 			br.ReportIDs = append(br.ReportIDs, r.ID)
 		}
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
-			break
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			system, err := prompts.Render("global_map", prompts.GlobalMap{Context: b.Text, MaxLength: s.opts.MapMaxLength})
-			if err != nil {
-				cancel(err)
-				return
-			}
-			reply, call, err := s.call(ctx, system, question, true)
-			br.Call, errs[i] = call, err
-			if err != nil && fatal(err) {
-				cancel(err)
-				return
-			}
-			if err == nil {
-				br.Points, br.Dropped, br.Parse, br.Fixes = parsePoints(reply, i)
-			}
-			progress(Progress{Phase: PhaseMap, Done: int(done.Add(1)), Total: len(batches)})
-		}()
 	}
-	wg.Wait()
-	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
+	var done atomic.Int64
+	progress(Progress{Phase: PhaseMap, Total: len(batches)})
+	err := s.each(ctx, len(batches), func(ctx context.Context, i int) error {
+		br := &res.Batches[i]
+		system, err := prompts.Render("global_map", prompts.GlobalMap{Context: batches[i].Text, MaxLength: s.opts.MapMaxLength})
+		if err != nil {
+			return err
+		}
+		reply, call, err := s.call(ctx, system, question, true)
+		br.Call, errs[i] = call, err
+		if err != nil && fatal(err) {
+			return err
+		}
+		if err == nil {
+			br.Points, br.Dropped, br.Parse, br.Fixes = parsePoints(reply, i)
+		}
+		progress(Progress{Phase: PhaseMap, Done: int(done.Add(1)), Total: len(batches)})
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("globalsearch: map: %w", err)
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("globalsearch: map: %w", context.Cause(ctx))
 	}
 	var firstErr error
 	for i, b := range res.Batches {
@@ -373,6 +356,24 @@ func (s *Searcher) mapAll(ctx context.Context, question string, batches []retrie
 		return fmt.Errorf("globalsearch: all %d map calls failed; the first: %w", len(batches), firstErr)
 	}
 	return nil
+}
+
+// each runs fn for 0..n-1, Concurrency at a time. The first error fn
+// returns cancels the calls still running and is returned; so is the
+// cause of ctx ending.
+func (s *Searcher) each(ctx context.Context, n int, fn func(ctx context.Context, i int) error) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(s.opts.Concurrency)
+	for i := range n {
+		if gctx.Err() != nil {
+			break
+		}
+		g.Go(func() error { return fn(gctx, i) })
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	return context.Cause(ctx)
 }
 
 // fatal says err would fail every other call as well.

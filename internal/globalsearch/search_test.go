@@ -80,7 +80,7 @@ func kind(r llmtest.Request) string {
 // batchTable is the report table of a map prompt.
 func batchTable(sys string) string {
 	_, after, _ := strings.Cut(sys, "---Reports---\n\n")
-	table, _, _ := strings.Cut(after, "---End of reports---")
+	table, _, _ := strings.Cut(after, "\n---End of reports---")
 	return table
 }
 

@@ -2,9 +2,7 @@ package globalsearch
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 
 	"github.com/kgrag/kgrag/internal/retrieval"
@@ -118,58 +116,36 @@ func (s *Searcher) selectDynamic(ctx context.Context, question string, all []ret
 // ratings in the order of ids.
 func (s *Searcher) rateAll(ctx context.Context, question string, ids []string, byID map[string]*retrieval.ReportRecord, level int64, progress func(Progress)) ([]Rating, error) {
 	out := make([]Rating, len(ids))
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	sem := make(chan struct{}, s.opts.Concurrency)
-	var wg sync.WaitGroup
 	var done atomic.Int64
 	progress(Progress{Phase: PhaseRate, Total: len(ids), Level: level})
-	for i, id := range ids {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
+	err := s.each(ctx, len(ids), func(ctx context.Context, i int) error {
+		r := byID[ids[i]]
+		report := r.FullContent
+		if s.b.Params().UseCommunitySummary {
+			report = r.Summary
 		}
-		if ctx.Err() != nil {
-			break
+		out[i] = Rating{Community: ids[i], Level: r.Level, Rating: fallbackRating}
+		system, err := prompts.Render("global_rate", prompts.GlobalRate{Question: question, Report: report})
+		if err != nil {
+			return err
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			r := byID[id]
-			report := r.FullContent
-			if s.b.Params().UseCommunitySummary {
-				report = r.Summary
+		reply, call, err := s.call(ctx, system, question, true)
+		out[i].Call = call
+		if err != nil && fatal(err) {
+			return err
+		}
+		if err == nil {
+			if rating, ok, parse, fixes := parseRating(reply); ok {
+				out[i].Rating, out[i].Parse, out[i].Fixes = rating, parse, fixes
+			} else {
+				out[i].Parse, out[i].Fixes = parse, fixes
 			}
-			out[i] = Rating{Community: id, Level: r.Level, Rating: fallbackRating}
-			system, err := prompts.Render("global_rate", prompts.GlobalRate{Question: question, Report: report})
-			if err != nil {
-				cancel(err)
-				return
-			}
-			reply, call, err := s.call(ctx, system, question, true)
-			out[i].Call = call
-			if err != nil && fatal(err) {
-				cancel(err)
-				return
-			}
-			if err == nil {
-				var rating int
-				var ok bool
-				rating, ok, out[i].Parse, out[i].Fixes = parseRating(reply)
-				if ok {
-					out[i].Rating = rating
-				}
-			}
-			progress(Progress{Phase: PhaseRate, Done: int(done.Add(1)), Total: len(ids), Level: level})
-		}()
-	}
-	wg.Wait()
-	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		}
+		progress(Progress{Phase: PhaseRate, Done: int(done.Add(1)), Total: len(ids), Level: level})
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("globalsearch: rate reports: %w", err)
-	}
-	if ctx.Err() != nil {
-		return nil, fmt.Errorf("globalsearch: rate reports: %w", context.Cause(ctx))
 	}
 	return out, nil
 }

@@ -1,12 +1,8 @@
 package retrieval_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -15,61 +11,6 @@ import (
 	"github.com/kgrag/kgrag/internal/retrieval"
 	"github.com/kgrag/kgrag/internal/test"
 )
-
-// GlobalJob is one run of scripts/oracle/graphrag_global.py --jobs.
-type GlobalJob struct {
-	Dir     string         `json:"dir"`
-	Level   int64          `json:"community_level"`
-	Budget  int            `json:"max_context_tokens"`
-	Ratings map[string]int `json:"ratings,omitempty"`
-	Bad     []string       `json:"bad_rating,omitempty"`
-}
-
-// GlobalOut is the oracle's answer to a GlobalJob.
-type GlobalOut struct {
-	Batches []struct {
-		IDs    []string `json:"ids"`
-		Text   string   `json:"text"`
-		Tokens int      `json:"tokens"`
-	} `json:"batches"`
-	Reports  int      `json:"reports"`
-	Seconds  float64  `json:"seconds"`
-	Rated    []string `json:"rated"`
-	Selected []string `json:"selected"`
-}
-
-// runGlobalOracle runs GraphRAG's own global context builder on jobs, in
-// one interpreter.
-func runGlobalOracle(t *testing.T, py string, jobs []GlobalJob) []GlobalOut {
-	t.Helper()
-	var in bytes.Buffer
-	for _, j := range jobs {
-		b, _ := json.Marshal(j)
-		in.Write(append(b, '\n'))
-	}
-	cmd := exec.Command(py, filepath.Join(test.RepoRoot(t), "scripts", "oracle", "graphrag_global.py"), "--jobs")
-	cmd.Stdin = &in
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("graphrag_global.py: %v\n%s", err, stderr.String())
-	}
-	var res []GlobalOut
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(nil, 64<<20)
-	for sc.Scan() {
-		var o GlobalOut
-		if err := json.Unmarshal(sc.Bytes(), &o); err != nil {
-			t.Fatalf("graphrag_global.py output: %v", err)
-		}
-		res = append(res, o)
-	}
-	if len(res) != len(jobs) {
-		t.Fatalf("graphrag_global.py answered %d of %d jobs\n%s", len(res), len(jobs), stderr.String())
-	}
-	return res
-}
 
 // graphRAGDirs returns, per sample, a directory GraphRAG 3.x reads: the
 // 2.x and 3.x samples as they are, the older ones written in 3.x layout
@@ -112,17 +53,17 @@ func TestGlobalBatchesMatchGraphRAG(t *testing.T) {
 		t.Fatal(err)
 	}
 	dirs, sets := graphRAGDirs(t)
-	var jobs []GlobalJob
+	var jobs []test.GlobalJob
 	var names []string
 	for _, name := range test.Samples() {
 		for level := int64(0); level <= 3; level++ {
 			for _, budget := range []int{12000, 2500} {
-				jobs = append(jobs, GlobalJob{Dir: dirs[name], Level: level, Budget: budget})
+				jobs = append(jobs, test.GlobalJob{Dir: dirs[name], Level: level, Budget: budget})
 				names = append(names, name)
 			}
 		}
 	}
-	outs := runGlobalOracle(t, py, jobs)
+	outs := test.GraphRAGGlobal(t, py, jobs)
 	var batches, sameExact, grOver, reports int
 	for i, j := range jobs {
 		name, gr := names[i], outs[i]

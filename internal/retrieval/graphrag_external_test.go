@@ -59,20 +59,8 @@ import (
 //     kgrag keeps the first TopKEntities (10). Removed by passing at most
 //     TopKEntities.
 
-// graphragPython returns the python of the venv that scripts/graphrag-py.sh
-// makes, skipping or failing when KGRAG_EXTERNAL is not 1 or the venv is
-// not ready.
-func graphragPython(t testing.TB) string {
-	t.Helper()
-	if os.Getenv("KGRAG_EXTERNAL") != "1" {
-		test.SkipOrFail(t, "KGRAG_EXTERNAL is not 1: GraphRAG's own context builder not run")
-	}
-	out, err := exec.Command("bash", filepath.Join(test.RepoRoot(t), "scripts", "graphrag-py.sh"), "--check").Output()
-	if err != nil {
-		test.SkipOrFail(t, "PyPI graphrag venv not ready (run scripts/graphrag-py.sh): %v", err)
-	}
-	return strings.TrimSpace(string(out))
-}
+// graphragPython is test.GraphRAGPython.
+func graphragPython(t testing.TB) string { return test.GraphRAGPython(t) }
 
 // grContext is one output line of scripts/oracle/graphrag_local.py.
 type grContext struct {
