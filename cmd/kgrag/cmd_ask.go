@@ -53,7 +53,7 @@ func newAskCommand(term terminal) *cli.Command {
 	def := retrieval.DefaultParams()
 	return &cli.Command{
 		Name:      "ask",
-		Usage:     "answer a question from the graph with a local LLM (GraphRAG local search)",
+		Usage:     "answer a question from the graph with a local LLM (GraphRAG local or global search)",
 		ArgsUsage: "QUESTION",
 		Description: `Answers QUESTION from a GraphRAG knowledge graph, as GraphRAG's local search
 does: the question is embedded, the nearest entities are found in the vector
@@ -75,6 +75,21 @@ Modes:
    local   GraphRAG's local search context (the default): the --top-k-entities
            nearest entities, their relationships, text units and community
            reports, ranked as GraphRAG ranks them
+   global  GraphRAG's global search, for questions about the whole corpus
+           ("What are the main themes?") that no handful of entities can
+           answer: the community reports up to --community-level are
+           shuffled (seed 86, as GraphRAG) and packed into batches of
+           --max-context-tokens; the model lists the key points of each batch
+           with 0-100 scores, --concurrency calls at a time; the best points,
+           up to --reduce-context-tokens, go to one last call that writes the
+           answer citing reports ("[Data: Reports (3, 12)]"). No vector index
+           or embedding model is needed. With --dynamic-community-selection
+           the model first rates reports 0-5 from the root communities down
+           and only relevant ones (and their sub-communities) are read.
+           Replies that are not valid JSON are repaired where safe, else
+           skipped and counted, as are calls that keep failing. Look before
+           spending: --plan counts the calls and tokens, --context-only
+           prints the batches, --max-llm-calls refuses a costlier question
    seed    the five retrievals of the seed article, with its bugs fixed: the
            --top-k-entities nearest entities, the 3 text units holding most
            of them, their 3 top communities at --community-level (default 0
@@ -95,6 +110,13 @@ With LM Studio (load a chat and an embedding model, start its server):
 Against a store, with the index built beside the data:
    kgrag ask --store http://localhost:3030/ds --graph http://example.org/kg \
        --index ./output/kgrag-index "Who is Scrooge?"
+
+About the whole corpus (global search; a small local model: keep batches small):
+   kgrag ask --mode global --input ./output --plan "What are the main themes?"
+   kgrag ask --mode global --input ./output --max-context-tokens 4000 \
+       --concurrency 2 "What are the main themes?"
+   kgrag ask --mode global --input ./output --dynamic-community-selection \
+       --json "How do the ghosts change Scrooge?" | jq .global.dynamic.levels
 
 Look before asking, or compare:
    kgrag ask --input ./output --context-only "Who is Scrooge?"   the context, no chat model
