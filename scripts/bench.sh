@@ -22,6 +22,14 @@
 #               memory and over SPARQL (BENCH_RETRIEVAL_STORES, default
 #               "oxigraph fuseki"), beside GraphRAG's Python context builder
 #               (scripts/bench-retrieval-py.sh).
+#   5. global   global search (bench/global) against the project's test
+#               model server in-process: kgrag's own time per question
+#               (p50/p95 of BENCH_GLOBAL_N questions, default 20) with a
+#               server that answers at once, on the sample and the synthetic
+#               dataset; wall time against the ideal with a server taking
+#               500 ms per call (static and dynamic selection); and GraphRAG's
+#               global context builder (scripts/oracle/graphrag_global.py)
+#               beside kgrag's CommunityReports + Batches.
 #
 # The synthetic dataset is made once by kgrag-synth and cached under
 # $BENCH_DIR/data/ keyed by its sizes and seed. The report goes to stdout and
@@ -39,13 +47,17 @@
 #   BENCH_ENTITIES, BENCH_RELATIONSHIPS, BENCH_TEXT_UNITS, BENCH_COMMUNITIES,
 #   BENCH_SEED           synthetic sizes and seed (default 100000, 300000,
 #                        20000, 5000, seed 1; quick: a tenth of those)
-#   BENCH_STEPS          which parts to run (default "convert micro stores retrieval")
+#   BENCH_STEPS          which parts to run (default "convert micro stores retrieval global")
 #   BENCH_STORES         which stores (default "oxigraph fuseki virtuoso")
 #   BENCH_SKIP_ATOMIC    stores whose atomic kgrag load is not run (e.g.
 #                        "oxigraph": its MOVE of 5M triples takes ~20 min)
 #   BENCH_COUNT          go test -count (default 6)
 #   BENCH_REPEAT         runs of each kgrag conversion; the median is
 #                        reported (default 3)
+#   BENCH_GLOBAL_N, BENCH_GLOBAL_REPEAT
+#                        global step: questions against the instant server
+#                        (default 20), runs of each 500 ms-per-call question
+#                        and context build (default 3)
 #   BENCH_SAMPLE         real GraphRAG 3.x output, read in place
 #                        (default /work/shared/testdata/graphrag/v3)
 #   BENCH_DIR            cache and report directory (default .cache/bench)
@@ -75,7 +87,7 @@ N_REL=${BENCH_RELATIONSHIPS:-${def[1]}}
 N_TU=${BENCH_TEXT_UNITS:-${def[2]}}
 N_COM=${BENCH_COMMUNITIES:-${def[3]}}
 SEED=${BENCH_SEED:-1}
-STEPS=${BENCH_STEPS:-convert micro stores retrieval}
+STEPS=${BENCH_STEPS:-convert micro stores retrieval global}
 STORES=${BENCH_STORES:-oxigraph fuseki virtuoso}
 COUNT=${BENCH_COUNT:-6}
 REPEAT=${BENCH_REPEAT:-3}
@@ -683,6 +695,35 @@ if has_step retrieval; then
 		echo "$py_table"
 		echo
 	} | section
+fi
+
+# --- 5. global search: kgrag's own time, latency-bound wall time, context --
+
+if has_step global; then
+	GLOBAL=$OUT/bin/bench-global
+	mkdir -p "$OUT/bin"
+	go build -o "$GLOBAL" ./bench/global || die "building bench/global failed"
+	log "global: GraphRAG's venv (scripts/graphrag-py.sh)"
+	gl_note=""
+	gl_py=$("$here/graphrag-py.sh" 2>"$RUN/global-graphrag-py.err") || {
+		gl_py=""
+		gl_note="scripts/graphrag-py.sh failed: $(tail -n 1 "$RUN/global-graphrag-py.err" | cut -c1-160)"
+	}
+	log "global: bench/global (test model servers in-process; GraphRAG's context builder)"
+	if "$GLOBAL" -sample "$SAMPLE" -synth "$SYNTH" -synth-label "synthetic ($N_ENT entities)" \
+		-questions "${BENCH_GLOBAL_N:-20}" -repeat "${BENCH_GLOBAL_REPEAT:-3}" \
+		-graphrag-python "$gl_py" -graphrag-note "$gl_note" -work "$RUN/global" -repo "$repo" \
+		-title "## 5. Global search (map-reduce over community reports)" \
+		>"$RUN/global.md" 2>"$RUN/global.err"; then
+		section <"$RUN/global.md"
+	else
+		{
+			echo "## 5. Global search (map-reduce over community reports)"
+			echo
+			echo "failed: $(tail -n 1 "$RUN/global.err" | cut -c1-200) (log: ${RUN#"$repo"/}/global.err)"
+			echo
+		} | section
+	fi
 fi
 
 # --- report ----------------------------------------------------------------------

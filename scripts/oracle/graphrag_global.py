@@ -17,6 +17,11 @@ prints one JSON object:
   reports   how many reports read_indexer_reports returned
   seconds   wall time of build_context alone (perf_counter); with
             --ratings it includes the dynamic selection
+  adapt_seconds
+            wall time of GraphRAG's indexer adapters
+            (read_indexer_communities, _reports, _entities) and of the
+            GlobalCommunityContext's construction: the tables, already
+            read from parquet, turned into what build_context takes
   rated     with --ratings: the communities rated, in the order they were
             rated (strings)
   selected  with --ratings: the selected communities, as strings sorted by
@@ -181,7 +186,8 @@ def record_batches():
 
 def build(a):
     """Read DIR and make the context builder as GraphRAG's API and factory
-    do; returns it with the tokenizer and, with --ratings, the fake model."""
+    do; returns it with the tokenizer, with --ratings the fake model, and
+    the seconds the adapters and the builder's construction took."""
     dynamic = a.ratings is not None
     communities = read(a.dir, "communities")
     community_reports = read(a.dir, "community_reports")
@@ -193,6 +199,7 @@ def build(a):
     if "degree" in entities:
         entities["degree"] = entities["degree"].fillna(0)
 
+    t0 = time.perf_counter()
     communities_ = ia.read_indexer_communities(communities, community_reports)
     reports = ia.read_indexer_reports(
         community_reports,
@@ -201,6 +208,7 @@ def build(a):
         dynamic_community_selection=dynamic,
     )
     entities_ = ia.read_indexer_entities(entities, communities, community_level=a.community_level)
+    adapt = time.perf_counter() - t0
     tok = get_tokenizer(encoding_model=a.encoding)
 
     kwargs = {}
@@ -219,6 +227,7 @@ def build(a):
             "max_level": 2,
             "model_params": {},
         }
+    t0 = time.perf_counter()
     builder = GlobalCommunityContext(
         community_reports=reports,
         communities=communities_,
@@ -227,10 +236,11 @@ def build(a):
         dynamic_community_selection=dynamic,
         dynamic_community_selection_kwargs=kwargs,
     )
-    return builder, reports, tok, model
+    adapt += time.perf_counter() - t0
+    return builder, reports, tok, model, adapt
 
 
-async def run(a, builder, reports, tok, model):
+async def run(a, builder, reports, tok, model, adapt):
     """Run build_context as GlobalSearch does and return the output object."""
     dynamic = model is not None
     selected = []
@@ -276,6 +286,7 @@ async def run(a, builder, reports, tok, model):
         ],
         "reports": len(reports),
         "seconds": secs,
+        "adapt_seconds": adapt,
     }
     if dynamic:
         out["rated"] = model.rated
