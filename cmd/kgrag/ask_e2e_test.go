@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -111,4 +112,73 @@ func modelServer(t *testing.T) (url, chatModel, embedModel string) {
 		}
 	}
 	return v[0], v[1], v[2]
+}
+
+// TestAskGlobalRealModel runs global search on the v3 sample with the real
+// chat model (Gemma 3 270M behind llama.cpp's server, scripts/models.sh).
+// The map calls go out in JSON mode with a schema, which the server turns
+// into a grammar, so even this tiny model's replies must come back usable
+// (valid or repaired: it runs into --max-tokens and writes raw line breaks
+// in strings); none may fail. Root-level report summaries in small
+// batches keep the prompts inside the model's 2048-token context and the
+// test to about a minute on 2 cores. The model's judgement is not tested:
+// at 270M parameters it is poor, as the logged transcript shows.
+func TestAskGlobalRealModel(t *testing.T) {
+	url, chatModel, _ := modelServer(t)
+	input := filepath.Join(test.GraphRAGSamples(t), "v3")
+	const question = "What are the main themes of the story?"
+	stdout, stderr, code := runKgrag(t, "ask", "--mode", "global", "--input", input, "--llm-url", url, "--chat-model", chatModel,
+		"--community-level", "0", "--report-summaries", "--max-context-tokens", "1200", "--reduce-context-tokens", "800",
+		"--max-tokens", "160", "--concurrency", "1", "--json", question)
+	if code != 0 {
+		t.Fatalf("kgrag ask --mode global: exit %d: %s", code, stderr)
+	}
+	var res struct {
+		Answer  *string            `json:"answer"`
+		Timings map[string]float64 `json:"timings_ms"`
+		Global  struct {
+			Reports int `json:"reports"`
+			Batches []struct {
+				ReportIDs []string `json:"report_ids"`
+				Parse     string   `json:"parse"`
+				Fixes     []string `json:"fixes"`
+				Reply     string   `json:"reply"`
+				Error     string   `json:"error"`
+				Millis    float64  `json:"ms"`
+				Points    []struct {
+					Description string `json:"description"`
+					Score       int    `json:"score"`
+				} `json:"points"`
+			} `json:"batches"`
+			MapParse  map[string]int `json:"map_parse"`
+			MapFailed int            `json:"map_failed"`
+			NoData    bool           `json:"no_data"`
+			LLMCalls  int            `json:"llm_calls"`
+		} `json:"global"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatalf("kgrag ask --json: %v in %q", err, stdout)
+	}
+	g := res.Global
+	if res.Answer == nil || strings.TrimSpace(*res.Answer) == "" || g.MapFailed != 0 || g.Reports != 23 || len(g.Batches) < 2 {
+		t.Fatalf("answer %v, %d reports, %d batches, %d failed", res.Answer, g.Reports, len(g.Batches), g.MapFailed)
+	}
+	want := len(g.Batches) + 1
+	if g.NoData {
+		want--
+	}
+	if g.LLMCalls != want || g.MapParse["unusable"] != 0 {
+		t.Errorf("%d calls (want %d), parse %v; want every map reply usable in JSON mode", g.LLMCalls, want, g.MapParse)
+	}
+	var log strings.Builder
+	fmt.Fprintf(&log, "Q: %s\n", question)
+	for i, b := range g.Batches {
+		fmt.Fprintf(&log, "map %d (reports %s): %s %v in %.1fs, %d points", i+1, strings.Join(b.ReportIDs, ","), b.Parse, b.Fixes, b.Millis/1000, len(b.Points))
+		for _, p := range b.Points {
+			fmt.Fprintf(&log, "\n    %3d  %.100s", p.Score, p.Description)
+		}
+		log.WriteString("\n")
+	}
+	fmt.Fprintf(&log, "A: %s\ntimings_ms: %v", *res.Answer, res.Timings)
+	t.Log(log.String())
 }

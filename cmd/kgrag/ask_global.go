@@ -24,6 +24,7 @@ func globalFlags() []cli.Flag {
 		&cli.IntFlag{Name: "reduce-context-tokens", Category: cat, Value: gp.ReduceContextTokens, Usage: "token budget of the ranked points handed to the final (reduce) call; --max-context-tokens is each map batch's"},
 		&cli.IntFlag{Name: "map-max-length", Category: cat, Value: def.MapMaxLength, Usage: "word limit the map prompt asks for"},
 		&cli.IntFlag{Name: "reduce-max-length", Category: cat, Value: def.ReduceMaxLength, Usage: "word limit the answer prompt asks for"},
+		&cli.BoolFlag{Name: "report-summaries", Category: cat, Usage: "map (and rate) report summaries instead of full reports: many fewer tokens, for small models and small contexts"},
 		&cli.BoolFlag{Name: "general-knowledge", Category: cat, Usage: "let the answer add what the model knows from elsewhere, marked as such (and answer even when no report is relevant)"},
 		&cli.BoolFlag{Name: "dynamic-community-selection", Category: cat, Usage: "have the model rate reports 0-5 from the root communities down, and read only the relevant ones"},
 		&cli.IntFlag{Name: "dynamic-threshold", Category: cat, Value: def.DynamicThreshold, Usage: "lowest rating (0-5) a report needs to be kept and its sub-communities rated"},
@@ -50,6 +51,7 @@ func globalOptionsFrom(cmd *cli.Command, local retrieval.Params) globalOptions {
 	g.params.Encoding = local.Encoding
 	g.params.ReduceContextTokens = cmd.Int("reduce-context-tokens")
 	g.params.ShuffleSeed = cmd.Int64("shuffle-seed")
+	g.params.UseCommunitySummary = cmd.Bool("report-summaries")
 	s := &g.search
 	s.Concurrency = cmd.Int("concurrency")
 	s.MapMaxLength = cmd.Int("map-max-length")

@@ -2,6 +2,7 @@ package globalsearch
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -143,6 +144,9 @@ type Call struct {
 	CompletionTokens int       `json:"completion_tokens"`
 	Usage            llm.Usage `json:"-"`
 	Millis           float64   `json:"ms"`
+	// Reply is the model's reply to a map or rating call, as it came: what
+	// to look at when a small model's replies are unusable.
+	Reply string `json:"reply,omitempty"`
 	// Parse is ParseValid, ParseRepaired or ParseUnusable; "" for the
 	// reduce call and for a call that failed.
 	Parse string   `json:"parse,omitempty"`
@@ -326,7 +330,7 @@ func (s *Searcher) mapAll(ctx context.Context, question string, batches []retrie
 		if err != nil {
 			return err
 		}
-		reply, call, err := s.call(ctx, system, question, true)
+		reply, call, err := s.call(ctx, system, question, pointsSchema)
 		br.Call, errs[i] = call, err
 		if err != nil && fatal(err) {
 			return err
@@ -381,11 +385,26 @@ func fatal(err error) bool {
 	return errors.Is(err, llm.ErrModelNotFound) || errors.Is(err, llm.ErrAuth) || errors.Is(err, llm.ErrRequest)
 }
 
+// JSON schemas of the replies, sent with JSON mode so that servers that
+// constrain decoding to a schema (llama.cpp) make even small models keep
+// to the shape.
+var (
+	pointsSchema = json.RawMessage(`{"type":"object","properties":{"points":{"type":"array","items":{"type":"object",` +
+		`"properties":{"description":{"type":"string","minLength":1},"score":{"type":"integer","minimum":0,"maximum":100}},` +
+		`"required":["description","score"]}}},"required":["points"]}`)
+	ratingSchema = json.RawMessage(`{"type":"object","properties":{"reason":{"type":"string"},` +
+		`"rating":{"type":"integer","minimum":0,"maximum":5}},"required":["reason","rating"]}`)
+)
+
 // call makes one model call with system and question, returning the reply
-// and what it cost. json asks for JSON mode (unless the server refused it).
-func (s *Searcher) call(ctx context.Context, system, question string, json bool) (string, Call, error) {
+// and what it cost. With a schema it asks for JSON of that shape (unless
+// the server refused JSON mode).
+func (s *Searcher) call(ctx context.Context, system, question string, schema json.RawMessage) (string, Call, error) {
 	opts := s.opts.Chat
-	opts.JSON = json && s.opts.JSONMode && !s.noJSON.Load()
+	opts.JSON = schema != nil && s.opts.JSONMode && !s.noJSON.Load()
+	if opts.JSON {
+		opts.JSONSchema = schema
+	}
 	msgs := []llm.Message{{Role: llm.RoleSystem, Content: system}, {Role: llm.RoleUser, Content: question}}
 	enc := s.b.Encoder()
 	c := Call{PromptTokens: enc.Count(system) + enc.Count(question)}
@@ -393,7 +412,7 @@ func (s *Searcher) call(ctx context.Context, system, question string, json bool)
 	reply, usage, err := s.chat.Chat(ctx, msgs, opts)
 	if err != nil && opts.JSON && refusesJSON(err) {
 		s.noJSON.Store(true)
-		opts.JSON = false
+		opts.JSON, opts.JSONSchema = false, nil
 		reply, usage, err = s.chat.Chat(ctx, msgs, opts)
 	}
 	c.Millis = ms(time.Since(t))
@@ -401,7 +420,7 @@ func (s *Searcher) call(ctx context.Context, system, question string, json bool)
 		c.Err = err.Error()
 		return "", c, err
 	}
-	c.CompletionTokens, c.Usage = enc.Count(reply), usage
+	c.CompletionTokens, c.Usage, c.Reply = enc.Count(reply), usage, reply
 	return reply, c, nil
 }
 

@@ -226,8 +226,10 @@ func TestSearch(t *testing.T) {
 				if r.Messages[1].Content != question {
 					t.Errorf("map call user message = %q; want the question", r.Messages[1].Content)
 				}
-				if rf, _ := r.Extra["response_format"].(map[string]any); rf["type"] != "json_object" {
-					t.Errorf("map call response_format = %v; want json_object", r.Extra["response_format"])
+				rf, _ := r.Extra["response_format"].(map[string]any)
+				schema, _ := rf["schema"].(map[string]any)
+				if rf["type"] != "json_object" || schema["required"] == nil {
+					t.Errorf("map call response_format = %v; want json_object with the points schema", r.Extra["response_format"])
 				}
 			}
 			for id, n := range want {

@@ -129,7 +129,7 @@ func (s *Searcher) rateAll(ctx context.Context, question string, ids []string, b
 		if err != nil {
 			return err
 		}
-		reply, call, err := s.call(ctx, system, question, true)
+		reply, call, err := s.call(ctx, system, question, ratingSchema)
 		out[i].Call = call
 		if err != nil && fatal(err) {
 			return err

@@ -95,6 +95,11 @@ type ChatOptions struct {
 	Stop []string
 	// JSON asks for a JSON object answer (response_format json_object).
 	JSON bool
+	// JSONSchema, with JSON, is sent as response_format's "schema": the
+	// llama.cpp servers (llama-server, llama-cpp-python) then constrain
+	// the answer to it, which small models need to keep to a shape.
+	// Servers that do not know the field ignore it and give plain JSON.
+	JSONSchema json.RawMessage
 }
 
 // Usage is the token count the server reported; zero when it reported none.
@@ -268,7 +273,7 @@ func (c *Client) request(messages []Message, opts ChatOptions) (openai.ChatCompl
 	}
 	if opts.Temperature != nil {
 		// go-openai omits a zero temperature from the JSON, which would
-		// leave the server's default (often 0.8) in force: withTemperature
+		// leave the server's default (often 0.8) in force: withPatches
 		// has the doer write it. (A tiny non-zero value is no substitute:
 		// llama.cpp divides the logits by it and samples noise.)
 		req.Temperature = *opts.Temperature
@@ -287,7 +292,7 @@ func noChatModel(c *Client, op string) error {
 // Chat returns the model's answer to messages in one piece. Errors are
 // *Error.
 func (c *Client) Chat(ctx context.Context, messages []Message, opts ChatOptions) (string, Usage, error) {
-	ctx = withTemperature(ctx, opts)
+	ctx = withPatches(ctx, opts)
 	req, model := c.request(messages, opts)
 	if model == "" {
 		return "", Usage{}, noChatModel(c, "chat")
@@ -336,7 +341,7 @@ func (e errCallback) Unwrap() error { return e.err }
 // stream and is returned wrapped with %w. Usage is filled when the server
 // reports it (stream_options.include_usage). Other errors are *Error.
 func (c *Client) ChatStream(ctx context.Context, messages []Message, opts ChatOptions, onDelta func(string) error) (string, Usage, error) {
-	ctx = withTemperature(ctx, opts)
+	ctx = withPatches(ctx, opts)
 	req, model := c.request(messages, opts)
 	if model == "" {
 		return "", Usage{}, noChatModel(c, "chat stream")
@@ -416,19 +421,28 @@ type respInfo struct {
 // and Retry-After in the request's respInfo.
 type doer struct{ c *http.Client }
 
-// zeroTemperatureKey in a request's context asks the doer to send
-// "temperature": 0, which go-openai cannot.
-type zeroTemperatureKey struct{}
+// patchKey in a request's context carries JSON fields the doer writes
+// into the request body, for what go-openai cannot send: a temperature of
+// exactly 0, and a JSON schema inside a json_object response_format.
+type patchKey struct{}
 
-func withTemperature(ctx context.Context, opts ChatOptions) context.Context {
+func withPatches(ctx context.Context, opts ChatOptions) context.Context {
+	patch := map[string]json.RawMessage{}
 	if opts.Temperature != nil && *opts.Temperature == 0 {
-		return context.WithValue(ctx, zeroTemperatureKey{}, true)
+		patch["temperature"] = json.RawMessage("0")
 	}
-	return ctx
+	if opts.JSON && len(opts.JSONSchema) > 0 {
+		rf, _ := json.Marshal(map[string]any{"type": "json_object", "schema": opts.JSONSchema})
+		patch["response_format"] = rf
+	}
+	if len(patch) == 0 {
+		return ctx
+	}
+	return context.WithValue(ctx, patchKey{}, patch)
 }
 
-// setZeroTemperature rewrites a JSON request body with "temperature": 0.
-func setZeroTemperature(req *http.Request) error {
+// patchBody rewrites a JSON request body with the fields of patch.
+func patchBody(req *http.Request, patch map[string]json.RawMessage) error {
 	if req.Body == nil {
 		return nil
 	}
@@ -441,7 +455,9 @@ func setZeroTemperature(req *http.Request) error {
 	if err := json.Unmarshal(body, &fields); err != nil {
 		return fmt.Errorf("llm: request body: %w", err)
 	}
-	fields["temperature"] = json.RawMessage("0")
+	for k, v := range patch {
+		fields[k] = v
+	}
 	if body, err = json.Marshal(fields); err != nil {
 		return err
 	}
@@ -452,8 +468,8 @@ func setZeroTemperature(req *http.Request) error {
 }
 
 func (d doer) Do(req *http.Request) (*http.Response, error) {
-	if zero, _ := req.Context().Value(zeroTemperatureKey{}).(bool); zero {
-		if err := setZeroTemperature(req); err != nil {
+	if patch, _ := req.Context().Value(patchKey{}).(map[string]json.RawMessage); patch != nil {
+		if err := patchBody(req, patch); err != nil {
 			return nil, err
 		}
 	}

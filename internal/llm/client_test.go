@@ -2,9 +2,11 @@ package llm_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -280,6 +282,24 @@ func TestChat(t *testing.T) {
 	if temp, ok := req.Extra["temperature"].(float64); req.Model != "chat-m" || len(req.Messages) != 2 || !ok || temp != 0 {
 		t.Errorf("request model %q, %d messages, temperature %v; want chat-m, 2, temperature 0 sent",
 			req.Model, len(req.Messages), req.Extra["temperature"])
+	}
+
+	// A schema goes inside a json_object response_format, as the
+	// llama.cpp servers read it, beside the zero temperature.
+	srv.Reset()
+	schema := json.RawMessage(`{"type":"object","properties":{"rating":{"type":"integer"}},"required":["rating"]}`)
+	if _, _, err := c.Chat(context.Background(), []llm.Message{{Role: llm.RoleUser, Content: "rate"}},
+		llm.ChatOptions{Temperature: &zero, JSON: true, JSONSchema: schema}); err != nil {
+		t.Fatal(err)
+	}
+	req = srv.Requests()[0]
+	rf, _ := req.Extra["response_format"].(map[string]any)
+	var want any
+	if err := json.Unmarshal(schema, &want); err != nil {
+		t.Fatal(err)
+	}
+	if rf["type"] != "json_object" || !reflect.DeepEqual(rf["schema"], want) || req.Extra["temperature"] != 0.0 {
+		t.Errorf("response_format %v, temperature %v; want json_object with the schema %s, and 0", rf, req.Extra["temperature"], schema)
 	}
 }
 
