@@ -46,7 +46,7 @@ N_ENT=${BENCH_ENTITIES:-$((100000 / q))} N_REL=${BENCH_RELATIONSHIPS:-$((300000 
 N_TU=${BENCH_TEXT_UNITS:-$((20000 / q))} N_COM=${BENCH_COMMUNITIES:-$((5000 / q))} SEED=${BENCH_SEED:-1}
 SAMPLE=${BENCH_SAMPLE:-${KGRAG_TESTDATA:-$repo/../shared/testdata}/graphrag/v3}
 OUT=$(mkdir -p "${BENCH_DIR:-$repo/.cache/bench}" && cd "${BENCH_DIR:-$repo/.cache/bench}" && pwd)
-SYNTH=$OUT/data/synth-e$N_ENT-r$N_REL-t$N_TU-c$N_COM-s$SEED
+SYNTH=$OUT/data/synth-f2-e$N_ENT-r$N_REL-t$N_TU-c$N_COM-s$SEED # SYNTH_FORMAT of bench.sh
 RUN=$OUT/run-retrieval-py
 REPORT=$OUT/retrieval-py.md
 

@@ -110,7 +110,11 @@ T_STORE=1.5        # kgrag store upload at most this many times the bulk loader
 
 OUT=$(mkdir -p "$OUT" && cd "$OUT" && pwd)
 RUN=$OUT/run
-SYNTH=$OUT/data/synth-e$N_ENT-r$N_REL-t$N_TU-c$N_COM-s$SEED
+# SYNTH_FORMAT names the layout kgrag-synth writes: bump it when the
+# writer changes, so that a cached dataset written by an older one is made
+# again (2: empty children lists rather than nulls, which GraphRAG refuses).
+SYNTH_FORMAT=2
+SYNTH=$OUT/data/synth-f$SYNTH_FORMAT-e$N_ENT-r$N_REL-t$N_TU-c$N_COM-s$SEED
 REPORT=$OUT/report.md
 SECTIONS=$RUN/sections
 
@@ -660,7 +664,7 @@ if has_step retrieval; then
 	mkdir -p "$OUT/bin" "$OUT/index"
 	go build -o "$RETRIEVAL" ./bench/retrieval || die "building bench/retrieval failed"
 	declare -A ret_data=([sample]=$SAMPLE [synthetic]=$SYNTH)
-	declare -A ret_index=([sample]=$OUT/index/sample.vec [synthetic]=$OUT/index/synth-e$N_ENT-r$N_REL-t$N_TU-c$N_COM-s$SEED.vec)
+	declare -A ret_index=([sample]=$OUT/index/sample.vec [synthetic]=$OUT/index/$(basename "$SYNTH").vec)
 	ret_rows=()
 	: >"$RUN/retrieval.rows"
 	for d in sample synthetic; do

@@ -407,7 +407,9 @@ func (s *Searcher) call(ctx context.Context, system, question string, schema jso
 	}
 	msgs := []llm.Message{{Role: llm.RoleSystem, Content: system}, {Role: llm.RoleUser, Content: question}}
 	enc := s.b.Encoder()
-	c := Call{PromptTokens: enc.Count(system) + enc.Count(question)}
+	var c Call
+	counted := s.countPrompt(&c, system, question)
+	defer counted()
 	t := time.Now()
 	reply, usage, err := s.chat.Chat(ctx, msgs, opts)
 	if err != nil && opts.JSON && refusesJSON(err) {
@@ -416,12 +418,27 @@ func (s *Searcher) call(ctx context.Context, system, question string, schema jso
 		reply, usage, err = s.chat.Chat(ctx, msgs, opts)
 	}
 	c.Millis = ms(time.Since(t))
+	counted()
 	if err != nil {
 		c.Err = err.Error()
 		return "", c, err
 	}
 	c.CompletionTokens, c.Usage, c.Reply = enc.Count(reply), usage, reply
 	return reply, c, nil
+}
+
+// countPrompt counts the prompt's tokens into c.PromptTokens while the
+// model works on it: a map prompt is a whole batch, whose counting would
+// otherwise delay the call. The returned function waits for the count; it
+// may be called more than once.
+func (s *Searcher) countPrompt(c *Call, system, question string) func() {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		enc := s.b.Encoder()
+		c.PromptTokens = enc.Count(system) + enc.Count(question)
+	}()
+	return func() { <-done }
 }
 
 // refusesJSON says the server refused response_format (LM Studio and some
@@ -454,7 +471,9 @@ func (s *Searcher) reduce(ctx context.Context, question string, points []retriev
 	progress(Progress{Phase: PhaseReduce, Total: 1})
 	msgs := []llm.Message{{Role: llm.RoleSystem, Content: system}, {Role: llm.RoleUser, Content: question}}
 	enc := s.b.Encoder()
-	c := Call{PromptTokens: enc.Count(system) + enc.Count(question)}
+	var c Call
+	counted := s.countPrompt(&c, system, question)
+	defer counted()
 	t := time.Now()
 	var answer string
 	var usage llm.Usage
@@ -469,6 +488,7 @@ func (s *Searcher) reduce(ctx context.Context, question string, points []retriev
 	}
 	res.LLMCalls++
 	c.Millis = ms(time.Since(t))
+	counted()
 	if err != nil {
 		return fmt.Errorf("globalsearch: reduce: %w", err)
 	}

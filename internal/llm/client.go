@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -278,7 +280,7 @@ func (c *Client) request(messages []Message, opts ChatOptions) (openai.ChatCompl
 		// llama.cpp divides the logits by it and samples noise.)
 		req.Temperature = *opts.Temperature
 	}
-	if opts.JSON {
+	if opts.JSON && len(opts.JSONSchema) == 0 { // with a schema, withPatches writes it
 		req.ResponseFormat = &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONObject}
 	}
 	return req, model
@@ -441,7 +443,12 @@ func withPatches(ctx context.Context, opts ChatOptions) context.Context {
 	return context.WithValue(ctx, patchKey{}, patch)
 }
 
-// patchBody rewrites a JSON request body with the fields of patch.
+// patchBody writes the fields of patch into a JSON request body. It
+// inserts them after the opening brace rather than decoding the body,
+// which for a map call of global search is tens of kilobytes: go-openai
+// never writes these fields itself (a zero temperature is omitted, and
+// request leaves ResponseFormat unset when a schema is to be sent), so no
+// key is repeated.
 func patchBody(req *http.Request, patch map[string]json.RawMessage) error {
 	if req.Body == nil {
 		return nil
@@ -451,16 +458,26 @@ func patchBody(req *http.Request, patch map[string]json.RawMessage) error {
 	if err != nil {
 		return err
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(body, &fields); err != nil {
-		return fmt.Errorf("llm: request body: %w", err)
+	body = bytes.TrimLeft(body, " \t\r\n")
+	if len(body) < 2 || body[0] != '{' {
+		return fmt.Errorf("llm: request body is not a JSON object")
 	}
-	for k, v := range patch {
-		fields[k] = v
+	var b bytes.Buffer
+	b.Grow(len(body) + 128)
+	b.WriteByte('{')
+	for _, k := range slices.Sorted(maps.Keys(patch)) {
+		name, _ := json.Marshal(k)
+		b.Write(name)
+		b.WriteByte(':')
+		b.Write(patch[k])
+		b.WriteByte(',')
 	}
-	if body, err = json.Marshal(fields); err != nil {
-		return err
+	rest := bytes.TrimLeft(body[1:], " \t\r\n")
+	if len(rest) > 0 && rest[0] == '}' { // an empty object: no comma after ours
+		b.Truncate(b.Len() - 1)
 	}
+	b.Write(rest)
+	body = b.Bytes()
 	req.Body = io.NopCloser(bytes.NewReader(body))
 	req.ContentLength = int64(len(body))
 	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }

@@ -1,6 +1,11 @@
 package llm
 
 import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -41,5 +46,44 @@ func TestBackoff(t *testing.T) {
 				t.Errorf("backoff(%d) = %v; want within [%v, %v]", n, got, want/2, want)
 			}
 		}
+	}
+}
+
+// TestPatchBody: the fields are written into the object, whatever its
+// spacing or size, and the result decodes to the original fields plus
+// them.
+func TestPatchBody(t *testing.T) {
+	patch := map[string]json.RawMessage{"temperature": json.RawMessage("0"),
+		"response_format": json.RawMessage(`{"type":"json_object","schema":{"type":"object"}}`)}
+	tests := []string{`{}`, ` { } `, `{"model":"m","messages":[{"role":"user","content":"{\"a\": 1}"}]}`,
+		"\n{\n  \"max_tokens\": 5\n}\n"}
+	for _, body := range tests {
+		req, err := http.NewRequest(http.MethodPost, "http://x/v1/chat/completions", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := patchBody(req, patch); err != nil {
+			t.Fatalf("patchBody(%q): %v", body, err)
+		}
+		got, _ := io.ReadAll(req.Body)
+		var have, orig map[string]any
+		if err := json.Unmarshal(got, &have); err != nil {
+			t.Fatalf("patchBody(%q) = %q: %v", body, got, err)
+		}
+		if err := json.Unmarshal([]byte(body), &orig); err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range patch {
+			var want any
+			json.Unmarshal(v, &want)
+			orig[k] = want
+		}
+		if !reflect.DeepEqual(have, orig) || req.ContentLength != int64(len(got)) {
+			t.Errorf("patchBody(%q) = %s; want %v", body, got, orig)
+		}
+	}
+	req, _ := http.NewRequest(http.MethodPost, "http://x", strings.NewReader(`[1]`))
+	if err := patchBody(req, patch); err == nil {
+		t.Errorf("patchBody of an array: no error")
 	}
 }
