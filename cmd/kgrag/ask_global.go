@@ -68,7 +68,6 @@ func globalOptionsFrom(cmd *cli.Command, local retrieval.Params) globalOptions {
 func (o *askOptions) validateGlobal() error {
 	const try = `kgrag ask --mode global --input ./output "What are the main themes?"`
 	g := &o.global
-	g.search.ResponseType = o.responseType
 	switch {
 	case o.mode != modeGlobal && (g.plan || g.search.Dynamic):
 		return usagef(try, "--plan and --dynamic-community-selection are for --mode global")
@@ -86,7 +85,9 @@ func (o *askOptions) validateGlobal() error {
 	if err := g.params.Validate(); err != nil {
 		return usagef("kgrag ask --help", "%s", flagNames(err.Error()))
 	}
-	if err := g.search.Validate(); err != nil {
+	search := g.search
+	search.ResponseType = o.responseType
+	if err := search.Validate(); err != nil {
 		return usagef("kgrag ask --help", "%s", strings.NewReplacer("globalsearch: ", "", "concurrency", "--concurrency",
 			"dynamic threshold", "--dynamic-threshold", "max LLM calls", "--max-llm-calls",
 			"map and reduce word limits", "--map-max-length and --reduce-max-length").Replace(err.Error()))
@@ -114,6 +115,7 @@ func askGlobal(ctx context.Context, opts askOptions, client *llm.Client, res *as
 		return err
 	}
 	so := opts.global.search
+	so.ResponseType = opts.responseType
 	temp := float32(opts.temperature)
 	so.Chat = llm.ChatOptions{Model: opts.chatModel, Temperature: &temp, MaxTokens: opts.maxTokens}
 	s, err := globalsearch.New(rs, b, client, so)
@@ -184,13 +186,17 @@ func askGlobal(ctx context.Context, opts askOptions, client *llm.Client, res *as
 
 // globalContextOnly prints the map batches that would be sent.
 func globalContextOnly(ctx context.Context, opts askOptions, rs retrieval.ReportSource, b *retrieval.GlobalBuilder, res *askResult, term terminal, src source) error {
-	t := time.Now()
+	t, before := time.Now(), src.requests()
 	all, err := rs.CommunityReports(ctx, opts.global.params.CommunityLevel)
 	if err != nil {
 		return src.wrap(fmt.Errorf("ask: read the community reports: %w", err))
 	}
 	batches := b.Batches(b.Select(all))
 	res.Timings["retrieval"] = ms(time.Since(t))
+	if src.counted() {
+		n := src.requests() - before
+		res.SPARQLRequests = &n
+	}
 	g := &globalJSON{CommunityLevel: opts.global.params.CommunityLevel, Reports: len(all)}
 	for i, bt := range batches {
 		bj := batchJSON{Index: i, ContextTokens: bt.Tokens, Truncated: bt.Truncated, Text: bt.Text}

@@ -85,6 +85,30 @@ func TestAskStoreMatchesInput(t *testing.T) {
 				}
 			}
 
+			// Global search: the same batches, in one SPARQL request.
+			for _, level := range []string{"0", "1", "2"} {
+				args := []string{"ask", "--mode", "global", "--community-level", level, "--max-context-tokens", "3000",
+					"--context-only", "--json", "What is it about?"}
+				memOut, stderr, code := runKgrag(t, append(args, "--input", f.input)...)
+				if code != 0 {
+					t.Fatalf("ask --mode global --input: exit %d: %s", code, stderr)
+				}
+				stoOut, stderr, code := runKgrag(t, append(args, "--store", url, "--store-type", st.profile, "--graph", graph)...)
+				if code != 0 {
+					t.Fatalf("ask --mode global --store: exit %d: %s", code, stderr)
+				}
+				mem, sto := decodeAsk(t, []byte(memOut)), decodeAsk(t, []byte(stoOut))
+				if mem.Global == nil || len(mem.Global.Batches) == 0 {
+					t.Fatalf("level %s: no batches from --input", level)
+				}
+				if d := cmp.Diff(mem.Global, sto.Global); d != "" {
+					t.Errorf("level %s: global batches differ (-input +store):\n%s", level, d)
+				}
+				if sto.SPARQLRequests == nil || *sto.SPARQLRequests != 1 {
+					t.Errorf("level %s: sparql_requests = %v; want 1", level, sto.SPARQLRequests)
+				}
+			}
+
 			// The whole command line, with an answer, as a user runs it.
 			f.srv.Reply("clerk", "Bob Cratchit [Data: Entities (3)].")
 			stdout, stderr, code := runKgrag(t, "ask", "--store", url, "--store-type", st.profile, "--graph", graph,

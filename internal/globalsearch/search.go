@@ -142,7 +142,8 @@ type Hooks struct {
 type Call struct {
 	PromptTokens     int       `json:"prompt_tokens"`
 	CompletionTokens int       `json:"completion_tokens"`
-	Usage            llm.Usage `json:"-"`
+	// Server is the usage the server reported, when it did.
+	Server *ServerUsage `json:"server_usage,omitempty"`
 	Millis           float64   `json:"ms"`
 	// Reply is the model's reply to a map or rating call, as it came: what
 	// to look at when a small model's replies are unusable.
@@ -154,6 +155,19 @@ type Call struct {
 	// Err is the error of a call that failed for good (after the client's
 	// retries).
 	Err string `json:"error,omitempty"`
+}
+
+// ServerUsage is a call's token usage as the model server counted it.
+type ServerUsage struct {
+	Prompt     int `json:"prompt_tokens"`
+	Completion int `json:"completion_tokens"`
+}
+
+func serverUsage(u llm.Usage) *ServerUsage {
+	if u == (llm.Usage{}) {
+		return nil
+	}
+	return &ServerUsage{u.PromptTokens, u.CompletionTokens}
 }
 
 // How a reply parsed.
@@ -271,8 +285,8 @@ func (s *Searcher) Search(ctx context.Context, question string, h Hooks) (*Resul
 	t = time.Now()
 	batches := s.b.Batches(reports)
 	res.Timings["batch"] = ms(time.Since(t))
-	if max := s.opts.MaxLLMCalls; max > 0 && res.LLMCalls+len(batches)+1 > max {
-		return nil, &LimitError{Need: res.LLMCalls + len(batches) + 1, Spent: res.LLMCalls, Max: max, Batches: len(batches)}
+	if limit := s.opts.MaxLLMCalls; limit > 0 && res.LLMCalls+len(batches)+1 > limit {
+		return nil, &LimitError{Need: res.LLMCalls + len(batches) + 1, Spent: res.LLMCalls, Max: limit, Batches: len(batches)}
 	}
 
 	t = time.Now()
@@ -423,7 +437,7 @@ func (s *Searcher) call(ctx context.Context, system, question string, schema jso
 		c.Err = err.Error()
 		return "", c, err
 	}
-	c.CompletionTokens, c.Usage, c.Reply = enc.Count(reply), usage, reply
+	c.CompletionTokens, c.Server, c.Reply = enc.Count(reply), serverUsage(usage), reply
 	return reply, c, nil
 }
 
@@ -492,7 +506,7 @@ func (s *Searcher) reduce(ctx context.Context, question string, points []retriev
 	if err != nil {
 		return fmt.Errorf("globalsearch: reduce: %w", err)
 	}
-	c.CompletionTokens, c.Usage = enc.Count(answer), usage
+	c.CompletionTokens, c.Server = enc.Count(answer), serverUsage(usage)
 	res.Reduce.Call = c
 	res.Answer = answer
 	return nil

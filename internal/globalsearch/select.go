@@ -68,9 +68,9 @@ func (s *Searcher) selectDynamic(ctx context.Context, question string, all []ret
 	relevant := make(map[string]bool)
 	queue := levels[0]
 	for level := int64(0); len(queue) > 0; {
-		if max := s.opts.MaxLLMCalls; max > 0 && sel.Calls+len(queue)+2 > max {
+		if limit := s.opts.MaxLLMCalls; limit > 0 && sel.Calls+len(queue)+2 > limit {
 			sel.Stopped = fmt.Sprintf("stopped before rating %d reports at level %d: the limit of %d model calls leaves too few for the map and reduce calls",
-				len(queue), level, max)
+				len(queue), level, limit)
 			break
 		}
 		ratings, err := s.rateAll(ctx, question, queue, byID, level, progress)
