@@ -140,11 +140,11 @@ type Hooks struct {
 // prompt and the reply, with the encoding of the budget, and the server's
 // usage when it reported one), how long it took and how its reply parsed.
 type Call struct {
-	PromptTokens     int       `json:"prompt_tokens"`
-	CompletionTokens int       `json:"completion_tokens"`
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
 	// Server is the usage the server reported, when it did.
 	Server *ServerUsage `json:"server_usage,omitempty"`
-	Millis           float64   `json:"ms"`
+	Millis float64      `json:"ms"`
 	// Reply is the model's reply to a map or rating call, as it came: what
 	// to look at when a small model's replies are unusable.
 	Reply string `json:"reply,omitempty"`
