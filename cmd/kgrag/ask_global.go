@@ -316,7 +316,11 @@ func globalWarnings(r *globalsearch.Result) []string {
 			r.MapFailed, n, n-r.MapFailed, first))
 	}
 	if r.MapParse.Unusable > 0 {
-		out = append(out, fmt.Sprintf("%d of %d map replies were not usable JSON and were skipped", r.MapParse.Unusable, n))
+		w := fmt.Sprintf("%d of %d map replies were not usable JSON and were skipped", r.MapParse.Unusable, n)
+		if r.MapParse.Unusable*2 > n {
+			w += " (does the model follow JSON instructions? --json shows each reply; a larger model, or a server that honours --json-mode, helps)"
+		}
+		out = append(out, w)
 	}
 	if sel := r.Selection; sel != nil {
 		if sel.Failed+sel.Parse.Unusable > 0 {

@@ -336,7 +336,8 @@ func (s *Searcher) mapAll(ctx context.Context, question string, batches []retrie
 			br.ReportIDs = append(br.ReportIDs, r.ID)
 		}
 	}
-	var done atomic.Int64
+	var mu sync.Mutex // orders the progress counts
+	done := 0
 	progress(Progress{Phase: PhaseMap, Total: len(batches)})
 	err := s.each(ctx, len(batches), func(ctx context.Context, i int) error {
 		br := &res.Batches[i]
@@ -352,7 +353,10 @@ func (s *Searcher) mapAll(ctx context.Context, question string, batches []retrie
 		if err == nil {
 			br.Points, br.Dropped, br.Parse, br.Fixes = parsePoints(reply, i)
 		}
-		progress(Progress{Phase: PhaseMap, Done: int(done.Add(1)), Total: len(batches)})
+		mu.Lock()
+		done++
+		progress(Progress{Phase: PhaseMap, Done: done, Total: len(batches)})
+		mu.Unlock()
 		return nil
 	})
 	if err != nil {

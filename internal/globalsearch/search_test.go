@@ -289,6 +289,15 @@ func TestSearch(t *testing.T) {
 			if res.MapParse.Valid != len(maps) || res.MapFailed != 0 {
 				t.Errorf("map parse %+v, failed %d; want all %d valid", res.MapParse, res.MapFailed, len(maps))
 			}
+			prev := -1
+			for _, p := range progress {
+				if p.Phase == globalsearch.PhaseMap {
+					if p.Done != prev+1 {
+						t.Errorf("map progress went from %d to %d; want one at a time, in order", prev, p.Done)
+					}
+					prev = p.Done
+				}
+			}
 			last := progress[len(progress)-2] // the last map progress, before reduce's
 			if last.Phase != globalsearch.PhaseMap || last.Done != len(maps) || last.Total != len(maps) {
 				t.Errorf("last map progress = %+v; want %d/%d", last, len(maps), len(maps))

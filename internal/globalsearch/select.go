@@ -3,7 +3,7 @@ package globalsearch
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
+	"sync"
 
 	"github.com/kgrag/kgrag/internal/retrieval"
 	"github.com/kgrag/kgrag/prompts"
@@ -116,7 +116,8 @@ func (s *Searcher) selectDynamic(ctx context.Context, question string, all []ret
 // ratings in the order of ids.
 func (s *Searcher) rateAll(ctx context.Context, question string, ids []string, byID map[string]*retrieval.ReportRecord, level int64, progress func(Progress)) ([]Rating, error) {
 	out := make([]Rating, len(ids))
-	var done atomic.Int64
+	var mu sync.Mutex // orders the progress counts
+	done := 0
 	progress(Progress{Phase: PhaseRate, Total: len(ids), Level: level})
 	err := s.each(ctx, len(ids), func(ctx context.Context, i int) error {
 		r := byID[ids[i]]
@@ -141,7 +142,10 @@ func (s *Searcher) rateAll(ctx context.Context, question string, ids []string, b
 				out[i].Parse, out[i].Fixes = parse, fixes
 			}
 		}
-		progress(Progress{Phase: PhaseRate, Done: int(done.Add(1)), Total: len(ids), Level: level})
+		mu.Lock()
+		done++
+		progress(Progress{Phase: PhaseRate, Done: done, Total: len(ids), Level: level})
+		mu.Unlock()
 		return nil
 	})
 	if err != nil {
