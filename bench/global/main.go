@@ -38,6 +38,7 @@ import (
 	"github.com/kgrag/kgrag/internal/globalsearch"
 	"github.com/kgrag/kgrag/internal/llm"
 	"github.com/kgrag/kgrag/internal/retrieval"
+	"github.com/kgrag/kgrag/internal/tokens"
 )
 
 func main() {
@@ -131,7 +132,7 @@ func run(ctx context.Context, stdout io.Writer) error {
 	var encs []float64
 	for range 3 {
 		t := time.Now()
-		if _, err := retrieval.NewEncoder(retrieval.EncodingCL100K); err != nil {
+		if _, err := tokens.NewEncoder(tokens.EncodingCL100K); err != nil {
 			return err
 		}
 		encs = append(encs, msSince(t))
@@ -261,7 +262,7 @@ func question(i int) string {
 
 // searcher builds what one kgrag ask process builds for a question: a
 // GlobalBuilder on enc and a Searcher with kgrag's defaults.
-func searcher(d *dataset, enc *retrieval.Encoder, client *llm.Client, level int64, concurrency int, dynamic bool) (*globalsearch.Searcher, error) {
+func searcher(d *dataset, enc *tokens.Encoder, client *llm.Client, level int64, concurrency int, dynamic bool) (*globalsearch.Searcher, error) {
 	p := retrieval.DefaultGlobalParams()
 	p.CommunityLevel = level
 	b, err := retrieval.NewGlobalBuilder(p, enc)
@@ -279,11 +280,11 @@ func searcher(d *dataset, enc *retrieval.Encoder, client *llm.Client, level int6
 // freshEncoder is a new Encoder, its count memo empty, and no connection
 // kept open to the server: the state of a new kgrag ask process (whose
 // Encoder is built while the dataset opens, not timed here).
-func freshEncoder() (*retrieval.Encoder, error) {
+func freshEncoder() (*tokens.Encoder, error) {
 	if t, ok := http.DefaultTransport.(*http.Transport); ok {
 		t.CloseIdleConnections()
 	}
-	return retrieval.NewEncoder(retrieval.EncodingCL100K)
+	return tokens.NewEncoder(tokens.EncodingCL100K)
 }
 
 // asked is one question's figures.
@@ -349,7 +350,7 @@ func overhead(ctx context.Context, d *dataset, m *model, client *llm.Client, c c
 		}
 		o.cold = append(o.cold, a)
 	}
-	enc, err := retrieval.NewEncoder(retrieval.EncodingCL100K)
+	enc, err := tokens.NewEncoder(tokens.EncodingCL100K)
 	if err != nil {
 		return nil, err
 	}
@@ -450,7 +451,7 @@ func contextBuild(ctx context.Context, d *dataset, c config) (*contextRun, error
 	cr := &contextRun{d: d}
 	var reads, builds []float64
 	for range c.repeat {
-		enc, err := retrieval.NewEncoder(retrieval.EncodingCL100K)
+		enc, err := tokens.NewEncoder(tokens.EncodingCL100K)
 		if err != nil {
 			return nil, err
 		}

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kgrag/kgrag/internal/retrieval"
 	"github.com/kgrag/kgrag/internal/test"
+	"github.com/kgrag/kgrag/internal/tokens"
 )
 
 // TestBusy checks the union of handler spans against hand-worked sums.
@@ -62,7 +62,7 @@ func TestAsk(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, dynamic := range []bool{false, true} {
-		enc, err := retrieval.NewEncoder(retrieval.EncodingCL100K)
+		enc, err := tokens.NewEncoder(tokens.EncodingCL100K)
 		if err != nil {
 			t.Fatal(err)
 		}

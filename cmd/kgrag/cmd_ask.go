@@ -10,6 +10,7 @@ import (
 	"github.com/kgrag/kgrag/embedindex"
 	"github.com/kgrag/kgrag/internal/llm"
 	"github.com/kgrag/kgrag/internal/retrieval"
+	"github.com/kgrag/kgrag/internal/tokens"
 	"github.com/kgrag/kgrag/prompts"
 	"github.com/urfave/cli/v3"
 )
@@ -129,7 +130,7 @@ Look before asking, or compare:
 			&cli.Int64Flag{Name: "community-level", Category: "retrieval", Value: def.CommunityLevel, Usage: "deepest community `LEVEL` whose reports are used (seed mode: the one level ranked, default 0)"},
 			&cli.BoolFlag{Name: "roll-up-reports", Category: "retrieval", Usage: "offer only each entity's deepest community report up to --community-level, as GraphRAG 1.x did (2.x and 3.x offer every report up to the level)"},
 			&cli.IntFlag{Name: "max-context-tokens", Category: "retrieval", Value: def.MaxContextTokens, Usage: "token budget of the context (reports, entities, relationships, sources)"},
-			&cli.StringFlag{Name: "encoding", Category: "retrieval", Value: def.Encoding, Usage: "tiktoken `ENCODING` that counts the budget: " + retrieval.EncodingCL100K + " (GPT-4, GraphRAG before 3.x) or " + retrieval.EncodingO200K + " (GPT-4o, GraphRAG 3.x's default)"},
+			&cli.StringFlag{Name: "encoding", Category: "retrieval", Value: def.Encoding, Usage: "tiktoken `ENCODING` that counts the budget: " + tokens.EncodingCL100K + " (GPT-4, GraphRAG before 3.x) or " + tokens.EncodingO200K + " (GPT-4o, GraphRAG 3.x's default)"},
 			&cli.IntFlag{Name: "top-k-entities", Category: "retrieval", Value: def.TopKEntities, Usage: "entities taken from the vector index (it is asked for twice as many)"},
 			&cli.IntFlag{Name: "top-k-relationships", Category: "retrieval", Value: def.TopKRelationships, Usage: "outside relationships kept per selected entity (seed mode: inside and outside relationships kept)"},
 			&cli.StringFlag{Name: "chat-model", Category: "model server", Value: defaultChatModel, Usage: "chat model `NAME` that writes the answer", Sources: cli.EnvVars("KGRAG_CHAT_MODEL")},
@@ -190,9 +191,9 @@ func (o *askOptions) validate() error {
 		return usagef("--max-tokens 512", "--max-tokens %d is negative", o.maxTokens)
 	case o.responseType == "":
 		return usagef(`--response-type "multiple paragraphs"`, "--response-type is empty")
-	case o.params.Encoding != retrieval.EncodingCL100K && o.params.Encoding != retrieval.EncodingO200K:
-		return usagef("--encoding "+retrieval.EncodingO200K, "--encoding must be %s or %s, not %q",
-			retrieval.EncodingCL100K, retrieval.EncodingO200K, o.params.Encoding)
+	case o.params.Encoding != tokens.EncodingCL100K && o.params.Encoding != tokens.EncodingO200K:
+		return usagef("--encoding "+tokens.EncodingO200K, "--encoding must be %s or %s, not %q",
+			tokens.EncodingCL100K, tokens.EncodingO200K, o.params.Encoding)
 	}
 	if err := o.validateGlobal(); err != nil {
 		return err

@@ -18,6 +18,7 @@ import (
 	"github.com/kgrag/kgrag/internal/llm/llmtest"
 	"github.com/kgrag/kgrag/internal/retrieval"
 	"github.com/kgrag/kgrag/internal/test"
+	"github.com/kgrag/kgrag/internal/tokens"
 	"github.com/kgrag/kgrag/prompts"
 )
 
@@ -178,7 +179,7 @@ func TestAskJSON(t *testing.T) {
 	e := f.entity(t, "EBENEZER SCROOGE")
 	const reply = "Scrooge is a miser who keeps Cratchit cold. [Data: Entities (1)]"
 	f.srv.Reply("EBENEZER SCROOGE", reply)
-	enc, err := retrieval.NewEncoder(retrieval.EncodingCL100K)
+	enc, err := tokens.NewEncoder(tokens.EncodingCL100K)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -585,12 +586,12 @@ func TestAskHelp(t *testing.T) {
 // GraphRAG 3.x does; an unknown encoding is a usage error.
 func TestAskEncoding(t *testing.T) {
 	f := newAskFixture(t)
-	o200k, err := retrieval.NewEncoder(retrieval.EncodingO200K)
+	o200k, err := tokens.NewEncoder(tokens.EncodingO200K)
 	if err != nil {
 		t.Fatal(err)
 	}
 	opts := f.options(entityText(f.entity(t, "EBENEZER SCROOGE")))
-	opts.params.Encoding = retrieval.EncodingO200K
+	opts.params.Encoding = tokens.EncodingO200K
 	opts.params.MaxContextTokens = 3000
 	got := askContext(t, opts)
 	if n := o200k.Count(got.Context.Text); got.Context.Tokens != n || n > 3000 || n == 0 {

@@ -20,6 +20,7 @@ import (
 	"github.com/kgrag/kgrag/internal/llm/llmtest"
 	"github.com/kgrag/kgrag/internal/retrieval"
 	"github.com/kgrag/kgrag/internal/test"
+	"github.com/kgrag/kgrag/internal/tokens"
 	"github.com/kgrag/kgrag/prompts"
 )
 
@@ -35,7 +36,7 @@ var (
 	rowRE      = regexp.MustCompile(`(?m)^(\d+)\|`)
 	scoreRE    = regexp.MustCompile(`Importance Score: (\d+)`)
 	encOnce    sync.Once
-	encoder    *retrieval.Encoder
+	encoder    *tokens.Encoder
 	encoderErr error
 )
 
@@ -52,9 +53,9 @@ func sample(t *testing.T, name string) *graphrag.Dataset {
 	return ds
 }
 
-func enc(t *testing.T) *retrieval.Encoder {
+func enc(t *testing.T) *tokens.Encoder {
 	t.Helper()
-	encOnce.Do(func() { encoder, encoderErr = retrieval.NewEncoder(retrieval.EncodingCL100K) })
+	encOnce.Do(func() { encoder, encoderErr = tokens.NewEncoder(tokens.EncodingCL100K) })
 	if encoderErr != nil {
 		t.Fatal(encoderErr)
 	}

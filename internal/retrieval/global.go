@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/kgrag/kgrag/internal/pyrand"
+	"github.com/kgrag/kgrag/internal/tokens"
 )
 
 // ReportSource is where global search reads community reports from.
@@ -75,7 +76,7 @@ func DefaultGlobalParams() GlobalParams {
 		IncludeCommunityWeight: true,
 		ShuffleSeed:            86,
 		ColumnDelimiter:        "|",
-		Encoding:               EncodingCL100K,
+		Encoding:               tokens.EncodingCL100K,
 	}
 }
 
@@ -116,18 +117,18 @@ type Batch struct {
 // into the reduce context. It is safe for concurrent use.
 type GlobalBuilder struct {
 	p   GlobalParams
-	enc *Encoder
+	enc *tokens.Encoder
 }
 
 // NewGlobalBuilder validates p; enc counts tokens and must be of
 // p.Encoding, or nil to build one.
-func NewGlobalBuilder(p GlobalParams, enc *Encoder) (*GlobalBuilder, error) {
+func NewGlobalBuilder(p GlobalParams, enc *tokens.Encoder) (*GlobalBuilder, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
 	if enc == nil {
 		var err error
-		if enc, err = NewEncoder(p.Encoding); err != nil {
+		if enc, err = tokens.NewEncoder(p.Encoding); err != nil {
 			return nil, err
 		}
 	} else if enc.Name() != p.Encoding {
@@ -140,7 +141,7 @@ func NewGlobalBuilder(p GlobalParams, enc *Encoder) (*GlobalBuilder, error) {
 func (b *GlobalBuilder) Params() GlobalParams { return b.p }
 
 // Encoder returns the builder's token counter.
-func (b *GlobalBuilder) Encoder() *Encoder { return b.enc }
+func (b *GlobalBuilder) Encoder() *tokens.Encoder { return b.enc }
 
 // Select returns the reports global search starts from, of all those a
 // ReportSource returned up to the level: all of them, or with

@@ -8,11 +8,12 @@ import (
 	"github.com/kgrag/kgrag/graphrag"
 	"github.com/kgrag/kgrag/internal/retrieval"
 	"github.com/kgrag/kgrag/internal/test"
+	"github.com/kgrag/kgrag/internal/tokens"
 )
 
 // BenchmarkBatches packs the v3 sample's reports up to level 2 into map
 // batches with GraphRAG's defaults (bench/global times the same beside
-// GraphRAG's build_context). "cold" builds each op on a fresh Encoder, as
+// GraphRAG's build_context). "cold" builds each op on a fresh tokens.Encoder, as
 // one kgrag ask process does; "warm" reuses one, whose memo then holds
 // every report line's count.
 func BenchmarkBatches(b *testing.B) {
@@ -46,7 +47,7 @@ func BenchmarkBatches(b *testing.B) {
 			name = "cold"
 		}
 		b.Run(name, func(b *testing.B) {
-			enc, err := retrieval.NewEncoder(p.Encoding)
+			enc, err := tokens.NewEncoder(p.Encoding)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -54,7 +55,7 @@ func BenchmarkBatches(b *testing.B) {
 			for b.Loop() {
 				if cold {
 					b.StopTimer()
-					if enc, err = retrieval.NewEncoder(p.Encoding); err != nil {
+					if enc, err = tokens.NewEncoder(p.Encoding); err != nil {
 						b.Fatal(err)
 					}
 					b.StartTimer()

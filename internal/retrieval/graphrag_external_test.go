@@ -19,6 +19,7 @@ import (
 	"github.com/kgrag/kgrag/graphrag"
 	"github.com/kgrag/kgrag/internal/retrieval"
 	"github.com/kgrag/kgrag/internal/test"
+	"github.com/kgrag/kgrag/internal/tokens"
 )
 
 // This file checks kgrag's local search context against Microsoft
@@ -456,9 +457,9 @@ func grPercentile(ds []time.Duration, p int) time.Duration {
 // (default: the v3 sample) and the selections the JSON lines of
 // $KGRAG_BENCH_SELECTIONS (default: 100 random selections of 10 entities).
 // Reading and indexing the data are not timed, as the oracle does not time
-// its loading. The Encoder memoises row counts, so one Builder answering
+// its loading. The tokens.Encoder memoises row counts, so one Builder answering
 // many questions gets faster as rows repeat; the cold-p50/p95 metrics time
-// the first 30 selections each on a fresh Encoder (built untimed), as one
+// the first 30 selections each on a fresh tokens.Encoder (built untimed), as one
 // `kgrag ask` process answers one question.
 func BenchmarkLocalContextSelections(b *testing.B) {
 	dir := os.Getenv("KGRAG_BENCH_DATA")
@@ -514,7 +515,7 @@ func BenchmarkLocalContextSelections(b *testing.B) {
 	b.StopTimer()
 	var cold []time.Duration
 	for _, sel := range sels[:min(30, len(sels))] {
-		fresh, err := retrieval.NewEncoder(retrieval.EncodingCL100K)
+		fresh, err := tokens.NewEncoder(tokens.EncodingCL100K)
 		if err != nil {
 			b.Fatal(err)
 		}

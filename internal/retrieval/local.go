@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/kgrag/kgrag/internal/tokens"
 )
 
 // Section names, as GraphRAG heads them ("-----Entities-----").
@@ -43,11 +45,11 @@ type Context struct {
 }
 
 // Builder builds local search contexts from one Backend with one set of
-// Params and one Encoder. It is safe for concurrent use if its Backend is.
+// Params and one tokens.Encoder. It is safe for concurrent use if its Backend is.
 type Builder struct {
 	backend Backend
 	params  Params
-	enc     *Encoder
+	enc     *tokens.Encoder
 }
 
 // NewBuilder validates p and builds its token encoder.
@@ -55,7 +57,7 @@ func NewBuilder(backend Backend, p Params) (*Builder, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	enc, err := NewEncoder(p.Encoding)
+	enc, err := tokens.NewEncoder(p.Encoding)
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +66,7 @@ func NewBuilder(backend Backend, p Params) (*Builder, error) {
 
 // NewBuilderWithEncoder is NewBuilder with an encoder built beforehand, so
 // that several builders share one. The encoder must match p.Encoding.
-func NewBuilderWithEncoder(backend Backend, p Params, enc *Encoder) (*Builder, error) {
+func NewBuilderWithEncoder(backend Backend, p Params, enc *tokens.Encoder) (*Builder, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
@@ -74,7 +76,7 @@ func NewBuilderWithEncoder(backend Backend, p Params, enc *Encoder) (*Builder, e
 	return &Builder{backend: backend, params: p, enc: enc}, nil
 }
 
-// BuildLocalContext builds an Encoder and a Builder and runs
+// BuildLocalContext builds an tokens.Encoder and a Builder and runs
 // Builder.LocalContext once. Callers answering many questions should keep a
 // Builder instead.
 func BuildLocalContext(ctx context.Context, backend Backend, selected []string, p Params) (*Context, error) {
@@ -443,7 +445,7 @@ type table struct {
 
 // count returns the table's token count, counting the text only when the
 // sum of its lines is not known to be it.
-func (t table) count(enc *Encoder) int {
+func (t table) count(enc *tokens.Encoder) int {
 	if t.exact {
 		return t.tokens
 	}
@@ -453,7 +455,7 @@ func (t table) count(enc *Encoder) int {
 // fill is how GraphRAG fills every context table: the header, then one
 // line per row in rank order, stopping at the first row whose line would
 // take the table past budget tokens.
-func fill[T any](enc *Encoder, header string, rows []T, budget int, line func(T) string) ([]T, table) {
+func fill[T any](enc *tokens.Encoder, header string, rows []T, budget int, line func(T) string) ([]T, table) {
 	var text strings.Builder
 	text.WriteString(header)
 	t := table{tokens: enc.Count(header), exact: splitsAfter(header), last: header}
@@ -479,7 +481,7 @@ func fill[T any](enc *Encoder, header string, rows []T, budget int, line func(T)
 // whole where it can: each table's count, plus what the blank line adds to
 // the last line before it (the pre-tokeniser merges the newlines, then cuts
 // before the next table's first line, which starts with "-----").
-func joinTables(enc *Encoder, ts ...table) table {
+func joinTables(enc *tokens.Encoder, ts ...table) table {
 	out := table{exact: true}
 	for _, t := range ts {
 		if strings.TrimSpace(t.text) == "" {

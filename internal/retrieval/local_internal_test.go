@@ -1,6 +1,10 @@
 package retrieval
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/kgrag/kgrag/internal/tokens"
+)
 
 func TestCSVRow(t *testing.T) {
 	tests := []struct {
@@ -33,7 +37,7 @@ func TestPyFloat(t *testing.T) {
 }
 
 func TestEncoderCount(t *testing.T) {
-	enc, err := NewEncoder(EncodingCL100K)
+	enc, err := tokens.NewEncoder(tokens.EncodingCL100K)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +60,7 @@ func TestEncoderCount(t *testing.T) {
 // the whole table agrees, on rows that end in awkward places (spaces and
 // blank lines before the newline, punctuation, digits, non-Latin text).
 func TestFillCountsExactly(t *testing.T) {
-	enc, err := NewEncoder(EncodingCL100K)
+	enc, err := tokens.NewEncoder(tokens.EncodingCL100K)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +86,7 @@ func TestFillCountsExactly(t *testing.T) {
 // TestJoinTablesCountsExactly checks joinTables' count against tiktoken
 // counting the joined text, for tables ending in each of the test rows.
 func TestJoinTablesCountsExactly(t *testing.T) {
-	enc, err := NewEncoder(EncodingCL100K)
+	enc, err := tokens.NewEncoder(tokens.EncodingCL100K)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,11 +12,12 @@ import (
 	"github.com/kgrag/kgrag/graphrag"
 	"github.com/kgrag/kgrag/internal/retrieval"
 	"github.com/kgrag/kgrag/internal/test"
+	"github.com/kgrag/kgrag/internal/tokens"
 )
 
 // encoder builds one cl100k encoder for the whole test binary run of a test.
-var encoderOnce = sync.OnceValues(func() (*retrieval.Encoder, error) {
-	return retrieval.NewEncoder(retrieval.EncodingCL100K)
+var encoderOnce = sync.OnceValues(func() (*tokens.Encoder, error) {
+	return tokens.NewEncoder(tokens.EncodingCL100K)
 })
 
 func newBuilder(t *testing.T, b retrieval.Backend, p retrieval.Params) *retrieval.Builder {
@@ -424,7 +425,7 @@ func TestParamsValidate(t *testing.T) {
 	if err := p.Validate(); err == nil {
 		t.Errorf("Validate() with props summing to 1.2 = nil; want an error")
 	}
-	if _, err := retrieval.NewEncoder("nope"); err == nil {
-		t.Errorf("NewEncoder(%q) = nil error; want one", "nope")
+	if _, err := tokens.NewEncoder("nope"); err == nil {
+		t.Errorf("tokens.NewEncoder(%q) = nil error; want one", "nope")
 	}
 }

@@ -1,6 +1,10 @@
 package retrieval
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/kgrag/kgrag/internal/tokens"
+)
 
 // Params are the knobs of local search. DefaultParams returns GraphRAG's
 // defaults (graphrag/config/defaults.py LocalSearchDefaults and the local
@@ -63,7 +67,7 @@ func DefaultParams() Params {
 		RankDescription:           "number of relationships",
 		IncludeRelationshipWeight: true,
 		ColumnDelimiter:           "|",
-		Encoding:                  EncodingCL100K,
+		Encoding:                  tokens.EncodingCL100K,
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+
+	"github.com/kgrag/kgrag/internal/tokens"
 )
 
 // SeedChunk is a text unit (gr:Chunk) chosen by seed mode: ID (GraphRAG's
@@ -191,24 +193,24 @@ type SeedResult struct {
 }
 
 // SeedBuilder builds seed mode contexts from one SeedBackend with one set
-// of SeedParams and one Encoder. It is safe for concurrent use if its
+// of SeedParams and one tokens.Encoder. It is safe for concurrent use if its
 // backend is.
 type SeedBuilder struct {
 	backend SeedBackend
 	params  SeedParams
-	enc     *Encoder
+	enc     *tokens.Encoder
 }
 
 // NewSeedBuilder validates p and returns a builder counting tokens with
 // enc, which must match p.Encoding; a nil enc builds one (a few hundred
 // milliseconds: keep the builder, or share one encoder between builders).
-func NewSeedBuilder(b SeedBackend, p SeedParams, enc *Encoder) (*SeedBuilder, error) {
+func NewSeedBuilder(b SeedBackend, p SeedParams, enc *tokens.Encoder) (*SeedBuilder, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
 	if enc == nil {
 		var err error
-		if enc, err = NewEncoder(p.Encoding); err != nil {
+		if enc, err = tokens.NewEncoder(p.Encoding); err != nil {
 			return nil, err
 		}
 	}
@@ -317,7 +319,7 @@ type seedTable struct {
 }
 
 // seedTableOf makes a table of rows, all of them kept to begin with.
-func seedTableOf[T any](enc *Encoder, header string, rows []T, line func(T) string) *seedTable {
+func seedTableOf[T any](enc *tokens.Encoder, header string, rows []T, line func(T) string) *seedTable {
 	t := &seedTable{n: len(rows)}
 	t.render = func(budget int) (int, table) {
 		chosen, tab := fill(enc, header, rows[:t.n], budget, line)

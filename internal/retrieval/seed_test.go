@@ -18,6 +18,7 @@ import (
 	"github.com/kgrag/kgrag/graphrag"
 	"github.com/kgrag/kgrag/internal/retrieval"
 	"github.com/kgrag/kgrag/internal/test"
+	"github.com/kgrag/kgrag/internal/tokens"
 )
 
 // runOracle runs a pyarrow script of scripts/oracle and decodes its JSON
@@ -526,7 +527,7 @@ func TestSeedParamsValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 	p = retrieval.DefaultSeedParams()
-	p.Encoding = retrieval.EncodingO200K
+	p.Encoding = tokens.EncodingO200K
 	if _, err := retrieval.NewSeedBuilder(retrieval.NewSeedMemoryBackend(tinySeed()), p, enc); err == nil {
 		t.Errorf("NewSeedBuilder with a cl100k encoder for %s: nil error; want one", p.Encoding)
 	}

@@ -1,4 +1,4 @@
-package retrieval
+package tokens
 
 import (
 	"fmt"
@@ -48,11 +48,11 @@ const (
 // loader or cache.
 func NewEncoder(name string) (*Encoder, error) {
 	if name != EncodingCL100K && name != EncodingO200K {
-		return nil, fmt.Errorf("retrieval: encoder: unknown encoding %q (want %s or %s)", name, EncodingCL100K, EncodingO200K)
+		return nil, fmt.Errorf("tokens: encoder: unknown encoding %q (want %s or %s)", name, EncodingCL100K, EncodingO200K)
 	}
 	ranks, err := tiktoken_loader.NewOfflineLoader().LoadTiktokenBpe(name + ".tiktoken")
 	if err != nil {
-		return nil, fmt.Errorf("retrieval: encoder %s: %w", name, err)
+		return nil, fmt.Errorf("tokens: encoder %s: %w", name, err)
 	}
 	split := cl100kPiece
 	if name == EncodingO200K {

@@ -1,4 +1,4 @@
-package retrieval_test
+package tokens_test
 
 import (
 	"context"
@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/kgrag/kgrag/graphrag"
-	"github.com/kgrag/kgrag/internal/retrieval"
 	"github.com/kgrag/kgrag/internal/test"
+	"github.com/kgrag/kgrag/internal/tokens"
 )
 
 // BenchmarkEncoderCount counts the tokens of all the v3 sample's text
@@ -25,9 +25,9 @@ func BenchmarkEncoderCount(b *testing.B) {
 		sb.WriteString("\n\n")
 	}
 	text := sb.String()
-	for _, name := range []string{retrieval.EncodingCL100K, retrieval.EncodingO200K} {
+	for _, name := range []string{tokens.EncodingCL100K, tokens.EncodingO200K} {
 		b.Run(name, func(b *testing.B) {
-			enc, err := retrieval.NewEncoder(name)
+			enc, err := tokens.NewEncoder(name)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package retrieval
+package tokens
 
 import (
 	"context"
@@ -54,11 +54,11 @@ func newTiktoken(name string, ranks map[string]int) (*tiktoken.Tiktoken, error) 
 		pat = o200kPattern
 		special = map[string]int{"<|endoftext|>": 199999, "<|endofprompt|>": 200018}
 	default:
-		return nil, fmt.Errorf("retrieval: encoder: unknown encoding %q", name)
+		return nil, fmt.Errorf("tokens: encoder: unknown encoding %q", name)
 	}
 	bpe, err := tiktoken.NewCoreBPE(ranks, special, pat)
 	if err != nil {
-		return nil, fmt.Errorf("retrieval: encoder %s: %w", name, err)
+		return nil, fmt.Errorf("tokens: encoder %s: %w", name, err)
 	}
 	set := make(map[string]any, len(special))
 	for k := range special {

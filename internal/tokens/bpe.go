@@ -1,4 +1,4 @@
-package retrieval
+package tokens
 
 import (
 	"container/heap"
