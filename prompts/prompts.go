@@ -59,6 +59,17 @@ type GlobalRate struct {
 	Report   string
 }
 
+// IndexSummarize fills index_summarize.tmpl, the prompt (one user message)
+// of a description summary call of kgrag index: the descriptions gathered
+// for an entity (Title) or for a relationship (Source and Target, Title
+// empty), sorted, and the word limit of the summary.
+type IndexSummarize struct {
+	Title          string
+	Source, Target string
+	Descriptions   []string
+	MaxLength      int
+}
+
 // NoDataAnswer is global search's answer when no map call found anything
 // relevant (every point scored 0) and general knowledge is not allowed:
 // no reduce call is made.

@@ -37,10 +37,12 @@ func TestRenderGolden(t *testing.T) {
 		{"global_reduce", prompts.GlobalReduce{Context: samplePoints, ResponseType: prompts.DefaultResponseType, MaxLength: 2000}},
 		{"global_reduce_general", prompts.GlobalReduce{Context: samplePoints, ResponseType: "a list", MaxLength: 500, GeneralKnowledge: true}},
 		{"global_rate", prompts.GlobalRate{Question: "Who is Scrooge?", Report: "# Scrooge and his clerk\n\nScrooge employs Bob Cratchit."}},
+		{"index_summarize", prompts.IndexSummarize{Title: "SCROOGE", Descriptions: []string{"A miser.", "Marley's partner."}, MaxLength: 500}},
+		{"index_summarize_relationship", prompts.IndexSummarize{Source: "SCROOGE", Target: "MARLEY", Descriptions: []string{"Partners.", "Marley haunts Scrooge."}, MaxLength: 500}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := prompts.Render(strings.TrimSuffix(tt.name, "_general"), tt.data)
+			got, err := prompts.Render(strings.TrimSuffix(strings.TrimSuffix(tt.name, "_general"), "_relationship"), tt.data)
 			if err != nil {
 				t.Fatal(err)
 			}
