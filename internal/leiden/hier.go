@@ -11,8 +11,10 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// HierOptions tune Hierarchical. The zero value means GraphRAG's maximum
-// cluster size (10), seed 0 and Leiden's defaults.
+// HierOptions tune Hierarchical. The zero value means GraphRAG's
+// parameters for graspologic's hierarchical_leiden (maximum cluster size
+// 10, resolution 1, randomness 0.001, one iteration), seed 0 and one
+// Leiden run per split.
 type HierOptions struct {
 	// MaxClusterSize: a community of at least this many nodes is split by
 	// Leiden on its own subgraph (graspologic's rule, ">= max_cluster_size").
@@ -21,10 +23,11 @@ type HierOptions struct {
 	// community ID gets a seed derived from Seed and ID.
 	Seed uint64
 	// Resolution, Randomness and Iterations are passed to every Leiden
-	// run; Iterations defaults to 1, as GraphRAG runs graspologic. (Two
-	// raise level 0's modularity, by 5% on a 100k-node planted-partition
-	// graph, but lower the deepest level's by 2% there: the recursion
-	// then splits differently.)
+	// run; Randomness defaults to 0.001 and Iterations to 1, GraphRAG's
+	// values. (Two iterations raise level 0's modularity, by 5% on a
+	// 100k-node planted-partition graph, but lower the deepest level's by
+	// 2% there and on two of GraphRAG's samples: the recursion then
+	// splits differently.)
 	Resolution float64
 	Randomness float64
 	Iterations int
@@ -32,19 +35,10 @@ type HierOptions struct {
 	// (default 1, as graspologic; further runs are seeded apart). When
 	// several runs split it, the split kept is the one that keeps the most
 	// modularity of the whole graph. Over 60 seeds on GraphRAG's samples,
-	// 5 trials raise the mean modularity of levels 1 and 2 by 1-3% but
-	// lower the deepest level's by about 2%: keeping more at each level
-	// leaves larger communities to split further down.
+	// 5 trials raise the mean modularity of levels 1 and 2 by 1-5% but can
+	// lower the deepest level's (by 2.7% on v1.0.1): keeping more at one
+	// level leaves larger communities to split further down.
 	Trials int
-	// Attempts is how many Leiden runs must all return a community whole
-	// before it is final although large (default 1, as graspologic). One
-	// run now and then returns whole a community that other seeds split,
-	// though barely: on GraphRAG's samples these are hubs with their
-	// leaves, whose splits score near 0 on their own subgraph. More
-	// attempts split them and so leave fewer communities above the
-	// maximum, at a cost in modularity: over 60 seeds, 5 attempts lower
-	// the deepest levels' mean by 1-2% on the samples.
-	Attempts int
 	// Workers bounds the subgraphs clustered at once; 0 means GOMAXPROCS.
 	// The result does not depend on it.
 	Workers int
@@ -62,7 +56,9 @@ type Community struct {
 	Nodes  []int // node indices, ascending
 	// Final is set when the community has no children: it is smaller than
 	// MaxClusterSize, or it could not be split: Leiden on its subgraph
-	// returned it whole (every one of HierOptions.Attempts runs).
+	// returned it whole (every one of HierOptions.Trials runs), as
+	// graspologic decides. Such communities are stars and the like: a hub
+	// and its leaves, which no split improves much.
 	Final bool
 }
 
@@ -141,9 +137,8 @@ func Hierarchical(ctx context.Context, g *Graph, opts HierOptions) (*Hierarchy, 
 		opts.Randomness = DefaultHierRandomness
 	}
 	opts.Trials = cmp.Or(opts.Trials, DefaultTrials)
-	opts.Attempts = cmp.Or(opts.Attempts, 1)
-	if opts.Trials < 0 || opts.Attempts < 0 {
-		return nil, fmt.Errorf("leiden: trials %d, attempts %d: must be positive", opts.Trials, opts.Attempts)
+	if opts.Trials < 0 {
+		return nil, fmt.Errorf("leiden: trials %d: must be positive", opts.Trials)
 	}
 	lopts := Options{Resolution: opts.Resolution, Randomness: opts.Randomness, Iterations: opts.Iterations, Seed: opts.Seed}
 	h := &Hierarchy{nodes: g.N()}
@@ -178,7 +173,7 @@ func Hierarchical(ctx context.Context, g *Graph, opts HierOptions) (*Hierarchy, 
 		for i, id := range split {
 			nodes := h.Communities[id].Nodes
 			eg.Go(func() error {
-				p, err := splitCommunity(ctx, g, nodes, lopts, mix(opts.Seed, uint64(id)), opts.Trials, opts.Attempts)
+				p, err := splitCommunity(ctx, g, nodes, lopts, mix(opts.Seed, uint64(id)), opts.Trials)
 				if err != nil {
 					return err
 				}
@@ -216,18 +211,17 @@ func Hierarchical(ctx context.Context, g *Graph, opts HierOptions) (*Hierarchy, 
 }
 
 // splitCommunity runs Leiden on the subgraph of g induced by nodes and
-// returns a partition (of positions in nodes). It runs trials times, and
-// more, up to attempts runs in all, while every run returns the community
-// whole. When several runs split it, the split kept is the one
+// returns a partition (of positions in nodes), running it trials times.
+// When several runs split it, the split kept is the one
 // that keeps the most modularity of the whole graph g: the largest sum
 // over its communities c of in_c − γ·K_c²/(4m), with K_c and m taken from
 // g (the terms of g's modularity that the split changes).
-func splitCommunity(ctx context.Context, g *Graph, nodes []int, o Options, seed uint64, trials, attempts int) (Partition, error) {
+func splitCommunity(ctx context.Context, g *Graph, nodes []int, o Options, seed uint64, trials int) (Partition, error) {
 	sub := g.induced(nodes)
 	gamma := o.withDefaults().Resolution
 	var best Partition
 	bestScore := math.Inf(-1)
-	for t := 0; t < trials || t < attempts && math.IsInf(bestScore, -1); t++ {
+	for t := range trials {
 		o.Seed = seed
 		if t > 0 {
 			o.Seed = mix(seed, uint64(t))
