@@ -30,6 +30,14 @@
 #               500 ms per call (static and dynamic selection); and GraphRAG's
 #               global context builder (scripts/oracle/graphrag_global.py)
 #               beside kgrag's CommunityReports + Batches.
+#   6. leiden   community detection (internal/leiden) on the sample's
+#               relationship graph (as GraphRAG's cluster_graph builds it)
+#               and the 100k-node planted-partition graph of its tests:
+#               kgrag's Hierarchical and Leiden beside graspologic_native's
+#               hierarchical_leiden (GraphRAG's parameters) and leiden and
+#               leidenalg (2 iterations), run by scripts/oracle/leiden.py in
+#               the venv of scripts/leiden-py.sh; best of BENCH_LEIDEN_REPEAT
+#               runs (default 3), modularity per level.
 #
 # The synthetic dataset is made once by kgrag-synth and cached under
 # $BENCH_DIR/data/ keyed by its sizes and seed. The report goes to stdout and
@@ -47,7 +55,7 @@
 #   BENCH_ENTITIES, BENCH_RELATIONSHIPS, BENCH_TEXT_UNITS, BENCH_COMMUNITIES,
 #   BENCH_SEED           synthetic sizes and seed (default 100000, 300000,
 #                        20000, 5000, seed 1; quick: a tenth of those)
-#   BENCH_STEPS          which parts to run (default "convert micro stores retrieval global")
+#   BENCH_STEPS          which parts to run (default "convert micro stores retrieval global leiden")
 #   BENCH_STORES         which stores (default "oxigraph fuseki virtuoso")
 #   BENCH_SKIP_ATOMIC    stores whose atomic kgrag load is not run (e.g.
 #                        "oxigraph": its MOVE of 5M triples takes ~20 min)
@@ -87,7 +95,7 @@ N_REL=${BENCH_RELATIONSHIPS:-${def[1]}}
 N_TU=${BENCH_TEXT_UNITS:-${def[2]}}
 N_COM=${BENCH_COMMUNITIES:-${def[3]}}
 SEED=${BENCH_SEED:-1}
-STEPS=${BENCH_STEPS:-convert micro stores retrieval global}
+STEPS=${BENCH_STEPS:-convert micro stores retrieval global leiden}
 STORES=${BENCH_STORES:-oxigraph fuseki virtuoso}
 COUNT=${BENCH_COUNT:-6}
 REPEAT=${BENCH_REPEAT:-3}
@@ -728,6 +736,81 @@ if has_step global; then
 			echo
 		} | section
 	fi
+fi
+
+# --- 6. Leiden: kgrag against graspologic_native and leidenalg ------------
+
+if has_step leiden; then
+	LD_REPEAT=${BENCH_LEIDEN_REPEAT:-3}
+	LEIDEN=$OUT/bin/kgrag-leiden
+	mkdir -p "$OUT/bin"
+	go build -o "$LEIDEN" ./internal/leiden/cmd/kgrag-leiden || die "building kgrag-leiden failed"
+	log "leiden: the peers' venv (scripts/leiden-py.sh)"
+	ld_py=$("$here/leiden-py.sh" 2>"$RUN/leiden-py.err") || ld_py=""
+	ld_rows=()
+	for d in sample synthetic; do
+		tag=leiden-$d
+		if [[ $d == sample ]]; then
+			src=(-graphrag "$SAMPLE")
+			label="sample $(basename "$SAMPLE")"
+		else
+			src=(-planted)
+			label="planted 100k"
+		fi
+		log "leiden: kgrag on $label"
+		if ! "$LEIDEN" "${src[@]}" -edges-out "$RUN/$tag.jsonl" -repeat "$LD_REPEAT" >"$RUN/$tag.json" 2>"$RUN/$tag.err"; then
+			ld_rows+=("| $label | kgrag failed: $(tail -n 1 "$RUN/$tag.err" | cut -c1-120) |")
+			continue
+		fi
+		py_json=""
+		if [[ -z $ld_py ]]; then
+			ld_rows+=("| $label | peers not run: scripts/leiden-py.sh failed: $(tail -n 1 "$RUN/leiden-py.err" | cut -c1-120) |")
+		else
+			log "leiden: graspologic_native and leidenalg on $label"
+			if "$ld_py" "$here/oracle/leiden.py" --repeat "$LD_REPEAT" --leidenalg-iterations 2 "$RUN/$tag.jsonl" \
+				>"$RUN/$tag-py.json" 2>"$RUN/$tag-py.err"; then
+				py_json=$RUN/$tag-py.json
+			else
+				ld_rows+=("| $label | peers failed: $(tail -n 1 "$RUN/$tag-py.err" | cut -c1-120) |")
+			fi
+		fi
+		ld_rows+=("$("$PYTHON" - "$label" "$RUN/$tag.json" "$py_json" <<'PY'
+import json, sys
+label, k = sys.argv[1], json.load(open(sys.argv[2]))
+p = json.load(open(sys.argv[3])) if sys.argv[3] else {}
+gh = p.get("graspologic", {}).get("hierarchical", {})
+gl = p.get("graspologic", {}).get("leiden", {})
+la = p.get("leidenalg", {})
+ms = lambda s: "%.1f ms" % (1000 * s) if s is not None else "n/a"
+ratio = lambda a, b: "%.2f" % (a / b) if a is not None and b else "n/a"
+kh, kl = k["hierarchical"]["seconds"], k["leiden"]["seconds"]
+ok = lambda c: "met" if c else "MISSED"
+qk = " / ".join("%.4f" % l["modularity"] for l in k["hierarchical"]["levels"])
+qg = " / ".join("%.4f" % l["modularity"] for l in gh.get("levels", [])) or "n/a"
+cols = [label, "%d / %d" % (k["nodes"], k["edges"]),
+        ms(kh), ms(gh.get("seconds")), ratio(kh, gh.get("seconds")) + (" (%s)" % ok(kh <= 2 * gh["seconds"]) if gh else ""),
+        ms(kl), ms(gl.get("seconds")), ms(la.get("seconds")) + (" (%s)" % ok(kl < la["seconds"]) if la else ""),
+        qk, qg, "%.4f / %.4f / %.4f" % (k["leiden"]["modularity"], gl.get("modularity", float("nan")), la.get("modularity", float("nan")))]
+print("| " + " | ".join(cols) + " |")
+PY
+)")
+	done
+	{
+		echo "## 6. Leiden (community detection)"
+		echo
+		echo "Best of $LD_REPEAT runs, seed 0xDEADBEEF. Hierarchical: kgrag's Hierarchical and graspologic_native's"
+		echo "hierarchical_leiden with GraphRAG's parameters (max cluster size 10, randomness 0.001, 1 iteration; the"
+		echo "peer's time includes handing the edge list from Python to Rust, as GraphRAG does). Flat: kgrag's Leiden"
+		echo "(2 iterations), graspologic_native's leiden (1 iteration), leidenalg's ModularityVertexPartition (2"
+		echo "iterations, igraph graph built beforehand). Targets: hierarchical at most 2x graspologic's time; flat"
+		echo "faster than leidenalg. Modularity per level is of the whole-graph partition at that level (igraph's for"
+		echo "the peers); one seed, so the deeper levels of the small sample vary by a few percent between seeds."
+		echo
+		echo "| graph | nodes / edges | kgrag hierarchical | graspologic hierarchical | ratio | kgrag flat | graspologic flat | leidenalg | kgrag modularity per level | graspologic per level | flat modularity kgrag / graspologic / leidenalg |"
+		echo "|---|---|---|---|---|---|---|---|---|---|---|"
+		printf '%s\n' "${ld_rows[@]}"
+		echo
+	} | section
 fi
 
 # --- report ----------------------------------------------------------------------

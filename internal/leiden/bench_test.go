@@ -5,14 +5,12 @@ import (
 	"testing"
 
 	"github.com/kgrag/kgrag/internal/leiden"
+	"github.com/kgrag/kgrag/internal/leiden/leidentest"
 )
 
-// synthetic100k is the benchmark and comparison graph: 100k nodes, 300k
-// edge draws (about 293k distinct edges) in planted communities of 16 to
-// 1024 nodes, a quarter of the draws leaving the community.
-func synthetic100k(tb testing.TB) planted {
-	return newPlanted(tb, 1, 100_000, 300_000, 16, 1024, 0.25)
-}
+// synthetic100k is the benchmark and comparison graph,
+// leidentest.Benchmark100k.
+func synthetic100k(tb testing.TB) planted { return plantedSpec(tb, leidentest.Benchmark100k) }
 
 func benchGraphs(b *testing.B) map[string]*leiden.Graph {
 	v3, _ := sampleGraph(b, "v3")

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kgrag/kgrag/graphrag"
 	"github.com/kgrag/kgrag/internal/leiden"
+	"github.com/kgrag/kgrag/internal/leiden/leidentest"
 	"github.com/kgrag/kgrag/internal/test"
 )
 
@@ -146,26 +147,12 @@ func sampleGraph(t testing.TB, sample string) (*leiden.Graph, []leiden.Edge) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rels := relationshipEdges(ds)
+	rels := leidentest.RelationshipEdges(ds)
 	g, err := leiden.NewGraph(leiden.GraphRAGEdges(rels, true))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return g, rels
-}
-
-// relationshipEdges is what GraphRAG clusters: source and target titles
-// and the weight (1 where the table has none, as cluster_graph does).
-func relationshipEdges(ds *graphrag.Dataset) []leiden.Edge {
-	edges := make([]leiden.Edge, len(ds.Relationships))
-	for i, r := range ds.Relationships {
-		w := r.Weight
-		if !r.HasWeight {
-			w = 1
-		}
-		edges[i] = leiden.Edge{Source: r.Source, Target: r.Target, Weight: w}
-	}
-	return edges
 }
 
 // levelModularity is the modularity of h's whole-graph partition at each
@@ -204,7 +191,7 @@ func TestGraphRAGEdges(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rels = append(rels, relationshipEdges(ds))
+		rels = append(rels, leidentest.RelationshipEdges(ds))
 		args = append(args, writeJSONL(t, dir, s+".jsonl", edgeRows(rels[len(rels)-1])))
 	}
 	cmd := exec.Command(py, args...)

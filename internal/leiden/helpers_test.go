@@ -2,17 +2,14 @@ package leiden_test
 
 import (
 	"context"
-	"math/rand/v2"
 	"strconv"
 	"testing"
 
 	"github.com/kgrag/kgrag/internal/leiden"
+	"github.com/kgrag/kgrag/internal/leiden/leidentest"
 )
 
-// planted is a planted-partition graph: community sizes drawn from a
-// power law (exponent 2) in [minSize, maxSize], edges between a uniform
-// node and, with probability 1-mu, a node of its own community, else any
-// node; weights 1..10. Parallel edges are summed by the Builder.
+// planted is a planted-partition graph and its planted communities.
 type planted struct {
 	g     *leiden.Graph
 	truth leiden.Partition
@@ -20,36 +17,12 @@ type planted struct {
 
 func newPlanted(t testing.TB, seed uint64, nodes, edges, minSize, maxSize int, mu float64) planted {
 	t.Helper()
-	r := rand.New(rand.NewPCG(seed, 7))
-	truth := make(leiden.Partition, nodes)
-	var members [][]int
-	for v := 0; v < nodes; {
-		// Inverse CDF of p(s) ~ 1/s² on [minSize, maxSize].
-		u := r.Float64()
-		a, b := 1/float64(minSize), 1/float64(maxSize)
-		s := min(int(1/(a-u*(a-b))), nodes-v)
-		c := make([]int, s)
-		for i := range c {
-			c[i] = v
-			truth[v] = len(members)
-			v++
-		}
-		members = append(members, c)
-	}
-	b := leiden.NewBuilder(nodes)
-	for range edges {
-		u := r.IntN(nodes)
-		var v int
-		for v = u; v == u; {
-			if c := members[truth[u]]; r.Float64() >= mu && len(c) > 1 {
-				v = c[r.IntN(len(c))]
-			} else {
-				v = r.IntN(nodes)
-			}
-		}
-		b.AddEdge(u, v, float64(1+r.IntN(10)))
-	}
-	g, err := b.Graph()
+	return plantedSpec(t, leidentest.Spec{Seed: seed, Nodes: nodes, Edges: edges, MinSize: minSize, MaxSize: maxSize, Mu: mu})
+}
+
+func plantedSpec(t testing.TB, s leidentest.Spec) planted {
+	t.Helper()
+	g, truth, err := leidentest.Planted(s)
 	if err != nil {
 		t.Fatal(err)
 	}
