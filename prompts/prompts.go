@@ -70,6 +70,17 @@ type IndexSummarize struct {
 	MaxLength      int
 }
 
+// IndexReport fills index_report.tmpl, the prompt (one user message) of a
+// community report call of kgrag index: the community's context (the
+// tables of internal/reports), the word limit of the report, and, when
+// the call is made again because the reply could not be used, what was
+// wrong with it (empty on a first call).
+type IndexReport struct {
+	Context   string
+	MaxLength int
+	Problem   string
+}
+
 // NoDataAnswer is global search's answer when no map call found anything
 // relevant (every point scored 0) and general knowledge is not allowed:
 // no reduce call is made.

@@ -37,6 +37,8 @@ func TestRenderGolden(t *testing.T) {
 		{"global_reduce", prompts.GlobalReduce{Context: samplePoints, ResponseType: prompts.DefaultResponseType, MaxLength: 2000}},
 		{"global_reduce_general", prompts.GlobalReduce{Context: samplePoints, ResponseType: "a list", MaxLength: 500, GeneralKnowledge: true}},
 		{"global_rate", prompts.GlobalRate{Question: "Who is Scrooge?", Report: "# Scrooge and his clerk\n\nScrooge employs Bob Cratchit."}},
+		{"index_report", prompts.IndexReport{Context: "-----Entities-----\nhuman_readable_id,title,description,degree\n5,SCROOGE,a miser,12\n6,MARLEY,his partner,3\n\n" +
+			"-----Relationships-----\nhuman_readable_id,source,target,description,combined_degree\n23,SCROOGE,MARLEY,partners,15\n", MaxLength: 2000}},
 		{"index_summarize", prompts.IndexSummarize{Title: "SCROOGE", Descriptions: []string{"A miser.", "Marley's partner."}, MaxLength: 500}},
 		{"index_summarize_relationship", prompts.IndexSummarize{Source: "SCROOGE", Target: "MARLEY", Descriptions: []string{"Partners.", "Marley haunts Scrooge."}, MaxLength: 500}},
 	}
