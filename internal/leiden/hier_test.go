@@ -202,3 +202,69 @@ func TestHierarchicalSmall(t *testing.T) {
 		t.Errorf("empty graph: %+v", h)
 	}
 }
+
+// modularityTerm is community nodes' share of g's modularity times m:
+// in − K²/4m, K the nodes' total strength in g.
+func modularityTerm(g *leiden.Graph, nodes []int) float64 {
+	in, k := 0.0, 0.0
+	for _, v := range nodes {
+		k += g.Strength(v)
+		out := 0.0
+		g.Neighbors(v, func(u int, w float64) {
+			out += w
+			if _, ok := slices.BinarySearch(nodes, u); ok && u > v {
+				in += w
+			}
+		})
+		in += (g.Strength(v) - out) / 2 // the self-loop, counted twice in the strength
+	}
+	return in - k*k/(4*g.TotalWeight())
+}
+
+func TestHierarchicalTrials(t *testing.T) {
+	graphs := map[string]*leiden.Graph{"planted 20k": newPlanted(t, 5, 20_000, 60_000, 8, 500, 0.4).g}
+	graphs["v3"], _ = sampleGraph(t, "v3")
+	for name, g := range graphs {
+		one := mustHierarchical(t, g, leiden.HierOptions{Seed: 9})
+		five := mustHierarchical(t, g, leiden.HierOptions{Seed: 9, Trials: 5})
+		checkHierarchy(t, g, five, leiden.DefaultMaxClusterSize)
+		// Level 0 is one Leiden run either way; the split of each level-0
+		// community keeps at least as much of g's modularity with five
+		// runs as with the first of them alone.
+		children := func(h *leiden.Hierarchy) map[int][][]int {
+			m := map[int][][]int{}
+			for _, c := range h.Communities {
+				if c.Level == 1 {
+					m[c.Parent] = append(m[c.Parent], c.Nodes)
+				}
+			}
+			return m
+		}
+		c1, c5 := children(one), children(five)
+		better := 0
+		for parent, kids1 := range c1 {
+			if one.Communities[parent].Level != 0 || !slices.Equal(one.Communities[parent].Nodes, five.Communities[parent].Nodes) {
+				t.Fatalf("%s: level 0 differs between 1 and 5 trials", name)
+			}
+			sum := func(kids [][]int) float64 {
+				s := 0.0
+				for _, k := range kids {
+					s += modularityTerm(g, k)
+				}
+				return s
+			}
+			s1, s5 := sum(kids1), sum(c5[parent])
+			if s5 < s1-1e-9 {
+				t.Errorf("%s: community %d: split kept by 5 trials scores %.6f, the first trial alone %.6f", name, parent, s5, s1)
+			}
+			if s5 > s1+1e-9 {
+				better++
+			}
+		}
+		q1, q5 := leiden.Modularity(g, one.Membership(1), 1), leiden.Modularity(g, five.Membership(1), 1)
+		t.Logf("%s: 5 trials split %d of %d level-0 communities better; level 1 modularity %.4f -> %.4f", name, better, len(c1), q1, q5)
+		if better == 0 {
+			t.Errorf("%s: 5 trials never found a better split", name)
+		}
+	}
+}

@@ -241,3 +241,34 @@ func TestCancel(t *testing.T) {
 		t.Errorf("Hierarchical with a cancelled context: %v; want context.Canceled", err)
 	}
 }
+
+func TestGraphRAGEdgesByHand(t *testing.T) {
+	e := func(s, t string, w float64) leiden.Edge { return leiden.Edge{Source: s, Target: t, Weight: w} }
+	tests := []struct {
+		name   string
+		rels   []leiden.Edge
+		useLCC bool
+		want   []leiden.Edge
+	}{
+		{"last row of a pair wins, either direction", []leiden.Edge{e("b", "a", 1), e("a", "b", 2)}, false,
+			[]leiden.Edge{e("a", "b", 2)}},
+		{"no normalising without the LCC", []leiden.Edge{e("x&amp;y", "z", 1), e("b", "a", 1)}, false,
+			[]leiden.Edge{e("a", "b", 1), e("x&amp;y", "z", 1)}},
+		{"largest component, titles normalised", []leiden.Edge{e("x&amp;y", "z", 1), e("b", "a", 1), e(" c\t", "a", 4)}, true,
+			[]leiden.Edge{e("A", "B", 1), e("A", "C", 4)}},
+		{"first row wins once titles are normalised", []leiden.Edge{e("a", "b", 1), e("A ", "B", 3)}, true,
+			[]leiden.Edge{e("A", "B", 1)}},
+		// Two components of two: the one seen first among the sources
+		// (r, of the ordered pair r-s) wins, though p-q comes first among
+		// the targets.
+		{"ties go to the first source", []leiden.Edge{e("s", "r", 1), e("q", "p", 1)}, true,
+			[]leiden.Edge{e("R", "S", 1)}},
+		{"html entities", []leiden.Edge{e("AT&amp;T", "x", 1), e("&lt;a&gt;", "x", 2)}, true,
+			[]leiden.Edge{e("<A>", "X", 2), e("AT&T", "X", 1)}},
+	}
+	for _, tt := range tests {
+		if got := leiden.GraphRAGEdges(tt.rels, tt.useLCC); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: GraphRAGEdges(%v, %v) = %v; want %v", tt.name, tt.rels, tt.useLCC, got, tt.want)
+		}
+	}
+}
