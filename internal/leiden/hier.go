@@ -278,7 +278,12 @@ func (g *Graph) induced(nodes []int) *Graph {
 	if !slices.IsSorted(nodes) {
 		panic("leiden: induced: nodes not ascending")
 	}
-	sub := &Graph{off: make([]int32, len(nodes)+1), self: make([]float64, len(nodes)), k: make([]float64, len(nodes))}
+	deg := 0
+	for _, v := range nodes {
+		deg += int(g.off[v+1] - g.off[v])
+	}
+	sub := &Graph{off: make([]int32, len(nodes)+1), self: make([]float64, len(nodes)), k: make([]float64, len(nodes)),
+		adj: make([]int32, 0, deg), w: make([]float64, 0, deg)}
 	for i, v := range nodes {
 		sub.self[i] = g.self[v]
 		kv := 2 * g.self[v]

@@ -289,18 +289,20 @@ func (o *optimizer) iterate(g *Graph, memb []int32) error {
 // (the community of u being part[u]) into neighW, listing them in touched.
 // With within >= 0, only neighbours u with comm[u] == within count.
 func (o *optimizer) neighbours(g *Graph, v int32, part, comm []int32, within int32) {
-	for e := g.off[v]; e < g.off[v+1]; e++ {
-		u := g.adj[e]
+	seen, neighW, touched := o.seen, o.neighW, o.touched
+	adj, w := g.adj[g.off[v]:g.off[v+1]], g.w[g.off[v]:g.off[v+1]]
+	for i, u := range adj {
 		if within >= 0 && comm[u] != within {
 			continue
 		}
 		c := part[u]
-		if !o.seen[c] {
-			o.seen[c] = true
-			o.touched = append(o.touched, c)
+		if !seen[c] {
+			seen[c] = true
+			touched = append(touched, c)
 		}
-		o.neighW[c] += g.w[e]
+		neighW[c] += w[i]
 	}
+	o.touched = touched
 }
 
 func (o *optimizer) clearNeighbours() {
