@@ -177,9 +177,14 @@ const meanSeeds = 60
 // meanTolerance is how far below graspologic's mean a level of a sample
 // may be. The issue asks for 1%; measured, every level of every sample is
 // within 0.6% except level 1 of v0.3.4, 1.15% below (graspologic 0.4051,
-// kgrag 0.4004; the standard error of that difference is about 0.45%),
-// so the samples are held to 1.5%. The 100k graph, flat Leiden and level
-// 0 are held to 1%.
+// kgrag 0.4004; still 1.15% over 200 seeds). Level 0 is the same there
+// (+0.2%, and the same sizes of communities); the difference is in the
+// splits of its large level-0 communities, which kgrag's Leiden cuts into
+// slightly more pieces with the same or higher modularity on their own
+// subgraph (the 105-node one, 200 seeds each: 5.84 pieces, 0.1684;
+// graspologic 5.67, 0.1678), and more cut edges cost whole-graph
+// modularity. So the samples are held to 1.5%; the 100k graph, flat
+// Leiden and level 0 to 1%.
 const meanTolerance = 0.015
 
 // graphragPrepCases are hand-made relationship lists for TestGraphRAGEdges
