@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/kgrag/kgrag/internal/llm"
@@ -100,8 +99,8 @@ type Searcher struct {
 	b    *retrieval.GlobalBuilder
 	chat Chatter
 	opts Options
-	// noJSON is set once the server refused response_format.
-	noJSON atomic.Bool
+	// jsonMode drops JSON mode once the server refused response_format.
+	jsonMode llm.JSONFallback
 }
 
 // New returns a Searcher; chat may be nil for Plan alone.
@@ -419,7 +418,7 @@ var (
 // the server refused JSON mode).
 func (s *Searcher) call(ctx context.Context, system, question string, schema json.RawMessage) (string, Call, error) {
 	opts := s.opts.Chat
-	opts.JSON = schema != nil && s.opts.JSONMode && !s.noJSON.Load()
+	opts.JSON = schema != nil && s.opts.JSONMode
 	if opts.JSON {
 		opts.JSONSchema = schema
 	}
@@ -429,12 +428,7 @@ func (s *Searcher) call(ctx context.Context, system, question string, schema jso
 	counted := s.countPrompt(&c, system, question)
 	defer counted()
 	t := time.Now()
-	reply, usage, err := s.chat.Chat(ctx, msgs, opts)
-	if err != nil && opts.JSON && refusesJSON(err) {
-		s.noJSON.Store(true)
-		opts.JSON, opts.JSONSchema = false, nil
-		reply, usage, err = s.chat.Chat(ctx, msgs, opts)
-	}
+	reply, usage, err := s.jsonMode.Chat(ctx, s.chat.Chat, msgs, opts)
 	c.Millis = ms(time.Since(t))
 	counted()
 	if err != nil {
@@ -457,14 +451,6 @@ func (s *Searcher) countPrompt(c *Call, system, question string) func() {
 		c.PromptTokens = enc.Count(system) + enc.Count(question)
 	}()
 	return func() { <-done }
-}
-
-// refusesJSON says the server refused response_format (LM Studio and some
-// llama.cpp builds want json_schema, or nothing).
-func refusesJSON(err error) bool {
-	var e *llm.Error
-	return errors.As(err, &e) && errors.Is(err, llm.ErrRequest) && e.Status == 400 &&
-		strings.Contains(strings.ToLower(err.Error()), "response_format")
 }
 
 // reduce ranks the points, and unless none scored, asks for the answer.

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/kgrag/kgrag/graphrag"
@@ -67,10 +66,10 @@ func (o Options) Validate() error {
 // Generator writes the community reports of one graph. It is safe for
 // concurrent use, though one Run at a time is the intended use.
 type Generator struct {
-	b      *Builder
-	chat   Chatter
-	opts   Options
-	noJSON atomic.Bool // the server refused response_format
+	b        *Builder
+	chat     Chatter
+	opts     Options
+	jsonMode llm.JSONFallback // drops JSON mode once the server refused response_format
 }
 
 // NewGenerator returns a Generator over the contexts of b.
@@ -379,7 +378,7 @@ func (g *Generator) community(ctx context.Context, c *community, report func(str
 // call makes one model call with prompt as the user message.
 func (g *Generator) call(ctx context.Context, prompt string) (string, Call, error) {
 	opts := g.opts.Chat
-	opts.JSON = g.opts.JSONMode && !g.noJSON.Load()
+	opts.JSON = g.opts.JSONMode
 	if opts.JSON {
 		opts.JSONSchema = Schema
 	}
@@ -387,12 +386,7 @@ func (g *Generator) call(ctx context.Context, prompt string) (string, Call, erro
 	enc := g.b.enc
 	c := Call{PromptTokens: enc.Count(prompt)}
 	t := time.Now()
-	reply, usage, err := g.chat.Chat(ctx, msgs, opts)
-	if err != nil && opts.JSON && refusesJSON(err) {
-		g.noJSON.Store(true)
-		opts.JSON, opts.JSONSchema = false, nil
-		reply, usage, err = g.chat.Chat(ctx, msgs, opts)
-	}
+	reply, usage, err := g.jsonMode.Chat(ctx, g.chat.Chat, msgs, opts)
 	c.Millis = float64(time.Since(t).Microseconds()) / 1000
 	if err != nil {
 		return "", c, err
@@ -405,12 +399,4 @@ func (g *Generator) call(ctx context.Context, prompt string) (string, Call, erro
 func fatal(err error) bool {
 	return llm.Unreachable(err) || errors.Is(err, llm.ErrModelNotFound) || errors.Is(err, llm.ErrAuth) ||
 		errors.Is(err, llm.ErrRateLimited)
-}
-
-// refusesJSON says the server refused response_format (LM Studio and some
-// llama.cpp builds want json_schema, or nothing).
-func refusesJSON(err error) bool {
-	var e *llm.Error
-	return errors.As(err, &e) && errors.Is(err, llm.ErrRequest) && e.Status == 400 &&
-		strings.Contains(strings.ToLower(err.Error()), "response_format")
 }
