@@ -5,7 +5,6 @@ import (
 	"math"
 	"strings"
 	"sync"
-	"unicode/utf8"
 )
 
 // bpeCounter counts tokens without regexp2: split (cl100kPiece or
@@ -35,11 +34,9 @@ func newBPECounter(ranks map[string]int, split func(s string, i int) int) *bpeCo
 // count returns the number of tokens tiktoken-go's EncodeOrdinary returns
 // for s.
 func (c *bpeCounter) count(s string) int {
-	if !utf8.ValidString(s) {
-		// tiktoken-go runs the regexp on []rune(s) and encodes the
-		// pieces back, so each invalid byte becomes U+FFFD.
-		s = string([]rune(s))
-	}
+	// tiktoken-go runs the regexp on []rune(s) and encodes the pieces
+	// back, so each invalid byte becomes U+FFFD.
+	s = ValidText(s)
 	n := 0
 	for i := 0; i < len(s); {
 		end := c.split(s, i)
@@ -95,14 +92,24 @@ func scanMergeCount(p string, ranks map[string]int) int {
 	if len(p) <= 1 {
 		return len(p)
 	}
-	// starts[k] is where part k begins; rank[k] the rank of part k joined
-	// with part k+1 (math.MaxInt when that is no token).
-	var startsBuf, rankBuf [maxLinearMerge + 1]int
+	var buf [maxLinearMerge + 1]int
+	return len(scanMerge(p, ranks, buf[:0])) - 1
+}
+
+// scanMerge merges p as tiktoken-go does, scanning all pairs for the
+// lowest rank at each merge, and returns where its parts start followed by
+// len(p), appended to starts (whose capacity saves an allocation when it
+// is len(p)+1 or more). Count and Tokens share it.
+func scanMerge(p string, ranks map[string]int, starts []int) []int {
+	// rank[k] is the rank of part k joined with part k+1 (math.MaxInt
+	// when that is no token).
+	var rankBuf [maxLinearMerge]int
 	n := len(p)
-	starts, rank := startsBuf[:0], rankBuf[:0]
+	rank := rankBuf[:0]
 	if n > maxLinearMerge {
-		starts, rank = make([]int, 0, n+1), make([]int, 0, n)
+		rank = make([]int, 0, n)
 	}
+	starts = starts[:0]
 	for k := range n + 1 {
 		starts = append(starts, k)
 	}
@@ -136,15 +143,24 @@ func scanMergeCount(p string, ranks map[string]int) int {
 			rank[at-1] = pairRank(at - 1)
 		}
 	}
-	return len(rank)
+	return starts
 }
 
-// heapMergeCount is mergeCount with the candidate pairs in a min-heap by
-// (rank, start), which picks the same pair as the scan: starts of live
-// parts order them left to right. Stale entries are skipped when popped.
+// heapMergeCount is mergeCount with the candidate pairs in a heap (see
+// heapMerge).
 func heapMergeCount(p string, ranks map[string]int) int {
+	_, parts := heapMerge(p, ranks)
+	return parts
+}
+
+// heapMerge merges p with the candidate pairs in a min-heap by (rank,
+// start), which picks the same pair as the scan: starts of live parts
+// order them left to right. Stale entries are skipped when popped. It
+// returns the number of parts and next, where next[i] is the end of the
+// part that starts at i (the parts start at 0, next[0], ...).
+func heapMerge(p string, ranks map[string]int) (next []int, parts int) {
 	n := len(p)
-	next := make([]int, n) // start of the part after the one at i, n at the end
+	next = make([]int, n)  // start of the part after the one at i, n at the end
 	prev := make([]int, n) // start of the part before, -1 at the start
 	for i := range n {
 		next[i], prev[i] = i+1, i-1
@@ -164,7 +180,7 @@ func heapMergeCount(p string, ranks map[string]int) int {
 		}
 	}
 	heap.Init(&h)
-	parts := n
+	parts = n
 	for h.Len() > 0 {
 		m := heap.Pop(&h).(mergePair)
 		j := next[m.start]
@@ -187,7 +203,7 @@ func heapMergeCount(p string, ranks map[string]int) int {
 			}
 		}
 	}
-	return parts
+	return next, parts
 }
 
 type mergePair struct{ rank, start, end int }
@@ -208,4 +224,38 @@ func (h *pairHeap) Pop() any {
 	m := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return m
+}
+
+// appendTokens appends the tokens of s, valid UTF-8, to dst: the same
+// pieces and merges as count, with where each part is.
+func (c *bpeCounter) appendTokens(dst []Token, s string) []Token {
+	for i := 0; i < len(s); {
+		end := c.split(s, i)
+		dst = c.appendPiece(dst, s[i:end], i)
+		i = end
+	}
+	return dst
+}
+
+// appendPiece appends the tokens of the piece p, which starts at byte off
+// of the text. Every part that merging leaves is a token: single bytes
+// are, and merges only make tokens.
+func (c *bpeCounter) appendPiece(dst []Token, p string, off int) []Token {
+	if r, ok := c.ranks[p]; ok {
+		return append(dst, Token{ID: r, Start: off, End: off + len(p)})
+	}
+	if len(p) > maxLinearMerge {
+		next, _ := heapMerge(p, c.ranks)
+		for i := 0; i < len(p); i = next[i] {
+			dst = append(dst, Token{ID: c.ranks[p[i:next[i]]], Start: off + i, End: off + next[i]})
+		}
+		return dst
+	}
+	var buf [maxLinearMerge + 1]int
+	starts := scanMerge(p, c.ranks, buf[:0])
+	for k := 0; k+1 < len(starts); k++ {
+		a, b := starts[k], starts[k+1]
+		dst = append(dst, Token{ID: c.ranks[p[a:b]], Start: off + a, End: off + b})
+	}
+	return dst
 }

@@ -16,13 +16,17 @@ const (
 
 // Encoder counts tokens as GraphRAG's num_tokens does (tiktoken, ordinary
 // encoding, no special tokens), giving exactly the counts of tiktoken-go's
-// EncodeOrdinary. It reads the BPE ranks embedded by tiktoken-go-loader,
+// EncodeOrdinary; Tokens and Encode give the tokens themselves and Decode
+// turns ids back into text. It reads the BPE ranks embedded by tiktoken-go-loader,
 // so it needs no network. Building one takes tens of milliseconds (more
 // for o200k_base): build it once and reuse it. An Encoder is safe for
 // concurrent use; the zero value is not usable.
 type Encoder struct {
 	name string
 	bpe  *bpeCounter
+	// decoder maps ids to token bytes for Decode, built on first use:
+	// counting needs no such table.
+	decoder func() []string
 
 	// counts memoises Count of short strings (table rows), which local
 	// search counts again and again: every relationship row once per
@@ -59,7 +63,8 @@ func NewEncoder(name string) (*Encoder, error) {
 		split = o200kPiece
 	}
 	return &Encoder{name: name, bpe: newBPECounter(ranks, split),
-		seed: maphash.MakeSeed(), counts: make(map[countKey]int)}, nil
+		decoder: sync.OnceValue(func() []string { return newDecoder(name, ranks) }),
+		seed:    maphash.MakeSeed(), counts: make(map[countKey]int)}, nil
 }
 
 // Name returns the encoding name.

@@ -112,17 +112,44 @@ func getPair(t testing.TB, name string) pair {
 
 // check fails t when the counter and tiktoken-go disagree on s, or the
 // pieces of the hand-written split differ from regexp2's matches (two
-// splits can give the same count by chance).
+// splits can give the same count by chance), or Tokens' ids differ from
+// tiktoken-go's or its spans do not give each token's bytes in order.
 func (p pair) check(t testing.TB, what, s string) bool {
 	t.Helper()
-	want := len(p.ref.EncodeOrdinary(s))
+	ref := p.ref.EncodeOrdinary(s)
 	got := p.enc.bpe.count(s)
 	diff := p.pieceDiff(s)
-	if got == want && diff == "" {
+	if got == len(ref) && diff == "" {
+		diff = p.tokenDiff(s, ref)
+	}
+	if got == len(ref) && diff == "" {
 		return true
 	}
-	t.Errorf("%s %s: count(%.200q) = %d; tiktoken-go %d\n%s", p.name, what, s, got, want, diff)
+	t.Errorf("%s %s: count(%.200q) = %d; tiktoken-go %d\n%s", p.name, what, s, got, len(ref), diff)
 	return false
+}
+
+// tokenDiff shows the first token where Tokens(s) differs from ref,
+// tiktoken-go's ids of s, in id or in bytes, or returns "".
+func (p pair) tokenDiff(s string, ref []int) string {
+	toks, text := p.enc.Tokens(s), ValidText(s)
+	if len(toks) != len(ref) {
+		return fmt.Sprintf("Tokens gives %d tokens; tiktoken-go %d", len(toks), len(ref))
+	}
+	at := 0
+	for i, tok := range toks {
+		if tok.ID != ref[i] || tok.Start != at || tok.End <= tok.Start || tok.End > len(text) {
+			return fmt.Sprintf("token %d = %+v; tiktoken-go id %d, starting at %d", i, tok, ref[i], at)
+		}
+		if b := p.ref.Decode(ref[i : i+1]); text[tok.Start:tok.End] != b {
+			return fmt.Sprintf("token %d spans %q; tiktoken-go decodes %q", i, text[tok.Start:tok.End], b)
+		}
+		at = tok.End
+	}
+	if at != len(text) {
+		return fmt.Sprintf("tokens end at %d of %d bytes", at, len(text))
+	}
+	return ""
 }
 
 // pieceDiff shows the first piece where the hand-written split and
@@ -182,7 +209,7 @@ func sampleTexts(ds *graphrag.Dataset) []string {
 }
 
 // TestCountMatchesTiktokenOnSamples compares every text field of the four
-// GraphRAG samples.
+// GraphRAG samples: counts, tokens and Decode of token ranges.
 func TestCountMatchesTiktokenOnSamples(t *testing.T) {
 	for _, name := range test.Samples() {
 		t.Run(name, func(t *testing.T) {
@@ -194,12 +221,14 @@ func TestCountMatchesTiktokenOnSamples(t *testing.T) {
 			for _, enc := range encodings {
 				p, fails, tokens := getPair(t, enc), 0, 0
 				for i, s := range texts {
-					if !p.check(t, fmt.Sprintf("text %d", i), s) {
+					what := fmt.Sprintf("text %d", i)
+					if !p.check(t, what, s) {
 						if fails++; fails == 5 {
 							t.Fatal("giving up")
 						}
 					}
 					tokens += p.enc.Count(s)
+					p.decodeWindows(t, what, p.ref.EncodeOrdinary(s))
 				}
 				if len(texts) < 100 || tokens < 10000 {
 					t.Errorf("only %d texts, %d %s tokens: the sample was not read", len(texts), tokens, enc)

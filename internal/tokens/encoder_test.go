@@ -11,10 +11,10 @@ import (
 	"github.com/kgrag/kgrag/internal/tokens"
 )
 
-// BenchmarkEncoderCount counts the tokens of all the v3 sample's text
-// units joined into one text, longer than the Encoder memoises, so every
-// iteration splits and merges the whole text again.
-func BenchmarkEncoderCount(b *testing.B) {
+// v3Text returns all the v3 sample's text units joined into one text,
+// longer than the Encoder memoises, so every iteration of a benchmark
+// splits and merges the whole text again.
+func v3Text(b *testing.B) string {
 	ds, err := graphrag.Open(context.Background(), filepath.Join(test.GraphRAGSamples(b), "v3"))
 	if err != nil {
 		b.Fatal(err)
@@ -24,7 +24,29 @@ func BenchmarkEncoderCount(b *testing.B) {
 		sb.WriteString(u.Text)
 		sb.WriteString("\n\n")
 	}
-	text := sb.String()
+	return sb.String()
+}
+
+// BenchmarkEncoderCount counts the tokens of v3Text.
+func BenchmarkEncoderCount(b *testing.B) {
+	benchEncoders(b, func(enc *tokens.Encoder, text string) int { return enc.Count(text) })
+}
+
+// BenchmarkEncoderTokens is BenchmarkEncoderCount for Tokens, which the
+// chunker calls once per document: the tokens and spans of v3Text
+// appended to a reused slice.
+func BenchmarkEncoderTokens(b *testing.B) {
+	var toks []tokens.Token
+	benchEncoders(b, func(enc *tokens.Encoder, text string) int {
+		toks = enc.AppendTokens(toks[:0], text)
+		return len(toks)
+	})
+}
+
+// benchEncoders times op on v3Text with each encoding; op returns the
+// number of tokens.
+func benchEncoders(b *testing.B, op func(enc *tokens.Encoder, text string) int) {
+	text := v3Text(b)
 	for _, name := range []string{tokens.EncodingCL100K, tokens.EncodingO200K} {
 		b.Run(name, func(b *testing.B) {
 			enc, err := tokens.NewEncoder(name)
@@ -34,7 +56,7 @@ func BenchmarkEncoderCount(b *testing.B) {
 			b.SetBytes(int64(len(text)))
 			b.ResetTimer()
 			for range b.N {
-				if enc.Count(text) == 0 {
+				if op(enc, text) == 0 {
 					b.Fatal("no tokens")
 				}
 			}
