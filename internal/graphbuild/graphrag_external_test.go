@@ -1,10 +1,8 @@
 package graphbuild_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -127,23 +125,7 @@ func toPy(exts []graphbuild.Extraction) []pyExtraction {
 // answers in order.
 func runGraphRAG(t *testing.T, py string, jobs []pyJob) []pyOut {
 	t.Helper()
-	var in, stderr bytes.Buffer
-	for _, j := range jobs {
-		b, _ := json.Marshal(j) // plain data: cannot fail
-		in.Write(append(b, '\n'))
-	}
-	cmd := exec.Command(py, filepath.Join("testdata", "graphrag_graph.py"))
-	cmd.Stdin, cmd.Stderr = &in, &stderr
-	out, err := cmd.Output()
-	res := make([]pyOut, len(jobs))
-	dec := json.NewDecoder(bytes.NewReader(out))
-	for i := 0; err == nil && i < len(res); i++ {
-		err = dec.Decode(&res[i])
-	}
-	if err != nil {
-		t.Fatalf("graphrag_graph.py: %v\n%s", err, stderr.String())
-	}
-	return res
+	return test.PythonJSONL[pyOut](t, py, []string{filepath.Join("testdata", "graphrag_graph.py")}, jobs)
 }
 
 type oracleSet struct {

@@ -1,11 +1,8 @@
 package reports_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -50,36 +47,7 @@ type oracleOut struct {
 func runOracle(t *testing.T, jobs []map[string]any) []oracleOut {
 	t.Helper()
 	py := test.GraphRAGPython(t)
-	var in bytes.Buffer
-	for _, j := range jobs {
-		b, err := json.Marshal(j)
-		if err != nil {
-			t.Fatal(err)
-		}
-		in.Write(append(b, '\n'))
-	}
-	cmd := exec.Command(py, filepath.Join(test.RepoRoot(t), "scripts", "oracle", "graphrag_report_context.py"), "--jobs")
-	cmd.Stdin = &in
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("graphrag_report_context.py: %v\n%s", err, stderr.String())
-	}
-	var res []oracleOut
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(nil, 256<<20)
-	for sc.Scan() {
-		var o oracleOut
-		if err := json.Unmarshal(sc.Bytes(), &o); err != nil {
-			t.Fatalf("graphrag_report_context.py output: %v", err)
-		}
-		res = append(res, o)
-	}
-	if len(res) != len(jobs) {
-		t.Fatalf("graphrag_report_context.py answered %d of %d jobs\n%s", len(res), len(jobs), stderr.String())
-	}
-	return res
+	return test.PythonJSONL[oracleOut](t, py, []string{filepath.Join(test.RepoRoot(t), "scripts", "oracle", "graphrag_report_context.py"), "--jobs"}, jobs)
 }
 
 var (

@@ -1,7 +1,6 @@
 package test
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"os"
@@ -63,34 +62,36 @@ type GlobalOut struct {
 // interpreter (py, from GraphRAGPython), and returns its answers in order.
 func GraphRAGGlobal(t testing.TB, py string, jobs []GlobalJob) []GlobalOut {
 	t.Helper()
-	var in bytes.Buffer
+	return PythonJSONL[GlobalOut](t, py, []string{filepath.Join(RepoRoot(t), "scripts", "oracle", "graphrag_global.py"), "--jobs"}, jobs)
+}
+
+// PythonJSONL runs py with args, writes each job to its stdin as one JSON
+// value per line, and decodes one JSON value per job from its stdout, in
+// order: the protocol of the oracle scripts, which answer many jobs in one
+// interpreter because importing GraphRAG takes seconds. It fails t, with
+// the script's stderr, when the script fails or answers too few.
+func PythonJSONL[Out, Job any](t testing.TB, py string, args []string, jobs []Job) []Out {
+	t.Helper()
+	var in, stderr bytes.Buffer
+	enc := json.NewEncoder(&in)
 	for _, j := range jobs {
-		b, err := json.Marshal(j)
-		if err != nil {
+		if err := enc.Encode(j); err != nil {
 			t.Fatal(err)
 		}
-		in.Write(append(b, '\n'))
 	}
-	cmd := exec.Command(py, filepath.Join(RepoRoot(t), "scripts", "oracle", "graphrag_global.py"), "--jobs")
-	cmd.Stdin = &in
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	cmd := exec.Command(py, args...)
+	cmd.Stdin, cmd.Stderr = &in, &stderr
+	name := filepath.Base(args[0])
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("graphrag_global.py: %v\n%s", err, stderr.String())
+		t.Fatalf("%s: %v\n%s", name, err, stderr.String())
 	}
-	var res []GlobalOut
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(nil, 64<<20)
-	for sc.Scan() {
-		var o GlobalOut
-		if err := json.Unmarshal(sc.Bytes(), &o); err != nil {
-			t.Fatalf("graphrag_global.py output: %v", err)
+	res := make([]Out, len(jobs))
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for i := range res {
+		if err := dec.Decode(&res[i]); err != nil {
+			t.Fatalf("%s: answer %d of %d: %v\n%s", name, i+1, len(jobs), err, stderr.String())
 		}
-		res = append(res, o)
-	}
-	if len(res) != len(jobs) {
-		t.Fatalf("graphrag_global.py answered %d of %d jobs\n%s", len(res), len(jobs), stderr.String())
 	}
 	return res
 }

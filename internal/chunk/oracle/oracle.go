@@ -9,9 +9,6 @@
 package oracle
 
 import (
-	"bytes"
-	"encoding/json"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -77,24 +74,5 @@ type Result struct {
 func Run(t testing.TB, jobs ...Job) []Result {
 	t.Helper()
 	py := test.GraphRAGPython(t)
-	var in, stderr bytes.Buffer
-	for _, j := range jobs {
-		if err := json.NewEncoder(&in).Encode(j); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cmd := exec.Command(py, filepath.Join(test.RepoRoot(t), "scripts", "oracle", "graphrag_chunks.py"))
-	cmd.Stdin, cmd.Stderr = &in, &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("graphrag_chunks.py: %v\n%s", err, stderr.String())
-	}
-	res := make([]Result, len(jobs))
-	dec := json.NewDecoder(bytes.NewReader(out))
-	for i := range res {
-		if err := dec.Decode(&res[i]); err != nil {
-			t.Fatalf("graphrag_chunks.py: answer %d of %d: %v\n%s", i+1, len(jobs), err, stderr.String())
-		}
-	}
-	return res
+	return test.PythonJSONL[Result](t, py, []string{filepath.Join(test.RepoRoot(t), "scripts", "oracle", "graphrag_chunks.py")}, jobs)
 }
