@@ -68,20 +68,7 @@ for name in ("cl100k_base", "o200k_base"):
 ' "$dir/assets" "$TIKTOKEN_DIR"
 }
 
-if [[ ${1:-} == --check ]]; then
-	ready || exit 1
-	echo "$PY"
-	exit 0
-fi
-
-mkdir -p "$(dirname "$VENV")"
-exec 9>"$VENV.lock"
-flock 9
-
-if ready; then
-	echo "$PY"
-	exit 0
-fi
+kg_venv_enter "${1:-}"
 
 if [[ -x $PY && -f $STAMP && $(<"$STAMP") == "$VERSION" ]]; then
 	# Installed, but the tiktoken files are missing or stale.

@@ -38,20 +38,7 @@ ready() {
 		"$PY" -c 'import igraph, leidenalg, graspologic_native' >/dev/null 2>&1
 }
 
-if [[ ${1:-} == --check ]]; then
-	ready || exit 1
-	echo "$PY"
-	exit 0
-fi
-
-mkdir -p "$(dirname "$VENV")"
-exec 9>"$VENV.lock"
-flock 9
-
-if ready; then
-	echo "$PY"
-	exit 0
-fi
+kg_venv_enter "${1:-}"
 
 base=${KGRAG_LEIDEN_PYTHON:-python3}
 command -v "$base" >/dev/null || kg_die "no $base found (set KGRAG_LEIDEN_PYTHON)"

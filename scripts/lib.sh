@@ -138,3 +138,25 @@ kg_fresh() {
 		rm -rf "$1/data"
 	fi
 }
+
+# kg_venv_enter ARG: the start of a script that keeps a Python venv at
+# $VENV with its python at $PY, given a function `ready` that says the
+# venv is installed and works. With ARG --check it prints $PY and exits 0
+# if ready, else exits 1. Otherwise it takes the lock beside the venv
+# (callers running at once install it once; the lock is held until the
+# script exits) and, if the venv is ready, prints $PY and exits 0; if not,
+# it returns, for the script to install it.
+kg_venv_enter() {
+	if [[ ${1:-} == --check ]]; then
+		ready || exit 1
+		echo "$PY"
+		exit 0
+	fi
+	mkdir -p "$(dirname "$VENV")"
+	exec 9>"$VENV.lock"
+	flock 9
+	if ready; then
+		echo "$PY"
+		exit 0
+	fi
+}
