@@ -81,6 +81,43 @@ type IndexReport struct {
 	Problem   string
 }
 
+// RecordFormat is the markers an extraction prompt asks the model to write
+// records with, filled from internal/extract's Delimiters so that the
+// prompt and the parser agree: "<|>" between fields, "##" between
+// records, "<|COMPLETE|>" at the end.
+type RecordFormat struct {
+	Tuple, Record, Completion string
+}
+
+// IndexExtract fills index_extract.tmpl, the prompt (the first user
+// message) of a graph extraction conversation of kgrag index: the entity
+// types to extract, listed one per line as given (the seed article's ESG
+// types hold commas), and the text unit's text.
+type IndexExtract struct {
+	RecordFormat
+	EntityTypes []string
+	Text        string
+}
+
+// IndexClaims fills index_claims.tmpl, the prompt (the first user
+// message) of a claim extraction conversation of kgrag index: the entity
+// specification (entity types or names), what claims to look for
+// (GraphRAG's claim description) and the text unit's text.
+type IndexClaims struct {
+	RecordFormat
+	EntitySpecs      []string
+	ClaimDescription string
+	Text             string
+}
+
+// IndexGlean fills the prompts of gleaning rounds, which the conversation
+// already gives the context of: index_extract_continue and
+// index_claims_continue (write what was left out) and index_extract_loop
+// and index_claims_loop (answer Y or N: is anything still missing?).
+type IndexGlean struct {
+	RecordFormat
+}
+
 // NoDataAnswer is global search's answer when no map call found anything
 // relevant (every point scored 0) and general knowledge is not allowed:
 // no reduce call is made.

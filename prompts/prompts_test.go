@@ -24,6 +24,23 @@ const (
 	samplePoints  = "----Analyst 2----\nImportance Score: 90\nScrooge employs Bob Cratchit [Data: Reports (3)]"
 )
 
+// recordFormat is GraphRAG's record format, as internal/extract's
+// DefaultDelimiters gives it.
+var recordFormat = prompts.RecordFormat{Tuple: "<|>", Record: "##", Completion: "<|COMPLETE|>"}
+
+// sampleText is a passage of the Christmas Carol; esgTypes and
+// sampleESGText are some of the seed article's entity types (its
+// spelling kept: commas, brackets and quotes in them) and a passage of
+// the kind it reads.
+const (
+	sampleText    = "Scrooge and Marley were partners for I don't know how many years. Scrooge was his sole executor."
+	sampleESGText = "PACCAR aims to reduce the CO2 emissions of its facilities worldwide by 35% by 2030, from a 2019 baseline."
+)
+
+var esgTypes = []string{"Scope 1 Emmission", "Co2", "Target Baseline Year", "Percentage Reduction (%)",
+	"Target Type (Absolute, Intensity, or Other)(Please specify further detail if Other)",
+	"Target Units (Relevant for 'Intensity' target type)"}
+
 // TestRenderGolden checks each prompt as sent against a golden file, so a
 // change of wording shows up in review as a diff of prose.
 func TestRenderGolden(t *testing.T) {
@@ -41,10 +58,19 @@ func TestRenderGolden(t *testing.T) {
 			"-----Relationships-----\nhuman_readable_id,source,target,description,combined_degree\n23,SCROOGE,MARLEY,partners,15\n", MaxLength: 2000}},
 		{"index_summarize", prompts.IndexSummarize{Title: "SCROOGE", Descriptions: []string{"A miser.", "Marley's partner."}, MaxLength: 500}},
 		{"index_summarize_relationship", prompts.IndexSummarize{Source: "SCROOGE", Target: "MARLEY", Descriptions: []string{"Partners.", "Marley haunts Scrooge."}, MaxLength: 500}},
+		{"index_extract", prompts.IndexExtract{RecordFormat: recordFormat, EntityTypes: []string{"organization", "person", "geo", "event"}, Text: sampleText}},
+		{"index_extract_esg", prompts.IndexExtract{RecordFormat: recordFormat, EntityTypes: esgTypes, Text: sampleESGText}},
+		{"index_extract_continue", prompts.IndexGlean{RecordFormat: recordFormat}},
+		{"index_extract_loop", prompts.IndexGlean{RecordFormat: recordFormat}},
+		{"index_claims", prompts.IndexClaims{RecordFormat: recordFormat, EntitySpecs: []string{"organization", "person", "geo", "event"},
+			ClaimDescription: "Any claims or facts that could be relevant to information discovery.", Text: sampleText}},
+		{"index_claims_continue", prompts.IndexGlean{RecordFormat: recordFormat}},
+		{"index_claims_loop", prompts.IndexGlean{RecordFormat: recordFormat}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := prompts.Render(strings.TrimSuffix(strings.TrimSuffix(tt.name, "_general"), "_relationship"), tt.data)
+			name := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(tt.name, "_general"), "_relationship"), "_esg")
+			got, err := prompts.Render(name, tt.data)
 			if err != nil {
 				t.Fatal(err)
 			}
