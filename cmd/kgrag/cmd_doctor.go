@@ -16,7 +16,9 @@ import (
 	"github.com/kgrag/kgrag/embedindex"
 	"github.com/kgrag/kgrag/embedindex/elastic"
 	"github.com/kgrag/kgrag/embedindex/flat"
+	"github.com/kgrag/kgrag/graphrag"
 	"github.com/kgrag/kgrag/internal/llm"
+	"github.com/kgrag/kgrag/internal/retrieval"
 	"github.com/kgrag/kgrag/loader"
 	"github.com/kgrag/kgrag/ontology"
 	"github.com/kgrag/kgrag/sparqlq"
@@ -32,6 +34,8 @@ const (
 
 // doctorOptions is what `kgrag doctor` checks: the settings ask would use.
 type doctorOptions struct {
+	mode      string // ask's --mode: global needs reports, not an index
+	level     int64  // ask's --community-level, for the reports check
 	input     string
 	store     storeOptions // url "" when no store is configured
 	index     indexOptions
@@ -64,6 +68,8 @@ type doctorReport struct {
 func doctorFlags() []cli.Flag {
 	flags := []cli.Flag{
 		&cli.StringFlag{Name: "input", Aliases: []string{"i"}, Usage: "GraphRAG output `DIR` that ask reads in memory (and whose kgrag-index is the default --index)", Sources: cli.EnvVars("KGRAG_INPUT")},
+		&cli.StringFlag{Name: "mode", Value: modeLocal, Usage: "ask's retrieval `MODE`: global checks the community reports instead of the index and embedder", Sources: cli.EnvVars("KGRAG_ASK_MODE")},
+		&cli.Int64Flag{Name: "community-level", Value: retrieval.DefaultGlobalParams().CommunityLevel, Usage: "ask's deepest community `LEVEL`: the reports check counts the reports up to it"},
 	}
 	flags = append(flags, askStoreFlags()...)
 	flags = append(flags, indexFlags()...)
@@ -96,6 +102,12 @@ the config file):
               has the index's dimension
    chat       the model server lists --chat-model (--try-chat: and answers)
 
+With --mode global (ask's global search) the index and embedder are not
+needed and are skipped; instead:
+
+   reports    the graph (--input or --store) holds community reports up to
+              --community-level, which global search reads
+
 Each line says ok, FAIL or skipped; a failure says what is wrong and which
 flag, env variable or config key fixes it. Checks of things not configured
 are skipped, with what would enable them.
@@ -111,6 +123,8 @@ are skipped, with what would enable them.
 				return usagef("kgrag doctor", "doctor takes no arguments, got %q", cmd.Args().First())
 			}
 			opts := doctorOptions{
+				mode:       cmd.String("mode"),
+				level:      cmd.Int64("community-level"),
 				input:      cmd.String("input"),
 				index:      indexOptionsFrom(cmd),
 				llm:        llmOptionsFrom(cmd),
@@ -195,6 +209,19 @@ func printDoctor(w io.Writer, opts doctorOptions, results []checkResult) error {
 func doctor(ctx context.Context, opts doctorOptions) []checkResult {
 	how := howToSet(doctorFlags())
 	store := checkStore(ctx, opts, how)
+	if opts.mode == modeGlobal {
+		reports := checkReports(ctx, opts, store, how)
+		emb, chat := checkModels(ctx, opts, embedindex.Info{}, how)
+		if emb.Status == checkFailed && chat.Status == checkFailed && chat.Fix == "" {
+			// The server itself failed: the embedder check says how, and
+			// it is not shown in this mode.
+			chat.Detail, chat.Fix = emb.Detail, emb.Fix
+		}
+		skip := func(name string) checkResult {
+			return checkResult{Name: name, Status: checkSkipped, Detail: "not needed by --mode global"}
+		}
+		return []checkResult{store, reports, skip("index"), skip("embedder"), chat}
+	}
 	index, info := checkIndex(ctx, opts, how)
 	emb, chat := checkModels(ctx, opts, info, how)
 	return []checkResult{store, index, emb, chat}
@@ -464,5 +491,51 @@ func checkEmbed(ctx context.Context, client *llm.Client, index embedindex.Info, 
 	default:
 		r.Status, r.Detail = checkOK, fmt.Sprintf("%s: dimension %d, as the index", where, dim)
 	}
+	return r
+}
+
+// checkReports counts the community reports global search would read, up
+// to the community level, in the store's graph or the --input folder.
+func checkReports(ctx context.Context, opts doctorOptions, store checkResult, how map[string]string) checkResult {
+	r := checkResult{Name: "reports"}
+	var src retrieval.ReportSource
+	where := ""
+	switch {
+	case opts.store.url != "":
+		if store.Status != checkOK {
+			r.Status, r.Detail = checkSkipped, "the store check failed"
+			return r
+		}
+		o := opts.store
+		c, _, err := storeClient(o)
+		if err != nil {
+			r.Status, r.Detail = checkFailed, err.Error()
+			return r
+		}
+		src, where = retrieval.NewSPARQLBackend(c, o.graph), "<"+o.graph+">"
+	case opts.input != "":
+		ds, err := graphrag.Open(ctx, opts.input)
+		if err != nil {
+			r.Status, r.Detail, r.Fix = checkFailed, err.Error(), "correct "+how["input"]
+			return r
+		}
+		src, where = retrieval.NewMemoryBackend(ds), opts.input
+	default:
+		r.Status, r.Detail = checkSkipped, "no graph configured"
+		r.Fix = "set " + how["input"] + ", or " + how["store"] + " and " + how["graph"]
+		return r
+	}
+	all, err := src.CommunityReports(ctx, opts.level)
+	if err != nil {
+		r.Status, r.Detail = checkFailed, err.Error()
+		return r
+	}
+	if len(all) == 0 {
+		r.Status = checkFailed
+		r.Detail = fmt.Sprintf("%s holds no community report up to level %d", where, opts.level)
+		r.Fix = "global search reads community reports: index with them (GraphRAG's create_community_reports), or raise " + how["community-level"]
+		return r
+	}
+	r.Status, r.Detail = checkOK, fmt.Sprintf("%s holds %d community reports up to level %d", where, len(all), opts.level)
 	return r
 }

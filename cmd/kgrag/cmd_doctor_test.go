@@ -9,12 +9,14 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/kgrag/kgrag/embedindex/elastic"
 	"github.com/kgrag/kgrag/embedindex/flat"
+	"github.com/kgrag/kgrag/graphrag"
 	"github.com/kgrag/kgrag/internal/llm/llmtest"
 	"github.com/kgrag/kgrag/internal/test"
 	"github.com/kgrag/kgrag/loader"
@@ -388,4 +390,63 @@ func TestDoctorExitCodes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDoctorGlobal: with --mode global the reports up to the level are
+// counted (from the dataset itself here, and from a store), the index and
+// embedder are skipped, and an output without reports fails with a fix.
+func TestDoctorGlobal(t *testing.T) {
+	srv := llmtest.Start(t, llmtest.Config{Models: []string{defaultChatModel}})
+	v3 := filepath.Join(test.GraphRAGSamples(t), "v3")
+	ds, err := graphrag.Open(t.Context(), v3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reportsUpTo := func(level int64) int {
+		n := 0
+		for _, c := range ds.Communities {
+			if c.Level <= level && c.Report != nil {
+				n++
+			}
+		}
+		return n
+	}
+	// The same output without its reports.
+	noReports := t.TempDir()
+	bare := *ds
+	bare.Communities = slices.Clone(ds.Communities)
+	for i := range bare.Communities {
+		bare.Communities[i].Report = nil
+	}
+	if err := graphrag.Write3x(t.Context(), noReports, &bare); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		input   string
+		level   int64
+		reports wantCheck
+	}{
+		{"v3 level 2", v3, 2, wantCheck{checkOK, []string{fmt.Sprintf("holds %d community reports up to level 2", reportsUpTo(2))}, nil}},
+		{"v3 level 0", v3, 0, wantCheck{checkOK, []string{fmt.Sprintf("holds %d community reports up to level 0", reportsUpTo(0))}, nil}},
+		{"no reports", noReports, 2, wantCheck{checkFailed, []string{"holds no community report up to level 2"}, []string{"create_community_reports", "--community-level"}}},
+		{"no graph", "", 2, wantCheck{checkSkipped, []string{"no graph configured"}, []string{"--input", "--store"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := doctorDefaults(srv.URL())
+			opts.mode, opts.level, opts.input = modeGlobal, tt.level, tt.input
+			results := doctor(t.Context(), opts)
+			checkResultIs(t, findCheck(t, results, "reports"), tt.reports)
+			checkResultIs(t, findCheck(t, results, "index"), wantCheck{checkSkipped, []string{"not needed by --mode global"}, nil})
+			checkResultIs(t, findCheck(t, results, "embedder"), wantCheck{checkSkipped, nil, nil})
+			checkResultIs(t, findCheck(t, results, "chat"), wantCheck{checkOK, []string{defaultChatModel}, nil})
+		})
+	}
+
+	// A server that is down: the chat check says why, as the hidden
+	// embedder check would have.
+	opts := doctorDefaults("http://127.0.0.1:1/v1")
+	opts.mode, opts.level, opts.input = modeGlobal, 2, v3
+	checkResultIs(t, findCheck(t, doctor(t.Context(), opts), "chat"), wantCheck{checkFailed, []string{"127.0.0.1:1"}, []string{"--llm-url"}})
 }
