@@ -1,0 +1,392 @@
+// Package indexer wires kgrag's indexing stages into one pipeline, as
+// Microsoft GraphRAG 3.3.0's standard indexing workflow runs them:
+// documents, chunks, graph extraction, merge and description summaries,
+// hierarchical Leiden, the communities table and community reports, written
+// as GraphRAG 3.x parquet tables.
+//
+// Each stage is its own package; this one only feeds each stage's output to
+// the next, counts the model calls per stage and writes the result whole or
+// not at all: the tables go to a temporary folder beside the output that is
+// renamed into place at the end.
+package indexer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/kgrag/kgrag/graphrag"
+	"github.com/kgrag/kgrag/internal/chunk"
+	"github.com/kgrag/kgrag/internal/communities"
+	"github.com/kgrag/kgrag/internal/documents"
+	"github.com/kgrag/kgrag/internal/extraction"
+	"github.com/kgrag/kgrag/internal/graphbuild"
+	"github.com/kgrag/kgrag/internal/leiden"
+	"github.com/kgrag/kgrag/internal/llm"
+	"github.com/kgrag/kgrag/internal/llmcache"
+	"github.com/kgrag/kgrag/internal/reports"
+	"github.com/kgrag/kgrag/internal/tokens"
+)
+
+// Stages of the pipeline, as Progress and StageStats name them.
+const (
+	StageDocuments     = "documents"
+	StageChunks        = "chunks"
+	StageExtraction    = "extraction"
+	StageSummaries     = "summaries"
+	StageCommunities   = "communities"
+	StageReports       = "reports"
+	StageWrite         = "write"
+	defaultLeidenSeed  = 0xDEADBEEF // GraphRAG's cluster_graph seed
+	defaultConcurrency = 4
+)
+
+// Chatter is the model server; *llm.Client is one.
+type Chatter interface {
+	Chat(ctx context.Context, msgs []llm.Message, opts llm.ChatOptions) (string, llm.Usage, error)
+}
+
+// Options configure a run. Start from DefaultOptions.
+type Options struct {
+	Input, Output string
+	// CacheDir holds model replies (internal/llmcache); "" means no cache.
+	CacheDir string
+	// Model is the chat model, used for the cache key and every call.
+	Model       string
+	Concurrency int
+	Encoding    string
+	Documents   documents.Options
+	Chunk       chunk.Options
+	Extraction  extraction.Options
+	// LeidenSeed makes the communities repeatable.
+	LeidenSeed uint64
+	// Progress, when set, is told each stage's progress (done of total;
+	// total 0 when unknown). It is called from one goroutine at a time per
+	// stage.
+	Progress func(stage string, done, total int)
+}
+
+// DefaultOptions returns GraphRAG 3.3.0's defaults for the stages.
+func DefaultOptions() Options {
+	return Options{
+		Concurrency: defaultConcurrency,
+		Encoding:    chunk.DefaultEncoding,
+		Chunk:       chunk.DefaultOptions(),
+		Extraction:  extraction.DefaultOptions(),
+		LeidenSeed:  defaultLeidenSeed,
+	}
+}
+
+// StageStats count the model calls of one stage: Calls asked of the
+// stage's Chatter, of which Cached were answered from the cache.
+type StageStats struct {
+	Stage  string
+	Calls  int64
+	Cached int64
+}
+
+// Summary tells what a run made.
+type Summary struct {
+	Documents, TextUnits, Entities, Relationships, Communities, Reports int
+	// ExtractionFailed counts text units whose extraction failed and were
+	// left out.
+	ExtractionFailed int
+	Stages           []StageStats
+}
+
+// Run indexes opts.Input into opts.Output with model.
+func Run(ctx context.Context, model Chatter, opts Options) (*Summary, error) {
+	if opts.Input == "" || opts.Output == "" {
+		return nil, errors.New("indexer: input and output folders are required")
+	}
+	if opts.Concurrency < 1 {
+		opts.Concurrency = 1
+	}
+	if opts.Encoding == "" {
+		opts.Encoding = chunk.DefaultEncoding
+	}
+	if opts.Extraction.Chat.Model == "" {
+		opts.Extraction.Chat.Model = opts.Model
+	}
+	enc, err := tokens.NewEncoder(opts.Encoding)
+	if err != nil {
+		return nil, fmt.Errorf("indexer: encoding %s: %w", opts.Encoding, err)
+	}
+	var cache *llmcache.Cache
+	if opts.CacheDir != "" {
+		if cache, err = llmcache.Open(opts.CacheDir); err != nil {
+			return nil, fmt.Errorf("indexer: cache %s: %w", opts.CacheDir, err)
+		}
+	}
+	r := &run{opts: opts, enc: enc, model: model, cache: cache}
+	sum := &Summary{}
+	ds, err := r.build(ctx, sum)
+	if err != nil {
+		return sum, err
+	}
+	r.progress(StageWrite, 0, 1)
+	if err := writeAtomic(ctx, opts.Output, ds); err != nil {
+		return sum, err
+	}
+	r.progress(StageWrite, 1, 1)
+	return sum, nil
+}
+
+type run struct {
+	opts  Options
+	enc   *tokens.Encoder
+	model Chatter
+	cache *llmcache.Cache
+}
+
+func (r *run) progress(stage string, done, total int) {
+	if r.opts.Progress != nil {
+		r.opts.Progress(stage, done, total)
+	}
+}
+
+// stage returns the Chatter a stage calls (through the cache when there is
+// one) and the function that records its counts in sum when it is done.
+// Stages run one after the other, so the cache's hits between the two are
+// the stage's.
+func (r *run) stage(name string, sum *Summary) (Chatter, func()) {
+	var next Chatter = r.model
+	var hits0 int64
+	if r.cache != nil {
+		next = r.cache.Wrap(r.model, r.opts.Model)
+		hits0 = r.cache.Stats().Hits
+	}
+	c := &counting{next: next}
+	return c, func() {
+		st := StageStats{Stage: name, Calls: c.calls.Load()}
+		if r.cache != nil {
+			st.Cached = r.cache.Stats().Hits - hits0
+		}
+		sum.Stages = append(sum.Stages, st)
+	}
+}
+
+func (r *run) build(ctx context.Context, sum *Summary) (*graphrag.Dataset, error) {
+	ds := &graphrag.Dataset{}
+	chunker, err := chunk.New(r.enc, r.opts.Chunk)
+	if err != nil {
+		return nil, fmt.Errorf("indexer: chunking: %w", err)
+	}
+
+	// Documents and chunks, one document at a time.
+	var units []chunk.TextUnit
+	next := 0
+	r.progress(StageDocuments, 0, 0)
+	_, err = documents.Read(ctx, r.opts.Input, r.opts.Documents, func(d documents.Document) error {
+		us := chunker.Document(d)
+		next = chunk.Number(us, next)
+		doc := graphrag.Document{
+			ID: d.ID, HumanReadableID: strconv.Itoa(len(ds.Documents)),
+			Title: d.Title, Text: d.Text, CreationDate: d.CreationDate,
+		}
+		for _, u := range us {
+			doc.TextUnitIDs = append(doc.TextUnitIDs, u.ID)
+		}
+		ds.Documents = append(ds.Documents, doc)
+		units = append(units, us...)
+		r.progress(StageDocuments, len(ds.Documents), 0)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("indexer: input %s: %w", r.opts.Input, err)
+	}
+	sum.Documents = len(ds.Documents)
+	r.progress(StageChunks, len(units), len(units))
+	xunits := make([]extraction.Unit, 0, len(units))
+	seen := make(map[string]bool, len(units))
+	for _, u := range units {
+		// Equal chunks share an id: extract, and write, each once.
+		if seen[u.ID] {
+			continue
+		}
+		seen[u.ID] = true
+		xunits = append(xunits, extraction.Unit{ID: u.ID, Text: u.Text})
+		ds.TextUnits = append(ds.TextUnits, graphrag.TextUnit{
+			ID: u.ID, HumanReadableID: strconv.Itoa(u.HumanReadableID), Text: u.Text,
+			NTokens: int64(u.NTokens), HasNTokens: true, DocumentIDs: []string{u.DocumentID},
+		})
+	}
+	sum.TextUnits = len(ds.TextUnits)
+	if len(xunits) == 0 {
+		return nil, fmt.Errorf("indexer: %s: no text to index", r.opts.Input)
+	}
+
+	// Extraction.
+	chat, done := r.stage(StageExtraction, sum)
+	x, err := extraction.New(chat, r.enc, r.opts.Extraction)
+	if err != nil {
+		return nil, fmt.Errorf("indexer: extraction: %w", err)
+	}
+	batch, err := x.Run(ctx, xunits, extraction.RunOptions{
+		Concurrency: r.opts.Concurrency,
+		Progress:    func(n, total int) { r.progress(StageExtraction, n, total) },
+	})
+	done()
+	if err != nil {
+		return nil, fmt.Errorf("indexer: extraction: %w", err)
+	}
+	sum.ExtractionFailed = len(batch.Failed)
+
+	// Merge, summaries, finalize.
+	g := graphbuild.Merge(extraction.Extractions(batch.Results))
+	if len(g.Entities) == 0 {
+		return nil, fmt.Errorf("indexer: extraction found no entities in %d text units", len(xunits))
+	}
+	chat, done = r.stage(StageSummaries, sum)
+	s := &graphbuild.Summarizer{
+		Model: chat, Chat: llm.ChatOptions{Model: r.opts.Model}, Encoder: r.enc,
+		Concurrency: r.opts.Concurrency,
+		Progress:    func(n, total int) { r.progress(StageSummaries, n, total) },
+	}
+	_, err = s.Summarize(ctx, g)
+	done()
+	if err != nil {
+		return nil, fmt.Errorf("indexer: summaries: %w", err)
+	}
+	ds.Entities, ds.Relationships = graphbuild.Finalize(g)
+	sum.Entities, sum.Relationships = len(ds.Entities), len(ds.Relationships)
+	attachIDs(ds)
+
+	// Communities.
+	r.progress(StageCommunities, 0, 1)
+	if err := r.communities(ctx, ds); err != nil {
+		return nil, err
+	}
+	sum.Communities = len(ds.Communities)
+	r.progress(StageCommunities, 1, 1)
+
+	// Reports.
+	if len(ds.Communities) > 0 {
+		chat, done = r.stage(StageReports, sum)
+		b, err := reports.NewBuilder(ds, r.enc, reports.DefaultMaxInputTokens)
+		if err != nil {
+			return nil, fmt.Errorf("indexer: reports: %w", err)
+		}
+		ro := reports.DefaultOptions()
+		ro.Concurrency = r.opts.Concurrency
+		ro.Chat.Model = r.opts.Model
+		gen, err := reports.NewGenerator(b, chat, ro)
+		if err != nil {
+			return nil, fmt.Errorf("indexer: reports: %w", err)
+		}
+		res, err := gen.Run(ctx, reports.Hooks{Progress: func(p reports.Progress) {
+			r.progress(StageReports, p.Done, p.Total)
+		}})
+		done()
+		if err != nil {
+			return nil, fmt.Errorf("indexer: reports: %w", err)
+		}
+		res.Attach(ds)
+		sum.Reports = len(res.Reports)
+	}
+	return ds, nil
+}
+
+func (r *run) communities(ctx context.Context, ds *graphrag.Dataset) error {
+	edges := make([]leiden.Edge, len(ds.Relationships))
+	for i, rel := range ds.Relationships {
+		edges[i] = leiden.Edge{Source: rel.Source, Target: rel.Target, Weight: rel.Weight}
+	}
+	edges = leiden.GraphRAGEdges(edges, true)
+	if len(edges) == 0 {
+		return nil // no relationship: GraphRAG has no communities either
+	}
+	lg, err := leiden.NewGraph(edges)
+	if err != nil {
+		return fmt.Errorf("indexer: communities: %w", err)
+	}
+	h, err := leiden.Hierarchical(ctx, lg, leiden.HierOptions{Seed: r.opts.LeidenSeed})
+	if err != nil {
+		return fmt.Errorf("indexer: communities: %w", err)
+	}
+	ds.Communities = communities.Build(ds.Entities, ds.Relationships, lg, h.Rows(), communities.Options{})
+	return nil
+}
+
+// attachIDs fills the text units' entity and relationship ids from the
+// entities' and relationships' text unit ids, as GraphRAG's
+// create_final_text_units joins them: each id once per unit, in table order.
+func attachIDs(ds *graphrag.Dataset) {
+	at := make(map[string]int, len(ds.TextUnits))
+	for i, u := range ds.TextUnits {
+		at[u.ID] = i
+	}
+	add := func(ids func(*graphrag.TextUnit) *[]string, id string, units []string) {
+		for _, uid := range units {
+			i, ok := at[uid]
+			if !ok {
+				continue
+			}
+			list := ids(&ds.TextUnits[i])
+			if n := len(*list); n > 0 && (*list)[n-1] == id {
+				continue // the unit named it twice
+			}
+			*list = append(*list, id)
+		}
+	}
+	for _, e := range ds.Entities {
+		add(func(u *graphrag.TextUnit) *[]string { return &u.EntityIDs }, e.ID, e.TextUnitIDs)
+	}
+	for _, rel := range ds.Relationships {
+		add(func(u *graphrag.TextUnit) *[]string { return &u.RelationshipIDs }, rel.ID, rel.TextUnitIDs)
+	}
+}
+
+// writeAtomic writes ds into a fresh folder beside dir and renames it into
+// place, so a failed run leaves the old output (or none) and no mix.
+func writeAtomic(ctx context.Context, dir string, ds *graphrag.Dataset) error {
+	parent := filepath.Dir(filepath.Clean(dir))
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return fmt.Errorf("indexer: output %s: %w", dir, err)
+	}
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".tmp-")
+	if err != nil {
+		return fmt.Errorf("indexer: output %s: %w", dir, err)
+	}
+	defer os.RemoveAll(tmp) // a no-op once renamed
+	if err := graphrag.Write3x(ctx, tmp, ds); err != nil {
+		return fmt.Errorf("indexer: write %s: %w", dir, err)
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return fmt.Errorf("indexer: output %s: %w", dir, err)
+	}
+	old := ""
+	if _, err := os.Stat(dir); err == nil {
+		old = tmp + ".old"
+		if err := os.Rename(dir, old); err != nil {
+			return fmt.Errorf("indexer: output %s: move the previous output aside: %w", dir, err)
+		}
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if old != "" {
+			_ = os.Rename(old, dir)
+		}
+		return fmt.Errorf("indexer: output %s: %w", dir, err)
+	}
+	if old != "" {
+		if err := os.RemoveAll(old); err != nil {
+			return fmt.Errorf("indexer: output %s: remove the previous output %s: %w", dir, old, err)
+		}
+	}
+	return nil
+}
+
+// counting counts a stage's calls.
+type counting struct {
+	next  Chatter
+	calls atomic.Int64
+}
+
+func (c *counting) Chat(ctx context.Context, msgs []llm.Message, opts llm.ChatOptions) (string, llm.Usage, error) {
+	c.calls.Add(1)
+	return c.next.Chat(ctx, msgs, opts)
+}
