@@ -53,6 +53,7 @@ Start with:
 			newAskCommand(term),
 			newDoctorCommand(term, cfg),
 			newEmbedCommand(term),
+			newIndexCommand(term),
 			newInspectCommand(term),
 			newLoadCommand(term),
 			newOntologyCommand(term),

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kgrag/kgrag/internal/indexer/indexertest"
+	"github.com/kgrag/kgrag/internal/llm/llmtest"
+)
+
+// TestIndexThenLoad indexes a piece of A Christmas Carol with a scripted
+// model through the command, then converts the output with kgrag load.
+func TestIndexThenLoad(t *testing.T) {
+	srv := llmtest.Start(t, llmtest.Config{})
+	indexertest.Script(srv)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "output")
+	var errb bytes.Buffer
+	term := terminal{out: &bytes.Buffer{}, err: &errb}
+	err := runIndex(context.Background(), indexRunOptions{
+		input: indexertest.CarolInput(t, 2000), output: out, chatModel: "m",
+		concurrency: 2, chunkSize: 300, overlap: 30, maxGleanings: 1,
+		entityTypes: "person, geo,event",
+		llm:         llmOptions{url: srv.URL()},
+	}, term)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	calls := srv.Count("/chat/completions")
+	for _, want := range []string{"extraction", "summaries", "reports", "indexed 1 documents"} {
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errb.String())
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, defaultIndexCache)); err != nil {
+		t.Errorf("default cache beside the output: %v", err)
+	}
+	ttl := filepath.Join(dir, "g.ttl")
+	if err := runLoad(context.Background(), loadOptions{input: out, turtle: ttl, base: defaultBase, quiet: true}, term); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(ttl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"SCROOGE"`, "a gr:Community", "a gr:Chunk", "gr:full_content \"# Scrooge and his circle"} {
+		if !bytes.Contains(b, []byte(want)) {
+			t.Errorf("turtle lacks %s", want)
+		}
+	}
+	t.Logf("%d model calls; stderr:\n%s", calls, errb.String())
+}
+
+func TestIndexUsage(t *testing.T) {
+	tests := []struct {
+		name   string
+		args   []string
+		stderr string
+	}{
+		{"no input", []string{"index", "--output", t.TempDir()}, "--input is required"},
+		{"no output", []string{"index", "--input", t.TempDir()}, "--output is required"},
+		{"overlap", []string{"index", "--input", t.TempDir(), "--output", t.TempDir(), "--chunk-size", "10", "--chunk-overlap", "10"}, "--chunk-size"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, stderr, code := runKgrag(t, tt.args...)
+			if code != 2 || !strings.Contains(stderr, tt.stderr) {
+				t.Errorf("exit %d, stderr %q; want 2 and %q", code, stderr, tt.stderr)
+			}
+		})
+	}
+}

@@ -1,0 +1,98 @@
+// Package indexertest scripts llmtest's server as the model of a kgrag
+// index run, and gives the tests a piece of A Christmas Carol to index, so
+// that the indexer and the CLI are tested on the same scripted model.
+package indexertest
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kgrag/kgrag/internal/llm/llmtest"
+	"github.com/kgrag/kgrag/internal/test"
+)
+
+// characters are names the scripted model "finds" in a chunk when the
+// chunk's text holds them (any case), so the graph is made of real
+// characters of the text, as a model would extract them.
+var characters = []struct{ name, typ string }{
+	{"Scrooge", "person"}, {"Marley", "person"}, {"Fred", "person"},
+	{"Cratchit", "person"}, {"Fezziwig", "person"}, {"Belle", "person"},
+	{"London", "geo"}, {"Christmas", "event"},
+}
+
+// CarolInput writes the first words of A Christmas Carol into a fresh
+// input folder.
+func CarolInput(t *testing.T, words int) string {
+	t.Helper()
+	path := filepath.Join(filepath.Dir(test.GraphRAGSamples(t)), "text", "a-christmas-carol.txt")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		test.SkipOrFail(t, "Christmas Carol text: %v", err)
+	}
+	fields := strings.Fields(string(b))
+	if len(fields) > words {
+		fields = fields[:words]
+	}
+	dir := filepath.Join(t.TempDir(), "input")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "carol.txt"), []byte(strings.Join(fields, " ")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// Script makes srv answer extraction prompts with records naming the
+// characters of the passage, summary prompts with a sentence and report
+// prompts with a report.
+func Script(srv *llmtest.Server) {
+	srv.Respond(func(req llmtest.Request) (string, bool) {
+		if len(req.Messages) == 0 {
+			return "", false
+		}
+		first := req.Messages[0].Content
+		last := req.Messages[len(req.Messages)-1].Content
+		switch {
+		case strings.Contains(first, "Entity types") && len(req.Messages) > 1:
+			return "<|COMPLETE|>", true // gleaning: nothing more
+		case strings.Contains(first, "Entity types"):
+			return extractionReply(last), true
+		case strings.Contains(last, "Combine these descriptions"):
+			return "One combined description of the entity.", true
+		case strings.Contains(last, "---Data---"):
+			b, _ := json.Marshal(map[string]any{
+				"title": "Scrooge and his circle", "summary": "Scrooge and those he deals with.",
+				"findings": []map[string]string{{"summary": "Scrooge is central", "explanation": "He links the others."}},
+				"rating":   5.0, "rating_explanation": "Moderate importance.",
+			})
+			return string(b), true
+		}
+		return "", false
+	})
+}
+
+func extractionReply(prompt string) string {
+	text := strings.ToLower(prompt[strings.LastIndex(prompt, "Entity types"):])
+	var found []string
+	var recs []string
+	for _, c := range characters {
+		if strings.Contains(text, strings.ToLower(c.name)) {
+			n := strings.ToUpper(c.name)
+			found = append(found, n)
+			// The description differs between passages, so that merged
+			// entities need a summary.
+			recs = append(recs, fmt.Sprintf(`("entity"<|>%s<|>%s<|>%s appears in a passage of %d characters.)`, n, c.typ, c.name, len(text)))
+		}
+	}
+	// A chain, so that the graph is more than one star.
+	for i := 1; i < len(found); i++ {
+		recs = append(recs, fmt.Sprintf(`("relationship"<|>%s<|>%s<|>%s and %s appear together in %d characters.<|>%d)`,
+			found[i-1], found[i], found[i-1], found[i], len(text), i+1))
+	}
+	return strings.Join(recs, "\n##\n") + "\n<|COMPLETE|>"
+}
