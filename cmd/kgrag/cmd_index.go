@@ -96,6 +96,21 @@ func (o *indexRunOptions) validate() error {
 	return o.llm.validate()
 }
 
+// stageUnit names what a stage's progress counts.
+func stageUnit(stage string) string {
+	switch stage {
+	case indexer.StageDocuments:
+		return "documents"
+	case indexer.StageChunks, indexer.StageExtraction:
+		return "text units"
+	case indexer.StageSummaries:
+		return "descriptions"
+	case indexer.StageReports:
+		return "communities"
+	}
+	return "steps"
+}
+
 func runIndex(ctx context.Context, o indexRunOptions, term terminal) error {
 	if err := o.validate(); err != nil {
 		return err
@@ -131,7 +146,7 @@ func runIndex(ctx context.Context, o indexRunOptions, term terminal) error {
 		if s != stage {
 			bar.Done()
 			stage, last = s, 0
-			bar = ui.NewProgress(term.err, show, s, "")
+			bar = ui.NewProgress(term.err, show, s, stageUnit(s))
 		}
 		bar.Add(int64(done - last))
 		last = done

@@ -112,6 +112,13 @@ func Run(ctx context.Context, model Chatter, opts Options) (*Summary, error) {
 	if opts.Extraction.Chat.Model == "" {
 		opts.Extraction.Chat.Model = opts.Model
 	}
+	// Checked now as well as at the end, so that no call is paid for an
+	// output that cannot be written.
+	if _, err := os.Stat(opts.Output); err == nil {
+		if err := replaceable(opts.Output); err != nil {
+			return nil, err
+		}
+	}
 	enc, err := tokens.NewEncoder(opts.Encoding)
 	if err != nil {
 		return nil, fmt.Errorf("indexer: encoding %s: %w", opts.Encoding, err)
@@ -361,6 +368,9 @@ func writeAtomic(ctx context.Context, dir string, ds *graphrag.Dataset) error {
 	}
 	old := ""
 	if _, err := os.Stat(dir); err == nil {
+		if err := replaceable(dir); err != nil {
+			return err
+		}
 		old = tmp + ".old"
 		if err := os.Rename(dir, old); err != nil {
 			return fmt.Errorf("indexer: output %s: move the previous output aside: %w", dir, err)
@@ -375,6 +385,22 @@ func writeAtomic(ctx context.Context, dir string, ds *graphrag.Dataset) error {
 	if old != "" {
 		if err := os.RemoveAll(old); err != nil {
 			return fmt.Errorf("indexer: output %s: remove the previous output %s: %w", dir, old, err)
+		}
+	}
+	return nil
+}
+
+// replaceable reports an error unless dir is a folder that holds nothing
+// but parquet files: the whole folder is replaced, so anything else in it
+// (the input, a vector index) would be lost.
+func replaceable(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("indexer: output %s: %w", dir, err)
+	}
+	for _, e := range entries {
+		if e.IsDir() || filepath.Ext(e.Name()) != ".parquet" {
+			return fmt.Errorf("indexer: output %s holds %s, which is not a GraphRAG table: the output folder is replaced whole, so give an empty or new folder, or one holding only a previous output", dir, e.Name())
 		}
 	}
 	return nil

@@ -2,6 +2,7 @@ package indexer_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -136,4 +137,29 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// TestRunKeepsForeignOutput checks that an output folder holding other
+// files than tables is not replaced, and that the run fails before any call.
+func TestRunKeepsForeignOutput(t *testing.T) {
+	srv := llmtest.Start(t, llmtest.Config{})
+	indexertest.Script(srv)
+	client, err := llm.New(llm.Config{BaseURL: srv.URL(), ChatModel: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := indexer.DefaultOptions()
+	opts.Input = indexertest.CarolInput(t, 300)
+	opts.Output = opts.Input // the worst case: the input itself
+	opts.Model = "m"
+	_, err = indexer.Run(context.Background(), client, opts)
+	if err == nil || !strings.Contains(err.Error(), "carol.txt") {
+		t.Fatalf("err = %v, want one naming carol.txt", err)
+	}
+	if _, err := os.Stat(filepath.Join(opts.Input, "carol.txt")); err != nil {
+		t.Errorf("input lost: %v", err)
+	}
+	if n := srv.Count("/chat/completions"); n != 0 {
+		t.Errorf("%d model calls before failing", n)
+	}
 }
