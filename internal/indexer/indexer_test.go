@@ -10,18 +10,11 @@ import (
 	"github.com/kgrag/kgrag/graphrag"
 	"github.com/kgrag/kgrag/internal/indexer"
 	"github.com/kgrag/kgrag/internal/indexer/indexertest"
-	"github.com/kgrag/kgrag/internal/llm"
-	"github.com/kgrag/kgrag/internal/llm/llmtest"
 )
 
 func TestRunChristmasCarol(t *testing.T) {
 	ctx := context.Background()
-	srv := llmtest.Start(t, llmtest.Config{})
-	indexertest.Script(srv)
-	client, err := llm.New(llm.Config{BaseURL: srv.URL(), ChatModel: "m", Retries: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, client := indexertest.Model(t)
 	tmp := t.TempDir()
 	opts := indexer.DefaultOptions()
 	opts.Input = indexertest.CarolInput(t, 4000)
@@ -142,17 +135,12 @@ func contains(list []string, s string) bool {
 // TestRunKeepsForeignOutput checks that an output folder holding other
 // files than tables is not replaced, and that the run fails before any call.
 func TestRunKeepsForeignOutput(t *testing.T) {
-	srv := llmtest.Start(t, llmtest.Config{})
-	indexertest.Script(srv)
-	client, err := llm.New(llm.Config{BaseURL: srv.URL(), ChatModel: "m"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, client := indexertest.Model(t)
 	opts := indexer.DefaultOptions()
 	opts.Input = indexertest.CarolInput(t, 300)
 	opts.Output = opts.Input // the worst case: the input itself
 	opts.Model = "m"
-	_, err = indexer.Run(context.Background(), client, opts)
+	_, err := indexer.Run(context.Background(), client, opts)
 	if err == nil || !strings.Contains(err.Error(), "carol.txt") {
 		t.Fatalf("err = %v, want one naming carol.txt", err)
 	}

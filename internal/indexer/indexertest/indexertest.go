@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kgrag/kgrag/internal/llm"
 	"github.com/kgrag/kgrag/internal/llm/llmtest"
 	"github.com/kgrag/kgrag/internal/test"
 )
@@ -95,4 +96,17 @@ func extractionReply(prompt string) string {
 			found[i-1], found[i], found[i-1], found[i], len(text), i+1))
 	}
 	return strings.Join(recs, "\n##\n") + "\n<|COMPLETE|>"
+}
+
+// Model starts a scripted server (see Script) and returns it with a client
+// of its chat model "m".
+func Model(t *testing.T) (*llmtest.Server, *llm.Client) {
+	t.Helper()
+	srv := llmtest.Start(t, llmtest.Config{})
+	Script(srv)
+	client, err := llm.New(llm.Config{BaseURL: srv.URL(), ChatModel: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, client
 }

@@ -1,0 +1,75 @@
+package indexer_test
+
+import (
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/kgrag/kgrag/internal/indexer"
+	"github.com/kgrag/kgrag/internal/indexer/indexertest"
+	"github.com/kgrag/kgrag/internal/test"
+)
+
+// graphragRead reads an output folder with pandas and PyPI graphrag's
+// query-side table readers (what its local and global search load) and
+// prints how many rows each made, and how many text units list entities.
+const graphragRead = `
+import json, logging, os, sys
+logging.disable(logging.WARNING)
+import pandas as pd
+from graphrag.query import indexer_adapters as ia
+d = sys.argv[1]
+t = lambda n: pd.read_parquet(os.path.join(d, n + ".parquet"))
+comms, reps = t("communities"), t("community_reports")
+units = ia.read_indexer_text_units(t("text_units"))
+print(json.dumps({
+    "documents": len(t("documents")),
+    "text_units": len(units),
+    "units_with_entities": sum(1 for u in units if u.entity_ids),
+    "entities": len(ia.read_indexer_entities(t("entities"), comms, None)),
+    "relationships": len(ia.read_indexer_relationships(t("relationships"))),
+    "communities": len(ia.read_indexer_communities(comms, reps)),
+    "reports": len(ia.read_indexer_reports(reps, comms, None)),
+}))
+`
+
+// TestGraphRAGReads checks that PyPI graphrag's own readers accept the
+// output and find in it the rows kgrag wrote.
+func TestGraphRAGReads(t *testing.T) {
+	py := test.GraphRAGPython(t)
+	_, client := indexertest.Model(t)
+	opts := indexer.DefaultOptions()
+	opts.Input = indexertest.CarolInput(t, 3000)
+	opts.Output = filepath.Join(t.TempDir(), "output")
+	opts.Model = "m"
+	opts.Chunk.Size, opts.Chunk.Overlap = 300, 30
+	sum, err := indexer.Run(t.Context(), client, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.CommandContext(t.Context(), py, "-c", graphragRead, opts.Output).Output()
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			t.Fatalf("graphrag readers: %v\n%s", err, ee.Stderr)
+		}
+		t.Fatal(err)
+	}
+	var got map[string]int
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	want := map[string]int{
+		"documents": sum.Documents, "text_units": sum.TextUnits, "entities": sum.Entities,
+		"relationships": sum.Relationships, "communities": sum.Communities, "reports": sum.Reports,
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("graphrag read %d %s; kgrag wrote %d", got[k], k, v)
+		}
+	}
+	if got["units_with_entities"] == 0 {
+		t.Error("graphrag finds no text unit with entity ids")
+	}
+	t.Logf("graphrag read %v", got)
+}
