@@ -239,7 +239,7 @@ func (r *run) build(ctx context.Context, sum *Summary) (*graphrag.Dataset, error
 	})
 	done()
 	if err != nil {
-		return nil, fmt.Errorf("indexer: extraction: %w", err)
+		return nil, fmt.Errorf("indexer: %w", err)
 	}
 	sum.ExtractionFailed = len(batch.Failed)
 
