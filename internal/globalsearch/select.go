@@ -136,10 +136,10 @@ func (s *Searcher) rateAll(ctx context.Context, question string, ids []string, b
 			return err
 		}
 		if err == nil {
-			if rating, ok, parse, fixes := parseRating(reply); ok {
-				out[i].Rating, out[i].Parse, out[i].Fixes = rating, parse, fixes
-			} else {
-				out[i].Parse, out[i].Fixes = parse, fixes
+			rating, ok, parse, fixes := parseRating(reply)
+			out[i].Parse, out[i].Fixes = parse, fixes
+			if ok {
+				out[i].Rating = rating
 			}
 		}
 		mu.Lock()
