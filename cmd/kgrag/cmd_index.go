@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/kgrag/kgrag/internal/chunk"
 	"github.com/kgrag/kgrag/internal/extraction"
@@ -155,13 +156,18 @@ func runIndex(ctx context.Context, o indexRunOptions, term terminal) error {
 	bar.Done()
 	if sum != nil && !o.quiet {
 		for _, s := range sum.Stages {
-			fmt.Fprintf(term.err, "%-11s %d model calls, %d from cache\n", s.Stage, s.Calls, s.Cached)
+			counted := ""
+			if s.Counted > 0 {
+				counted = fmt.Sprintf(" (%d calls counted by kgrag: the server gave no usage)", s.Counted)
+			}
+			fmt.Fprintf(term.err, "%-11s %d model calls, %d from cache, %d failed; %d prompt + %d reply tokens%s; %s\n",
+				s.Stage, s.Calls, s.Cached, s.Failed, s.PromptTokens, s.CompletionTokens, counted, s.Elapsed.Round(time.Millisecond))
 		}
 	}
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(term.err, "indexed %d documents: %d text units, %d entities, %d relationships, %d communities, %d reports (%d text units failed extraction); output %s\n",
-		sum.Documents, sum.TextUnits, sum.Entities, sum.Relationships, sum.Communities, sum.Reports, sum.ExtractionFailed, o.output)
+	fmt.Fprintf(term.err, "indexed %d documents: %d text units, %d entities, %d relationships, %d communities, %d reports (%d text units failed extraction) in %s; output %s\n",
+		sum.Documents, sum.TextUnits, sum.Entities, sum.Relationships, sum.Communities, sum.Reports, sum.ExtractionFailed, sum.Elapsed.Round(time.Millisecond), o.output)
 	return nil
 }

@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync/atomic"
+	"time"
 
 	"github.com/kgrag/kgrag/graphrag"
 	"github.com/kgrag/kgrag/internal/chunk"
@@ -82,11 +83,17 @@ func DefaultOptions() Options {
 }
 
 // StageStats count the model calls of one stage: Calls asked of the
-// stage's Chatter, of which Cached were answered from the cache.
+// stage's Chatter, of which Cached were answered from the cache, and
+// their tokens. The tokens are the server's usage figures where it
+// reported them (a cached reply keeps its call's); for a call without
+// them kgrag counts the prompt and reply with the run's encoding, and
+// Counted says how many calls that was.
 type StageStats struct {
-	Stage  string
-	Calls  int64
-	Cached int64
+	Stage                          string
+	Calls, Cached, Failed          int64
+	PromptTokens, CompletionTokens int64
+	Counted                        int64
+	Elapsed                        time.Duration
 }
 
 // Summary tells what a run made.
@@ -96,6 +103,7 @@ type Summary struct {
 	// left out.
 	ExtractionFailed int
 	Stages           []StageStats
+	Elapsed          time.Duration
 }
 
 // Run indexes opts.Input into opts.Output with model.
@@ -130,7 +138,9 @@ func Run(ctx context.Context, model Chatter, opts Options) (*Summary, error) {
 		}
 	}
 	r := &run{opts: opts, enc: enc, model: model, cache: cache}
+	start := time.Now()
 	sum := &Summary{}
+	defer func() { sum.Elapsed = time.Since(start) }()
 	ds, err := r.build(ctx, sum)
 	if err != nil {
 		return sum, err
@@ -167,9 +177,12 @@ func (r *run) stage(name string, sum *Summary) (Chatter, func()) {
 		next = r.cache.Wrap(r.model, r.opts.Model)
 		hits0 = r.cache.Stats().Hits
 	}
-	c := &counting{next: next}
+	c := &counting{next: next, enc: r.enc}
+	start := time.Now()
 	return c, func() {
-		st := StageStats{Stage: name, Calls: c.calls.Load()}
+		st := StageStats{Stage: name, Calls: c.calls.Load(), Failed: c.failed.Load(),
+			PromptTokens: c.prompt.Load(), CompletionTokens: c.completion.Load(),
+			Counted: c.counted.Load(), Elapsed: time.Since(start)}
 		if r.cache != nil {
 			st.Cached = r.cache.Stats().Hits - hits0
 		}
@@ -406,13 +419,30 @@ func replaceable(dir string) error {
 	return nil
 }
 
-// counting counts a stage's calls.
+// counting counts a stage's calls and tokens.
 type counting struct {
-	next  Chatter
-	calls atomic.Int64
+	next                              Chatter
+	enc                               *tokens.Encoder
+	calls, failed, prompt, completion atomic.Int64
+	counted                           atomic.Int64
 }
 
 func (c *counting) Chat(ctx context.Context, msgs []llm.Message, opts llm.ChatOptions) (string, llm.Usage, error) {
 	c.calls.Add(1)
-	return c.next.Chat(ctx, msgs, opts)
+	reply, u, err := c.next.Chat(ctx, msgs, opts)
+	if err != nil {
+		c.failed.Add(1)
+		return reply, u, err
+	}
+	if u.PromptTokens == 0 && u.CompletionTokens == 0 {
+		// The server reported no usage: count what was sent and received.
+		for _, m := range msgs {
+			u.PromptTokens += c.enc.Count(m.Content)
+		}
+		u.CompletionTokens = c.enc.Count(reply)
+		c.counted.Add(1)
+	}
+	c.prompt.Add(int64(u.PromptTokens))
+	c.completion.Add(int64(u.CompletionTokens))
+	return reply, u, nil
 }

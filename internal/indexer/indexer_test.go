@@ -104,9 +104,15 @@ func TestRunChristmasCarol(t *testing.T) {
 	if n := srv.Count("/chat/completions"); n != 0 {
 		t.Errorf("second run made %d model calls, want 0", n)
 	}
-	for _, s := range sum2.Stages {
+	for i, s := range sum2.Stages {
 		if s.Calls != s.Cached {
 			t.Errorf("second run, stage %s: %d calls, %d cached", s.Stage, s.Calls, s.Cached)
+		}
+		// Cached replies keep their call's usage, so the token counts of
+		// a replay are the first run's.
+		if f := sum.Stages[i]; s.PromptTokens != f.PromptTokens || s.CompletionTokens != f.CompletionTokens || f.PromptTokens == 0 {
+			t.Errorf("stage %s tokens: first run %d+%d, cached run %d+%d", s.Stage,
+				f.PromptTokens, f.CompletionTokens, s.PromptTokens, s.CompletionTokens)
 		}
 	}
 	ds2, err := graphrag.Open(ctx, opts.Output)
