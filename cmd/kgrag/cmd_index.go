@@ -26,6 +26,8 @@ type indexRunOptions struct {
 	chunkSize, overlap   int
 	maxGleanings         int
 	entityTypes          string
+	claims               bool
+	claimDescription     string
 	quiet                bool
 	llm                  llmOptions
 }
@@ -59,6 +61,8 @@ twice.
 			&cli.IntFlag{Name: "chunk-overlap", Value: chunk.DefaultOverlap, Usage: "tokens a chunk shares with the next"},
 			&cli.IntFlag{Name: "max-gleanings", Value: extraction.DefaultMaxGleanings, Usage: "extra extraction rounds per chunk"},
 			&cli.StringFlag{Name: "entity-types", Value: strings.Join(extraction.DefaultEntityTypes(), ","), Usage: "comma-separated entity `TYPES` to extract"},
+			&cli.BoolFlag{Name: "claims", Usage: "also extract claims about entities (GraphRAG's covariates table; one more conversation per chunk)"},
+			&cli.StringFlag{Name: "claim-description", Value: extraction.DefaultClaimDescription, Usage: "what claims to look for, with --claims"},
 		}, llmFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 0 {
@@ -71,8 +75,9 @@ twice.
 				chunkSize:   cmd.Int("chunk-size"), overlap: cmd.Int("chunk-overlap"),
 				maxGleanings: cmd.Int("max-gleanings"),
 				entityTypes:  cmd.String("entity-types"),
-				quiet:        cmd.Bool("quiet"),
-				llm:          llmOptionsFrom(cmd),
+				claims:       cmd.Bool("claims"), claimDescription: cmd.String("claim-description"),
+				quiet: cmd.Bool("quiet"),
+				llm:   llmOptionsFrom(cmd),
 			}, term)
 		},
 	}
@@ -139,6 +144,10 @@ func runIndex(ctx context.Context, o indexRunOptions, term terminal) error {
 		return usagef("--entity-types organization,person,geo,event", "--entity-types names no type")
 	}
 	opts.Extraction.EntityTypes = types
+	opts.Extraction.Claims.Enabled = o.claims
+	if o.claimDescription != "" {
+		opts.Extraction.Claims.Description = o.claimDescription
+	}
 
 	show := term.tty && !o.quiet
 	var bar *ui.Progress
@@ -167,7 +176,7 @@ func runIndex(ctx context.Context, o indexRunOptions, term terminal) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(term.err, "indexed %d documents: %d text units, %d entities, %d relationships, %d communities, %d reports (%d text units failed extraction) in %s; output %s\n",
-		sum.Documents, sum.TextUnits, sum.Entities, sum.Relationships, sum.Communities, sum.Reports, sum.ExtractionFailed, sum.Elapsed.Round(time.Millisecond), o.output)
+	fmt.Fprintf(term.err, "indexed %d documents: %d text units, %d entities, %d relationships, %d claims, %d communities, %d reports (%d text units failed extraction) in %s; output %s\n",
+		sum.Documents, sum.TextUnits, sum.Entities, sum.Relationships, sum.Covariates, sum.Communities, sum.Reports, sum.ExtractionFailed, sum.Elapsed.Round(time.Millisecond), o.output)
 	return nil
 }

@@ -2,8 +2,10 @@ package extraction
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
+	"github.com/kgrag/kgrag/graphrag"
 	"github.com/kgrag/kgrag/internal/extract"
 	"github.com/kgrag/kgrag/internal/graphbuild"
 	"github.com/kgrag/kgrag/internal/llm"
@@ -155,6 +157,34 @@ func Extractions(results []*Result) []graphbuild.Extraction {
 	for _, r := range results {
 		if r != nil && r.GraphOK() {
 			out = append(out, r.Extraction())
+		}
+	}
+	return out
+}
+
+// Covariates maps the claims of results to GraphRAG's covariates table,
+// in text unit and reply order, as GraphRAG's extract_covariates lists
+// them. A unit whose claim conversation failed contributes none (GraphRAG
+// drops what the failed call would have given), nor does one whose graph
+// conversation failed, since its text unit has no entities to relate the
+// claims to. Ids are name-based (graphbuild.CovariateID), so a repeated
+// run gives the same table; GraphRAG draws uuid4s.
+func Covariates(results []*Result) []graphrag.Covariate {
+	var out []graphrag.Covariate
+	for _, r := range results {
+		if r == nil || r.Err != nil {
+			continue
+		}
+		for i, c := range r.Claims {
+			out = append(out, graphrag.Covariate{
+				ID:              graphbuild.CovariateID(r.TextUnitID, i),
+				HumanReadableID: strconv.Itoa(len(out)),
+				CovariateType:   "claim",
+				Type:            c.Type, Description: c.Description,
+				SubjectID: c.Subject, ObjectID: c.Object, Status: c.Status,
+				StartDate: c.StartDate, EndDate: c.EndDate, SourceText: c.SourceText,
+				TextUnitID: r.TextUnitID,
+			})
 		}
 	}
 	return out

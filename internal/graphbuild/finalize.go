@@ -114,6 +114,13 @@ func RelationshipID(source, target string) string {
 	return uuid5("relationship\x00" + source + "\x00" + target)
 }
 
+// CovariateID is the id of the n-th claim (from 0) extracted from the text
+// unit textUnitID: the version 5 UUID of "covariate\x00" + textUnitID +
+// "\x00" + n in decimal.
+func CovariateID(textUnitID string, n int) string {
+	return uuid5("covariate\x00" + textUnitID + "\x00" + strconv.Itoa(n))
+}
+
 // uuid5 follows RFC 9562, section 5.5.
 func uuid5(name string) string {
 	h := sha1.New()

@@ -23,6 +23,9 @@ d = sys.argv[1]
 t = lambda n: pd.read_parquet(os.path.join(d, n + ".parquet"))
 comms, reps = t("communities"), t("community_reports")
 units = ia.read_indexer_text_units(t("text_units"))
+covs = ia.read_indexer_covariates(t("covariates"))
+cov_units = set(t("covariates")["text_unit_id"])
+listed = {c for ids in t("text_units")["covariate_ids"] for c in ids}
 print(json.dumps({
     "documents": len(t("documents")),
     "text_units": len(units),
@@ -31,11 +34,15 @@ print(json.dumps({
     "relationships": len(ia.read_indexer_relationships(t("relationships"))),
     "communities": len(ia.read_indexer_communities(comms, reps)),
     "reports": len(ia.read_indexer_reports(reps, comms, None)),
+    "covariates": len(covs),
+    "claims_of_scrooge": sum(1 for c in covs if c.subject_id == "SCROOGE"),
+    "covariates_listed_by_units": len(listed & {c.id for c in covs}),
+    "covariate_units_known": len(cov_units & {u.id for u in units}),
 }))
 `
 
 // TestGraphRAGReads checks that PyPI graphrag's own readers accept the
-// output and find in it the rows kgrag wrote.
+// output and find in it the rows kgrag wrote, claims included.
 func TestGraphRAGReads(t *testing.T) {
 	py := test.GraphRAGPython(t)
 	_, client := indexertest.Model(t)
@@ -44,6 +51,7 @@ func TestGraphRAGReads(t *testing.T) {
 	opts.Output = filepath.Join(t.TempDir(), "output")
 	opts.Model = "m"
 	opts.Chunk.Size, opts.Chunk.Overlap = 300, 30
+	opts.Extraction.Claims.Enabled = true
 	sum, err := indexer.Run(t.Context(), client, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -62,11 +70,16 @@ func TestGraphRAGReads(t *testing.T) {
 	want := map[string]int{
 		"documents": sum.Documents, "text_units": sum.TextUnits, "entities": sum.Entities,
 		"relationships": sum.Relationships, "communities": sum.Communities, "reports": sum.Reports,
+		"covariates": sum.Covariates, "covariates_listed_by_units": sum.Covariates,
 	}
 	for k, v := range want {
 		if got[k] != v {
 			t.Errorf("graphrag read %d %s; kgrag wrote %d", got[k], k, v)
 		}
+	}
+	// The script claims something of Scrooge in every unit naming him.
+	if got["claims_of_scrooge"] == 0 || got["covariate_units_known"] == 0 {
+		t.Errorf("graphrag finds %d claims about SCROOGE, in %d known text units", got["claims_of_scrooge"], got["covariate_units_known"])
 	}
 	if got["units_with_entities"] == 0 {
 		t.Error("graphrag finds no text unit with entity ids")

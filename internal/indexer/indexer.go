@@ -99,6 +99,8 @@ type StageStats struct {
 // Summary tells what a run made.
 type Summary struct {
 	Documents, TextUnits, Entities, Relationships, Communities, Reports int
+	// Covariates counts the claims, 0 unless claims are on.
+	Covariates int
 	// ExtractionFailed counts text units whose extraction failed and were
 	// left out.
 	ExtractionFailed int
@@ -255,6 +257,8 @@ func (r *run) build(ctx context.Context, sum *Summary) (*graphrag.Dataset, error
 		return nil, fmt.Errorf("indexer: %w", err)
 	}
 	sum.ExtractionFailed = len(batch.Failed)
+	ds.Covariates = extraction.Covariates(batch.Results)
+	sum.Covariates = len(ds.Covariates)
 
 	// Merge, summaries, finalize.
 	g := graphbuild.Merge(extraction.Extractions(batch.Results))
@@ -332,8 +336,8 @@ func (r *run) communities(ctx context.Context, ds *graphrag.Dataset) error {
 	return nil
 }
 
-// attachIDs fills the text units' entity and relationship ids from the
-// entities' and relationships' text unit ids, as GraphRAG's
+// attachIDs fills the text units' entity, relationship and covariate ids
+// from the rows' text unit ids, as GraphRAG's
 // create_final_text_units joins them: each id once per unit, in table order.
 func attachIDs(ds *graphrag.Dataset) {
 	at := make(map[string]int, len(ds.TextUnits))
@@ -358,6 +362,9 @@ func attachIDs(ds *graphrag.Dataset) {
 	}
 	for _, rel := range ds.Relationships {
 		add(func(u *graphrag.TextUnit) *[]string { return &u.RelationshipIDs }, rel.ID, rel.TextUnitIDs)
+	}
+	for _, c := range ds.Covariates {
+		add(func(u *graphrag.TextUnit) *[]string { return &u.CovariateIDs }, c.ID, []string{c.TextUnitID})
 	}
 }
 

@@ -49,7 +49,8 @@ func CarolInput(t *testing.T, words int) string {
 }
 
 // Script makes srv answer extraction prompts with records naming the
-// characters of the passage, summary prompts with a sentence and report
+// characters of the passage, claim prompts with claims about Scrooge,
+// summary prompts with a sentence and report
 // prompts with a report.
 func Script(srv *llmtest.Server) {
 	srv.Respond(func(req llmtest.Request) (string, bool) {
@@ -63,6 +64,10 @@ func Script(srv *llmtest.Server) {
 			return "<|COMPLETE|>", true // gleaning: nothing more
 		case strings.Contains(first, "Entity types"):
 			return extractionReply(last), true
+		case strings.Contains(first, "Claims to look for") && len(req.Messages) > 1:
+			return "<|COMPLETE|>", true
+		case strings.Contains(first, "Claims to look for"):
+			return claimsReply(last), true
 		case strings.Contains(last, "Combine these descriptions"):
 			return "One combined description of the entity.", true
 		case strings.Contains(last, "---Data---"):
@@ -94,6 +99,20 @@ func extractionReply(prompt string) string {
 	for i := 1; i < len(found); i++ {
 		recs = append(recs, fmt.Sprintf(`("relationship"<|>%s<|>%s<|>%s and %s appear together in %d characters.<|>%d)`,
 			found[i-1], found[i], found[i-1], found[i], len(text), i+1))
+	}
+	return strings.Join(recs, "\n##\n") + "\n<|COMPLETE|>"
+}
+
+// claimsReply makes one claim about Scrooge in every passage that names
+// him, and one about Marley as its object when both are named.
+func claimsReply(prompt string) string {
+	text := strings.ToLower(prompt[strings.LastIndex(prompt, "Passage:"):])
+	if !strings.Contains(text, "scrooge") {
+		return "<|COMPLETE|>"
+	}
+	recs := []string{fmt.Sprintf(`(SCROOGE<|>NONE<|>MISERLINESS<|>TRUE<|>NONE<|>NONE<|>Scrooge keeps his money close, in a passage of %d characters.<|>Scrooge)`, len(text))}
+	if strings.Contains(text, "marley") {
+		recs = append(recs, `(SCROOGE<|>MARLEY<|>PARTNERSHIP<|>TRUE<|>NONE<|>NONE<|>Scrooge was Marley's partner.<|>Scrooge and Marley)`)
 	}
 	return strings.Join(recs, "\n##\n") + "\n<|COMPLETE|>"
 }
