@@ -28,6 +28,8 @@ type indexRunOptions struct {
 	entityTypes          string
 	claims               bool
 	claimDescription     string
+	summaryJoinUnder     int
+	plan                 bool
 	quiet                bool
 	llm                  llmOptions
 }
@@ -61,6 +63,8 @@ twice.
 			&cli.IntFlag{Name: "chunk-overlap", Value: chunk.DefaultOverlap, Usage: "tokens a chunk shares with the next"},
 			&cli.IntFlag{Name: "max-gleanings", Value: extraction.DefaultMaxGleanings, Usage: "extra extraction rounds per chunk"},
 			&cli.StringFlag{Name: "entity-types", Value: strings.Join(extraction.DefaultEntityTypes(), ","), Usage: "comma-separated entity `TYPES` to extract"},
+			&cli.IntFlag{Name: "summary-threshold", Usage: "join an entity's descriptions without a model call when together they fit in `TOKENS` (the seed uses 300; 0 summarises every entity described more than once, as GraphRAG does)"},
+			&cli.BoolFlag{Name: "plan", Usage: "read and chunk the input, print the model calls and tokens the run would take (exact for extraction, estimated after it) and how many are cached, and stop without calling the model"},
 			&cli.BoolFlag{Name: "claims", Usage: "also extract claims about entities (GraphRAG's covariates table; one more conversation per chunk)"},
 			&cli.StringFlag{Name: "claim-description", Value: extraction.DefaultClaimDescription, Usage: "what claims to look for, with --claims"},
 		}, llmFlags()...),
@@ -76,6 +80,7 @@ twice.
 				maxGleanings: cmd.Int("max-gleanings"),
 				entityTypes:  cmd.String("entity-types"),
 				claims:       cmd.Bool("claims"), claimDescription: cmd.String("claim-description"),
+				summaryJoinUnder: cmd.Int("summary-threshold"), plan: cmd.Bool("plan"),
 				quiet: cmd.Bool("quiet"),
 				llm:   llmOptionsFrom(cmd),
 			}, term)
@@ -95,6 +100,8 @@ func (o *indexRunOptions) validate() error {
 		return usagef("--concurrency 4", "--concurrency must be positive")
 	case o.maxGleanings < 0:
 		return usagef("--max-gleanings 1", "--max-gleanings must not be negative")
+	case o.summaryJoinUnder < 0:
+		return usagef("--summary-threshold 300", "--summary-threshold must not be negative")
 	}
 	if o.cache == "" {
 		o.cache = filepath.Join(filepath.Dir(filepath.Clean(o.output)), defaultIndexCache)
@@ -121,10 +128,6 @@ func runIndex(ctx context.Context, o indexRunOptions, term terminal) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
-	client, err := o.llm.client()
-	if err != nil {
-		return err
-	}
 	opts := indexer.DefaultOptions()
 	opts.Input, opts.Output, opts.CacheDir = o.input, o.output, o.cache
 	opts.Model = o.chatModel
@@ -147,6 +150,14 @@ func runIndex(ctx context.Context, o indexRunOptions, term terminal) error {
 	opts.Extraction.Claims.Enabled = o.claims
 	if o.claimDescription != "" {
 		opts.Extraction.Claims.Description = o.claimDescription
+	}
+	opts.SummaryJoinUnder = o.summaryJoinUnder
+	if o.plan {
+		return printIndexPlan(ctx, opts, o, term)
+	}
+	client, err := o.llm.client()
+	if err != nil {
+		return err
 	}
 
 	show := term.tty && !o.quiet
@@ -178,5 +189,33 @@ func runIndex(ctx context.Context, o indexRunOptions, term terminal) error {
 	}
 	fmt.Fprintf(term.err, "indexed %d documents: %d text units, %d entities, %d relationships, %d claims, %d communities, %d reports (%d text units failed extraction) in %s; output %s\n",
 		sum.Documents, sum.TextUnits, sum.Entities, sum.Relationships, sum.Covariates, sum.Communities, sum.Reports, sum.ExtractionFailed, sum.Elapsed.Round(time.Millisecond), o.output)
+	return nil
+}
+
+// printIndexPlan prints what the run would cost, calling no model.
+func printIndexPlan(ctx context.Context, opts indexer.Options, o indexRunOptions, term terminal) error {
+	p, err := indexer.PlanRun(ctx, opts)
+	if err != nil {
+		return err
+	}
+	w := term.out
+	fmt.Fprintf(w, "plan for kgrag index of %s (no model is called)\n", o.input)
+	fmt.Fprintf(w, "  documents    %d\n", p.Documents)
+	fmt.Fprintf(w, "  text units   %d (%d tokens; chunks of %d tokens, %d overlap)\n", p.TextUnits, p.Tokens, o.chunkSize, o.overlap)
+	calls := fmt.Sprintf("%d calls", p.MaxCalls)
+	if p.MinCalls != p.MaxCalls {
+		calls = fmt.Sprintf("%d to %d calls", p.MinCalls, p.MaxCalls)
+	}
+	claims := ""
+	if o.claims {
+		claims = " with claims"
+	}
+	fmt.Fprintf(w, "  extraction   %s%s (exact), first prompts %d tokens; %d of %d conversations already cached in %s\n",
+		calls, claims, p.FirstTokens, p.Cached, p.Conversations, o.cache)
+	fmt.Fprintf(w, "  summaries    ~%d calls (estimate)\n", p.EstSummaries)
+	fmt.Fprintf(w, "  reports      ~%d calls (estimate), contexts up to %d tokens in all\n", p.EstReports, p.EstReportTokens)
+	fmt.Fprintf(w, "  total        ~%d calls\n", p.MaxCalls+p.EstSummaries+p.EstReports)
+	fmt.Fprintf(w, "Estimates scale GraphRAG 3.3.0's own index of A Christmas Carol (gpt-4o-mini) by the input's tokens;\n"+
+		"a smaller model usually finds fewer entities, and so needs fewer summaries and reports.\n")
 	return nil
 }

@@ -74,3 +74,25 @@ func TestIndexUsage(t *testing.T) {
 		})
 	}
 }
+
+// TestIndexPlan checks that --plan needs no model server and writes
+// nothing: not the output, not the cache.
+func TestIndexPlan(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "output")
+	stdout, stderr, code := runKgrag(t, "index", "--input", indexertest.CarolInput(t, 3000), "--output", out,
+		"--plan", "--chunk-size", "300", "--chunk-overlap", "0", "--llm-url", "http://127.0.0.1:9/v1")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"text units", "calls (exact)", "0 of ", "reports      ~"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("plan lacks %q:\n%s", want, stdout)
+		}
+	}
+	for _, p := range []string{out, filepath.Join(dir, defaultIndexCache)} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("--plan made %s", p)
+		}
+	}
+}

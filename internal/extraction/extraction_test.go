@@ -77,6 +77,18 @@ func TestGleaningRounds(t *testing.T) {
 			if len(reqs) != tt.calls {
 				t.Fatalf("server saw %d calls; want %d", len(reqs), tt.calls)
 			}
+			// The plan, made without the model, brackets what the server
+			// saw and names its first request exactly.
+			plan, err := extractor(t, client(t, srv), opts).Plan(extraction.Unit{ID: "u1", Text: carolText})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(reqs) < plan.MinCalls || len(reqs) > plan.MaxCalls {
+				t.Errorf("server saw %d calls; plan said %d to %d", len(reqs), plan.MinCalls, plan.MaxCalls)
+			}
+			if len(plan.First) != 1 || len(plan.First[0]) != 1 || plan.First[0][0].Content != reqs[0].Messages[0].Content {
+				t.Errorf("plan's first request is not the one the server received")
+			}
 			if tt.last != nil {
 				var got []string
 				for _, m := range reqs[len(reqs)-1].Messages {

@@ -87,10 +87,7 @@ func (x *Extractor) Extract(ctx context.Context, u Unit) (*Result, error) {
 		return res, nil
 	}
 
-	// GraphRAG strips the text for the graph (_run_extract_graph) but
-	// not for claims.
-	first, err := prompts.Render("index_extract", prompts.IndexExtract{RecordFormat: x.format,
-		EntityTypes: x.opts.EntityTypes, Text: strings.TrimFunc(u.Text, pyIsSpace)})
+	first, err := x.graphPrompt(u)
 	if err != nil {
 		return res, err
 	}
@@ -113,9 +110,7 @@ func (x *Extractor) Extract(ctx context.Context, u Unit) (*Result, error) {
 	}
 
 	c := x.opts.Claims
-	first, err = prompts.Render("index_claims", prompts.IndexClaims{RecordFormat: x.format,
-		EntitySpecs: c.EntitySpecs, ClaimDescription: c.Description, Text: u.Text})
-	if err != nil {
+	if first, err = x.claimsPrompt(u); err != nil {
 		return res, err
 	}
 	claims := conversation{stage: StageClaims, first: first, cont: x.claimsContinue, loop: x.claimsLoop,
@@ -203,6 +198,76 @@ func (x *Extractor) converse(ctx context.Context, unit string, c conversation) *
 		}
 	}
 	return nil
+}
+
+func (x *Extractor) graphPrompt(u Unit) (string, error) {
+	// GraphRAG strips the text for the graph (_run_extract_graph) but
+	// not for claims.
+	return prompts.Render("index_extract", prompts.IndexExtract{RecordFormat: x.format,
+		EntityTypes: x.opts.EntityTypes, Text: strings.TrimFunc(u.Text, pyIsSpace)})
+}
+
+func (x *Extractor) claimsPrompt(u Unit) (string, error) {
+	c := x.opts.Claims
+	return prompts.Render("index_claims", prompts.IndexClaims{RecordFormat: x.format,
+		EntitySpecs: c.EntitySpecs, ClaimDescription: c.Description, Text: u.Text})
+}
+
+// UnitPlan is what Extract of one unit will cost, known before any call:
+// the calls' range (the model's answers to the loop question decide
+// where in it), and the first call of each conversation exactly.
+type UnitPlan struct {
+	MinCalls, MaxCalls int
+	// First holds the first request of each conversation (graph, then
+	// claims when they are on), as the model will receive it, so that a
+	// caller can look it up in a reply cache.
+	First [][]llm.Message
+	// FirstTokens counts the first requests' prompts with the
+	// Extractor's encoding (0 without one).
+	FirstTokens int
+}
+
+// Plan tells what Extract(u) will ask of the model, calling nothing.
+func (x *Extractor) Plan(u Unit) (UnitPlan, error) {
+	var p UnitPlan
+	if strings.TrimFunc(u.Text, pyIsSpace) == "" {
+		return p, nil
+	}
+	add := func(prompt string, gleanings int) {
+		p.First = append(p.First, []llm.Message{{Role: llm.RoleUser, Content: prompt}})
+		if x.enc != nil {
+			p.FirstTokens += x.enc.Count(prompt)
+		}
+		lo, hi := conversationCalls(gleanings)
+		p.MinCalls += lo
+		p.MaxCalls += hi
+	}
+	first, err := x.graphPrompt(u)
+	if err != nil {
+		return p, err
+	}
+	add(first, x.opts.MaxGleanings)
+	if x.opts.Claims.Enabled {
+		if first, err = x.claimsPrompt(u); err != nil {
+			return p, err
+		}
+		add(first, x.opts.Claims.MaxGleanings)
+	}
+	return p, nil
+}
+
+// conversationCalls is the range of calls converse makes with gleanings
+// rounds: the first call, the first round's continue call always, and
+// then a loop question and a continue call per further round, the model's
+// first "no" ending it.
+func conversationCalls(gleanings int) (lo, hi int) {
+	switch {
+	case gleanings <= 0:
+		return 1, 1
+	case gleanings == 1:
+		return 2, 2
+	}
+	return 3, 2 * gleanings
 }
 
 // call sends the history and counts the call.

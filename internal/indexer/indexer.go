@@ -63,6 +63,9 @@ type Options struct {
 	Documents   documents.Options
 	Chunk       chunk.Options
 	Extraction  extraction.Options
+	// SummaryJoinUnder is graphbuild.Summarizer's JoinUnder: 0 is
+	// GraphRAG's rule, the seed used 300.
+	SummaryJoinUnder int
 	// LeidenSeed makes the communities repeatable.
 	LeidenSeed uint64
 	// Progress, when set, is told each stage's progress (done of total;
@@ -110,6 +113,39 @@ type Summary struct {
 
 // Run indexes opts.Input into opts.Output with model.
 func Run(ctx context.Context, model Chatter, opts Options) (*Summary, error) {
+	r, err := newRun(model, opts)
+	if err != nil {
+		return nil, err
+	}
+	// Checked now as well as at the end, so that no call is paid for an
+	// output that cannot be written.
+	if _, err := os.Stat(r.opts.Output); err == nil {
+		if err := replaceable(r.opts.Output); err != nil {
+			return nil, err
+		}
+	}
+	if r.opts.CacheDir != "" {
+		if r.cache, err = llmcache.Open(r.opts.CacheDir); err != nil {
+			return nil, fmt.Errorf("indexer: cache %s: %w", r.opts.CacheDir, err)
+		}
+	}
+	start := time.Now()
+	sum := &Summary{}
+	defer func() { sum.Elapsed = time.Since(start) }()
+	ds, err := r.build(ctx, sum)
+	if err != nil {
+		return sum, err
+	}
+	r.progress(StageWrite, 0, 1)
+	if err := writeAtomic(ctx, r.opts.Output, ds); err != nil {
+		return sum, err
+	}
+	r.progress(StageWrite, 1, 1)
+	return sum, nil
+}
+
+// newRun checks opts and fills in the defaults Run and Plan share.
+func newRun(model Chatter, opts Options) (*run, error) {
 	if opts.Input == "" || opts.Output == "" {
 		return nil, errors.New("indexer: input and output folders are required")
 	}
@@ -122,37 +158,11 @@ func Run(ctx context.Context, model Chatter, opts Options) (*Summary, error) {
 	if opts.Extraction.Chat.Model == "" {
 		opts.Extraction.Chat.Model = opts.Model
 	}
-	// Checked now as well as at the end, so that no call is paid for an
-	// output that cannot be written.
-	if _, err := os.Stat(opts.Output); err == nil {
-		if err := replaceable(opts.Output); err != nil {
-			return nil, err
-		}
-	}
 	enc, err := tokens.NewEncoder(opts.Encoding)
 	if err != nil {
 		return nil, fmt.Errorf("indexer: encoding %s: %w", opts.Encoding, err)
 	}
-	var cache *llmcache.Cache
-	if opts.CacheDir != "" {
-		if cache, err = llmcache.Open(opts.CacheDir); err != nil {
-			return nil, fmt.Errorf("indexer: cache %s: %w", opts.CacheDir, err)
-		}
-	}
-	r := &run{opts: opts, enc: enc, model: model, cache: cache}
-	start := time.Now()
-	sum := &Summary{}
-	defer func() { sum.Elapsed = time.Since(start) }()
-	ds, err := r.build(ctx, sum)
-	if err != nil {
-		return sum, err
-	}
-	r.progress(StageWrite, 0, 1)
-	if err := writeAtomic(ctx, opts.Output, ds); err != nil {
-		return sum, err
-	}
-	r.progress(StageWrite, 1, 1)
-	return sum, nil
+	return &run{opts: opts, enc: enc, model: model}, nil
 }
 
 type run struct {
@@ -193,54 +203,11 @@ func (r *run) stage(name string, sum *Summary) (Chatter, func()) {
 }
 
 func (r *run) build(ctx context.Context, sum *Summary) (*graphrag.Dataset, error) {
-	ds := &graphrag.Dataset{}
-	chunker, err := chunk.New(r.enc, r.opts.Chunk)
+	ds, xunits, err := r.textUnits(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("indexer: chunking: %w", err)
+		return nil, err
 	}
-
-	// Documents and chunks, one document at a time.
-	var units []chunk.TextUnit
-	next := 0
-	r.progress(StageDocuments, 0, 0)
-	_, err = documents.Read(ctx, r.opts.Input, r.opts.Documents, func(d documents.Document) error {
-		us := chunker.Document(d)
-		next = chunk.Number(us, next)
-		doc := graphrag.Document{
-			ID: d.ID, HumanReadableID: strconv.Itoa(len(ds.Documents)),
-			Title: d.Title, Text: d.Text, CreationDate: d.CreationDate,
-		}
-		for _, u := range us {
-			doc.TextUnitIDs = append(doc.TextUnitIDs, u.ID)
-		}
-		ds.Documents = append(ds.Documents, doc)
-		units = append(units, us...)
-		r.progress(StageDocuments, len(ds.Documents), 0)
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("indexer: input %s: %w", r.opts.Input, err)
-	}
-	sum.Documents = len(ds.Documents)
-	r.progress(StageChunks, len(units), len(units))
-	xunits := make([]extraction.Unit, 0, len(units))
-	seen := make(map[string]bool, len(units))
-	for _, u := range units {
-		// Equal chunks share an id: extract, and write, each once.
-		if seen[u.ID] {
-			continue
-		}
-		seen[u.ID] = true
-		xunits = append(xunits, extraction.Unit{ID: u.ID, Text: u.Text})
-		ds.TextUnits = append(ds.TextUnits, graphrag.TextUnit{
-			ID: u.ID, HumanReadableID: strconv.Itoa(u.HumanReadableID), Text: u.Text,
-			NTokens: int64(u.NTokens), HasNTokens: true, DocumentIDs: []string{u.DocumentID},
-		})
-	}
-	sum.TextUnits = len(ds.TextUnits)
-	if len(xunits) == 0 {
-		return nil, fmt.Errorf("indexer: %s: no text to index", r.opts.Input)
-	}
+	sum.Documents, sum.TextUnits = len(ds.Documents), len(ds.TextUnits)
 
 	// Extraction.
 	chat, done := r.stage(StageExtraction, sum)
@@ -268,8 +235,8 @@ func (r *run) build(ctx context.Context, sum *Summary) (*graphrag.Dataset, error
 	chat, done = r.stage(StageSummaries, sum)
 	s := &graphbuild.Summarizer{
 		Model: chat, Chat: llm.ChatOptions{Model: r.opts.Model}, Encoder: r.enc,
-		Concurrency: r.opts.Concurrency,
-		Progress:    func(n, total int) { r.progress(StageSummaries, n, total) },
+		Concurrency: r.opts.Concurrency, JoinUnder: r.opts.SummaryJoinUnder,
+		Progress: func(n, total int) { r.progress(StageSummaries, n, total) },
 	}
 	_, err = s.Summarize(ctx, g)
 	done()
@@ -334,6 +301,57 @@ func (r *run) communities(ctx context.Context, ds *graphrag.Dataset) error {
 	}
 	ds.Communities = communities.Build(ds.Entities, ds.Relationships, lg, h.Rows(), communities.Options{})
 	return nil
+}
+
+// textUnits reads the documents and chunks them: a dataset holding the
+// documents and text units, and the units to extract from, each distinct
+// text once.
+func (r *run) textUnits(ctx context.Context) (*graphrag.Dataset, []extraction.Unit, error) {
+	ds := &graphrag.Dataset{}
+	chunker, err := chunk.New(r.enc, r.opts.Chunk)
+	if err != nil {
+		return nil, nil, fmt.Errorf("indexer: chunking: %w", err)
+	}
+	var units []chunk.TextUnit
+	next := 0
+	r.progress(StageDocuments, 0, 0)
+	_, err = documents.Read(ctx, r.opts.Input, r.opts.Documents, func(d documents.Document) error {
+		us := chunker.Document(d)
+		next = chunk.Number(us, next)
+		doc := graphrag.Document{
+			ID: d.ID, HumanReadableID: strconv.Itoa(len(ds.Documents)),
+			Title: d.Title, Text: d.Text, CreationDate: d.CreationDate,
+		}
+		for _, u := range us {
+			doc.TextUnitIDs = append(doc.TextUnitIDs, u.ID)
+		}
+		ds.Documents = append(ds.Documents, doc)
+		units = append(units, us...)
+		r.progress(StageDocuments, len(ds.Documents), 0)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("indexer: input %s: %w", r.opts.Input, err)
+	}
+	r.progress(StageChunks, len(units), len(units))
+	xunits := make([]extraction.Unit, 0, len(units))
+	seen := make(map[string]bool, len(units))
+	for _, u := range units {
+		// Equal chunks share an id: extract, and write, each once.
+		if seen[u.ID] {
+			continue
+		}
+		seen[u.ID] = true
+		xunits = append(xunits, extraction.Unit{ID: u.ID, Text: u.Text})
+		ds.TextUnits = append(ds.TextUnits, graphrag.TextUnit{
+			ID: u.ID, HumanReadableID: strconv.Itoa(u.HumanReadableID), Text: u.Text,
+			NTokens: int64(u.NTokens), HasNTokens: true, DocumentIDs: []string{u.DocumentID},
+		})
+	}
+	if len(xunits) == 0 {
+		return nil, nil, fmt.Errorf("indexer: %s: no text to index", r.opts.Input)
+	}
+	return ds, xunits, nil
 }
 
 // attachIDs fills the text units' entity, relationship and covariate ids

@@ -24,14 +24,38 @@ func TestRunChristmasCarol(t *testing.T) {
 	opts.Concurrency = 2
 	opts.Chunk.Size, opts.Chunk.Overlap = 400, 50
 
+	plan, err := indexer.PlanRun(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{opts.CacheDir, opts.Output} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("the plan made %s", p)
+		}
+	}
 	sum, err := indexer.Run(ctx, client, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("plan %+v", *plan)
 	t.Logf("summary %+v", *sum)
 	calls := srv.Count("/chat/completions")
 	if calls == 0 {
 		t.Fatal("no model calls")
+	}
+	// The plan named the extraction calls exactly (one gleaning round:
+	// two calls a unit) and the units.
+	if x := sum.Stages[0]; x.Stage != indexer.StageExtraction || x.Calls != int64(plan.MaxCalls) || plan.MinCalls != plan.MaxCalls {
+		t.Errorf("extraction made %d calls; plan said %d to %d", x.Calls, plan.MinCalls, plan.MaxCalls)
+	}
+	if plan.TextUnits != sum.TextUnits || plan.Documents != sum.Documents || plan.Cached != 0 || plan.Conversations != sum.TextUnits {
+		t.Errorf("plan %+v; run %+v", *plan, *sum)
+	}
+	// After the run, every first call is in the cache.
+	if plan, err = indexer.PlanRun(ctx, opts); err != nil {
+		t.Fatal(err)
+	} else if plan.Cached != plan.Conversations {
+		t.Errorf("after the run the plan finds %d of %d first calls cached", plan.Cached, plan.Conversations)
 	}
 	var stageCalls int64
 	for _, s := range sum.Stages {

@@ -1,0 +1,117 @@
+package indexer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+
+	"github.com/kgrag/kgrag/internal/extraction"
+	"github.com/kgrag/kgrag/internal/llm"
+	"github.com/kgrag/kgrag/internal/llmcache"
+	"github.com/kgrag/kgrag/internal/reports"
+)
+
+// Rates per 1,000 tokens of text, measured on GraphRAG 3.3.0's own index
+// of A Christmas Carol (../shared/testdata/graphrag/v3: 42 text units of
+// 1,200 tokens, 50,288 tokens in all, extracted by gpt-4o-mini): 91
+// entities and 68 relationships were found in more than one text unit,
+// which is about how many descriptions need a summary, and it made 122
+// communities, each one report. A smaller model finds fewer entities, and
+// another text more or fewer, so Plan calls these figures estimates.
+const (
+	summariesPer1000 = (91.0 + 68.0) / 50.288
+	reportsPer1000   = 122.0 / 50.288
+)
+
+// Plan is what a run will cost, worked out without calling the model.
+// The extraction figures are exact bounds; the later stages depend on
+// what extraction finds, so theirs are estimates.
+type Plan struct {
+	Documents, TextUnits int
+	// Tokens counts the text units' tokens.
+	Tokens int
+	// MinCalls and MaxCalls bound the extraction calls (the model's
+	// answers to the gleaning loop question decide where in between);
+	// they are equal with GraphRAG's default of one gleaning round.
+	MinCalls, MaxCalls int
+	// FirstTokens counts the prompts of the extraction conversations'
+	// first calls; later calls resend them with the replies.
+	FirstTokens int
+	// Conversations counts the extraction conversations (one per text
+	// unit, two with claims), Cached those whose first call is in the
+	// cache already: a resumed run pays for the others.
+	Conversations, Cached int
+	// EstSummaries and EstReports estimate the summary and report calls;
+	// EstReportTokens bounds the report prompts' tokens at the context
+	// budget.
+	EstSummaries, EstReports, EstReportTokens int
+}
+
+// PlanRun reads and chunks opts.Input and tells what Run would ask of the
+// model, calling none. It reads opts.CacheDir, when it exists, to say how
+// much a resumed run would find there, and writes nothing.
+func PlanRun(ctx context.Context, opts Options) (*Plan, error) {
+	r, err := newRun(nil, opts)
+	if err != nil {
+		return nil, err
+	}
+	var cache *llmcache.Cache
+	if dir := r.opts.CacheDir; dir != "" {
+		if _, err := os.Stat(dir); err == nil {
+			if cache, err = llmcache.Open(dir); err != nil {
+				return nil, fmt.Errorf("indexer: cache %s: %w", dir, err)
+			}
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("indexer: cache %s: %w", dir, err)
+		}
+	}
+	ds, units, err := r.textUnits(ctx)
+	if err != nil {
+		return nil, err
+	}
+	x, err := extraction.New(noModel{}, r.enc, r.opts.Extraction)
+	if err != nil {
+		return nil, fmt.Errorf("indexer: extraction: %w", err)
+	}
+	p := &Plan{Documents: len(ds.Documents), TextUnits: len(ds.TextUnits)}
+	for _, u := range ds.TextUnits {
+		p.Tokens += int(u.NTokens)
+	}
+	for _, u := range units {
+		up, err := x.Plan(u)
+		if err != nil {
+			return nil, fmt.Errorf("indexer: text unit %s: %w", u.ID, err)
+		}
+		p.MinCalls += up.MinCalls
+		p.MaxCalls += up.MaxCalls
+		p.FirstTokens += up.FirstTokens
+		p.Conversations += len(up.First)
+		if cache == nil {
+			continue
+		}
+		for _, msgs := range up.First {
+			_, _, ok, err := cache.Get(llmcache.Key(r.opts.Model, msgs, r.opts.Extraction.Chat))
+			if err != nil {
+				return nil, fmt.Errorf("indexer: %w", err)
+			}
+			if ok {
+				p.Cached++
+			}
+		}
+	}
+	k := float64(p.Tokens) / 1000
+	p.EstSummaries = int(math.Round(k * summariesPer1000))
+	p.EstReports = int(math.Round(k * reportsPer1000))
+	p.EstReportTokens = p.EstReports * reports.DefaultMaxInputTokens
+	return p, nil
+}
+
+// noModel is the Chatter of a plan, which Plan never calls.
+type noModel struct{}
+
+func (noModel) Chat(context.Context, []llm.Message, llm.ChatOptions) (string, llm.Usage, error) {
+	return "", llm.Usage{}, errors.New("indexer: a plan calls no model")
+}
