@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kgrag/kgrag/embedindex"
 	"github.com/kgrag/kgrag/internal/chunk"
 	"github.com/kgrag/kgrag/internal/extraction"
 	"github.com/kgrag/kgrag/internal/indexer"
@@ -32,6 +33,10 @@ type indexRunOptions struct {
 	plan                 bool
 	quiet                bool
 	llm                  llmOptions
+	// load and embed, when set, run kgrag load and kgrag embed on the
+	// output once it is written.
+	load  *loadOptions
+	embed *embedOptions
 }
 
 func newIndexCommand(term terminal) *cli.Command {
@@ -52,6 +57,16 @@ Model replies are cached by request in --cache (default: kgrag-cache beside
 twice.
 
    kgrag index --input ./books --output ./ragtest/output --chat-model qwen2.5:7b
+
+See what a run will cost first (no model is called):
+
+   kgrag index --input ./books --output ./ragtest/output --plan
+
+Go straight on to a SPARQL store and the vector index, as 'kgrag load
+--embed' would, once the output is written:
+
+   kgrag index --input ./books --output ./ragtest/output \
+       --load --store http://localhost:3030/ds --graph http://example.org/books --embed
 ` + exitStatusHelp,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "input", Aliases: []string{"i"}, Usage: "`DIR` of documents to index"},
@@ -67,12 +82,16 @@ twice.
 			&cli.BoolFlag{Name: "plan", Usage: "read and chunk the input, print the model calls and tokens the run would take (exact for extraction, estimated after it) and how many are cached, and stop without calling the model"},
 			&cli.BoolFlag{Name: "claims", Usage: "also extract claims about entities (GraphRAG's covariates table; one more conversation per chunk)"},
 			&cli.StringFlag{Name: "claim-description", Value: extraction.DefaultClaimDescription, Usage: "what claims to look for, with --claims"},
-		}, llmFlags()...),
+			&cli.BoolFlag{Name: "load", Category: "store", Usage: "then load the output into --store as --graph, as kgrag load does"},
+			&cli.StringFlag{Name: "base", Category: "store", Value: defaultBase, Usage: "with --load: base `IRI` of the dataset's instances", Sources: cli.EnvVars("KGRAG_BASE")},
+			&cli.BoolFlag{Name: "embed", Category: "vector index", Usage: "then embed the entities into the vector index, as kgrag embed does"},
+			&cli.StringFlag{Name: "index", Category: "vector index", Usage: "with --embed: index `DIR` to write (default: kgrag-index inside --output, kept across runs)", Sources: cli.EnvVars("KGRAG_INDEX")},
+		}, append(llmFlags(), withoutFlag(storeFlags(), "retries")...)...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 0 {
 				return usagef("kgrag index --input DIR --output DIR", "index takes no arguments, got %q", cmd.Args().First())
 			}
-			return runIndex(ctx, indexRunOptions{
+			o := indexRunOptions{
 				input: cmd.String("input"), output: cmd.String("output"), cache: cmd.String("cache"),
 				chatModel:   cmd.String("chat-model"),
 				concurrency: cmd.Int("concurrency"),
@@ -83,7 +102,15 @@ twice.
 				summaryJoinUnder: cmd.Int("summary-threshold"), plan: cmd.Bool("plan"),
 				quiet: cmd.Bool("quiet"),
 				llm:   llmOptionsFrom(cmd),
-			}, term)
+			}
+			if cmd.Bool("load") {
+				o.load = &loadOptions{input: o.output, base: cmd.String("base"), quiet: o.quiet, store: storeOptionsFrom(cmd)}
+			}
+			if cmd.Bool("embed") {
+				o.embed = &embedOptions{input: o.output, index: cmd.String("index"), quiet: o.quiet,
+					batchSize: embedindex.DefaultBatchSize, concurrency: embedindex.DefaultConcurrency, llm: o.llm}
+			}
+			return runIndex(ctx, o, term)
 		},
 	}
 }
@@ -105,6 +132,21 @@ func (o *indexRunOptions) validate() error {
 	}
 	if o.cache == "" {
 		o.cache = filepath.Join(filepath.Dir(filepath.Clean(o.output)), defaultIndexCache)
+	}
+	// What comes after the run is checked before it, so that no model
+	// call is paid for a run whose load cannot start.
+	if o.load != nil {
+		if o.load.store.url == "" {
+			return usagef("--load --store http://localhost:3030/ds --graph http://example.org/kg", "--load needs --store: the SPARQL store to load the output into")
+		}
+		if err := o.load.validate(); err != nil {
+			return err
+		}
+	}
+	if o.embed != nil {
+		if err := o.embed.validate(); err != nil {
+			return err
+		}
 	}
 	return o.llm.validate()
 }
@@ -152,6 +194,7 @@ func runIndex(ctx context.Context, o indexRunOptions, term terminal) error {
 		opts.Extraction.Claims.Description = o.claimDescription
 	}
 	opts.SummaryJoinUnder = o.summaryJoinUnder
+	opts.Keep = []string{defaultIndexDir}
 	if o.plan {
 		return printIndexPlan(ctx, opts, o, term)
 	}
@@ -189,6 +232,13 @@ func runIndex(ctx context.Context, o indexRunOptions, term terminal) error {
 	}
 	fmt.Fprintf(term.err, "indexed %d documents: %d text units, %d entities, %d relationships, %d claims, %d communities, %d reports (%d text units failed extraction) in %s; output %s\n",
 		sum.Documents, sum.TextUnits, sum.Entities, sum.Relationships, sum.Covariates, sum.Communities, sum.Reports, sum.ExtractionFailed, sum.Elapsed.Round(time.Millisecond), o.output)
+	switch {
+	case o.load != nil:
+		o.load.embed = o.embed
+		return runLoad(ctx, *o.load, term)
+	case o.embed != nil:
+		return runEmbed(ctx, *o.embed, term)
+	}
 	return nil
 }
 

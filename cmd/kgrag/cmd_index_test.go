@@ -64,6 +64,8 @@ func TestIndexUsage(t *testing.T) {
 		{"no input", []string{"index", "--output", t.TempDir()}, "--input is required"},
 		{"no output", []string{"index", "--input", t.TempDir()}, "--output is required"},
 		{"overlap", []string{"index", "--input", t.TempDir(), "--output", t.TempDir(), "--chunk-size", "10", "--chunk-overlap", "10"}, "--chunk-size"},
+		{"load without store", []string{"index", "--input", t.TempDir(), "--output", t.TempDir(), "--load"}, "--load needs --store"},
+		{"load without graph", []string{"index", "--input", t.TempDir(), "--output", t.TempDir(), "--load", "--store", "http://127.0.0.1:9/ds"}, "--graph"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -63,6 +64,10 @@ type Options struct {
 	Documents   documents.Options
 	Chunk       chunk.Options
 	Extraction  extraction.Options
+	// Keep names folders inside Output that are not tables but belong
+	// with them (kgrag's vector index): the previous output's are carried
+	// into the new output rather than refused or lost.
+	Keep []string
 	// SummaryJoinUnder is graphbuild.Summarizer's JoinUnder: 0 is
 	// GraphRAG's rule, the seed used 300.
 	SummaryJoinUnder int
@@ -120,7 +125,7 @@ func Run(ctx context.Context, model Chatter, opts Options) (*Summary, error) {
 	// Checked now as well as at the end, so that no call is paid for an
 	// output that cannot be written.
 	if _, err := os.Stat(r.opts.Output); err == nil {
-		if err := replaceable(r.opts.Output); err != nil {
+		if err := replaceable(r.opts.Output, r.opts.Keep); err != nil {
 			return nil, err
 		}
 	}
@@ -137,7 +142,7 @@ func Run(ctx context.Context, model Chatter, opts Options) (*Summary, error) {
 		return sum, err
 	}
 	r.progress(StageWrite, 0, 1)
-	if err := writeAtomic(ctx, r.opts.Output, ds); err != nil {
+	if err := writeAtomic(ctx, r.opts.Output, r.opts.Keep, ds); err != nil {
 		return sum, err
 	}
 	r.progress(StageWrite, 1, 1)
@@ -387,8 +392,9 @@ func attachIDs(ds *graphrag.Dataset) {
 }
 
 // writeAtomic writes ds into a fresh folder beside dir and renames it into
-// place, so a failed run leaves the old output (or none) and no mix.
-func writeAtomic(ctx context.Context, dir string, ds *graphrag.Dataset) error {
+// place, so a failed run leaves the old output (or none) and no mix. The
+// folders of the old output named in keep move into the new one.
+func writeAtomic(ctx context.Context, dir string, keep []string, ds *graphrag.Dataset) error {
 	parent := filepath.Dir(filepath.Clean(dir))
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return fmt.Errorf("indexer: output %s: %w", dir, err)
@@ -404,39 +410,62 @@ func writeAtomic(ctx context.Context, dir string, ds *graphrag.Dataset) error {
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return fmt.Errorf("indexer: output %s: %w", dir, err)
 	}
-	old := ""
-	if _, err := os.Stat(dir); err == nil {
-		if err := replaceable(dir); err != nil {
-			return err
+	if _, err := os.Stat(dir); err != nil {
+		if err := os.Rename(tmp, dir); err != nil {
+			return fmt.Errorf("indexer: output %s: %w", dir, err)
 		}
-		old = tmp + ".old"
-		if err := os.Rename(dir, old); err != nil {
-			return fmt.Errorf("indexer: output %s: move the previous output aside: %w", dir, err)
+		return nil
+	}
+	if err := replaceable(dir, keep); err != nil {
+		return err
+	}
+	// Kept folders move into the new output first; should anything below
+	// fail, they move back, and the old output is whole again.
+	var moved []string
+	restore := func() {
+		for _, name := range moved {
+			_ = os.Rename(filepath.Join(tmp, name), filepath.Join(dir, name))
 		}
+	}
+	for _, name := range keep {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			continue
+		}
+		if err := os.Rename(filepath.Join(dir, name), filepath.Join(tmp, name)); err != nil {
+			restore()
+			return fmt.Errorf("indexer: output %s: carry %s over: %w", dir, name, err)
+		}
+		moved = append(moved, name)
+	}
+	old := tmp + ".old"
+	if err := os.Rename(dir, old); err != nil {
+		restore()
+		return fmt.Errorf("indexer: output %s: move the previous output aside: %w", dir, err)
 	}
 	if err := os.Rename(tmp, dir); err != nil {
-		if old != "" {
-			_ = os.Rename(old, dir)
-		}
+		_ = os.Rename(old, dir)
+		restore()
 		return fmt.Errorf("indexer: output %s: %w", dir, err)
 	}
-	if old != "" {
-		if err := os.RemoveAll(old); err != nil {
-			return fmt.Errorf("indexer: output %s: remove the previous output %s: %w", dir, old, err)
-		}
+	if err := os.RemoveAll(old); err != nil {
+		return fmt.Errorf("indexer: output %s: remove the previous output %s: %w", dir, old, err)
 	}
 	return nil
 }
 
 // replaceable reports an error unless dir is a folder that holds nothing
-// but parquet files: the whole folder is replaced, so anything else in it
-// (the input, a vector index) would be lost.
-func replaceable(dir string) error {
+// but parquet files and the folders named in keep: the rest of the folder
+// is replaced whole, so anything else in it (the input, say) would be
+// lost.
+func replaceable(dir string, keep []string) error {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return fmt.Errorf("indexer: output %s: %w", dir, err)
 	}
 	for _, e := range entries {
+		if e.IsDir() && slices.Contains(keep, e.Name()) {
+			continue
+		}
 		if e.IsDir() || filepath.Ext(e.Name()) != ".parquet" {
 			return fmt.Errorf("indexer: output %s holds %s, which is not a GraphRAG table: the output folder is replaced whole, so give an empty or new folder, or one holding only a previous output", dir, e.Name())
 		}
