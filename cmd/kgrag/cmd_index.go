@@ -27,6 +27,9 @@ type indexRunOptions struct {
 	chunkSize, overlap   int
 	maxGleanings         int
 	entityTypes          string
+	textColumn           string
+	titleColumn          string
+	skipBad              bool
 	claims               bool
 	claimDescription     string
 	summaryJoinUnder     int
@@ -73,6 +76,9 @@ Go straight on to a SPARQL store and the vector index, as 'kgrag load
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "`DIR` to write the GraphRAG tables to (replaced when the run succeeds)"},
 			&cli.StringFlag{Name: "cache", Usage: "`DIR` of cached model replies (default: kgrag-cache beside --output)"},
 			&cli.StringFlag{Name: "chat-model", Category: "model server", Value: defaultChatModel, Usage: "chat model `NAME` that extracts and writes", Sources: cli.EnvVars("KGRAG_CHAT_MODEL")},
+			&cli.StringFlag{Name: "text-column", Value: "text", Usage: "CSV `COLUMN` holding a row's text (each row is a document)"},
+			&cli.StringFlag{Name: "title-column", Usage: "CSV `COLUMN` holding a row's title (default: the file name and row number)"},
+			&cli.BoolFlag{Name: "skip-bad-input", Usage: "leave out, and list, files and CSV rows that cannot be read instead of stopping at the first"},
 			&cli.IntFlag{Name: "concurrency", Value: 4, Usage: "model calls in flight at once"},
 			&cli.IntFlag{Name: "chunk-size", Value: chunk.DefaultSize, Usage: "tokens per chunk"},
 			&cli.IntFlag{Name: "chunk-overlap", Value: chunk.DefaultOverlap, Usage: "tokens a chunk shares with the next"},
@@ -98,7 +104,9 @@ Go straight on to a SPARQL store and the vector index, as 'kgrag load
 				chunkSize:   cmd.Int("chunk-size"), overlap: cmd.Int("chunk-overlap"),
 				maxGleanings: cmd.Int("max-gleanings"),
 				entityTypes:  cmd.String("entity-types"),
-				claims:       cmd.Bool("claims"), claimDescription: cmd.String("claim-description"),
+				textColumn:   cmd.String("text-column"), titleColumn: cmd.String("title-column"),
+				skipBad: cmd.Bool("skip-bad-input"),
+				claims:  cmd.Bool("claims"), claimDescription: cmd.String("claim-description"),
 				summaryJoinUnder: cmd.Int("summary-threshold"), plan: cmd.Bool("plan"),
 				quiet: cmd.Bool("quiet"),
 				llm:   llmOptionsFrom(cmd),
@@ -173,6 +181,8 @@ func runIndex(ctx context.Context, o indexRunOptions, term terminal) error {
 	opts := indexer.DefaultOptions()
 	opts.Input, opts.Output, opts.CacheDir = o.input, o.output, o.cache
 	opts.Model = o.chatModel
+	opts.Documents.TextColumn, opts.Documents.TitleColumn = o.textColumn, o.titleColumn
+	opts.Documents.SkipBad = o.skipBad
 	opts.Concurrency = o.concurrency
 	opts.Chunk.Size, opts.Chunk.Overlap = o.chunkSize, o.overlap
 	if err := opts.Chunk.Validate(); err != nil {
@@ -217,7 +227,15 @@ func runIndex(ctx context.Context, o indexRunOptions, term terminal) error {
 	}
 	sum, err := indexer.Run(ctx, client, opts)
 	bar.Done()
+	if sum != nil {
+		for _, e := range sum.Input.Skipped {
+			fmt.Fprintf(term.err, "skipped: %v\n", e)
+		}
+	}
 	if sum != nil && !o.quiet {
+		if n := len(sum.Input.Ignored); n > 0 {
+			fmt.Fprintf(term.err, "ignored %d files that are not .txt, .md, .csv or .pdf (first: %s)\n", n, sum.Input.Ignored[0])
+		}
 		for _, s := range sum.Stages {
 			counted := ""
 			if s.Counted > 0 {

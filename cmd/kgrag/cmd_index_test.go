@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kgrag/kgrag/graphrag"
 	"github.com/kgrag/kgrag/internal/indexer/indexertest"
 	"github.com/kgrag/kgrag/internal/llm/llmtest"
 )
@@ -96,5 +97,49 @@ func TestIndexPlan(t *testing.T) {
 		if _, err := os.Stat(p); err == nil {
 			t.Errorf("--plan made %s", p)
 		}
+	}
+}
+
+// TestIndexCSV indexes the rows of a CSV file by a named text column, one
+// document a row; a row too short to hold the text stops the run before
+// any model call, unless --skip-bad-input leaves it out and lists it.
+func TestIndexCSV(t *testing.T) {
+	srv := llmtest.Start(t, llmtest.Config{})
+	indexertest.Script(srv)
+	in := t.TempDir()
+	csv := "id,body,headline\n" +
+		"1,\"Scrooge and Marley were partners, and Marley was dead.\",Partners\n" +
+		"2,\"Fred wished his uncle Scrooge a merry Christmas in London.\",Nephew\n" +
+		"3\n" // too short to hold the text
+	if err := os.WriteFile(filepath.Join(in, "rows.csv"), []byte(csv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "output")
+	args := []string{"index", "--input", in, "--output", out, "--chat-model", "m", "--llm-url", srv.URL(),
+		"--text-column", "body", "--title-column", "headline"}
+	_, stderr, code := runKgrag(t, args...)
+	if code != 1 || !strings.Contains(stderr, "rows.csv") {
+		t.Fatalf("bad row without --skip-bad-input: exit %d, stderr %q; want 1 and the file named", code, stderr)
+	}
+	if n := srv.Count("/chat/completions"); n != 0 {
+		t.Errorf("%d model calls before failing on the input", n)
+	}
+	_, stderr, code = runKgrag(t, append(args, "--skip-bad-input")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "skipped: ") || !strings.Contains(stderr, "indexed 2 documents") {
+		t.Errorf("stderr does not list the skipped row and 2 documents:\n%s", stderr)
+	}
+	ds, err := graphrag.Open(context.Background(), out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var titles []string
+	for _, d := range ds.Documents {
+		titles = append(titles, d.Title)
+	}
+	if strings.Join(titles, ",") != "Partners,Nephew" {
+		t.Errorf("document titles %v; want the headline column", titles)
 	}
 }

@@ -109,6 +109,10 @@ type Summary struct {
 	Documents, TextUnits, Entities, Relationships, Communities, Reports int
 	// Covariates counts the claims, 0 unless claims are on.
 	Covariates int
+	// Input is what the documents stage found: files read, files of other
+	// types ignored, and under Documents.SkipBad the files and rows left
+	// out.
+	Input documents.Summary
 	// ExtractionFailed counts text units whose extraction failed and were
 	// left out.
 	ExtractionFailed int
@@ -208,7 +212,7 @@ func (r *run) stage(name string, sum *Summary) (Chatter, func()) {
 }
 
 func (r *run) build(ctx context.Context, sum *Summary) (*graphrag.Dataset, error) {
-	ds, xunits, err := r.textUnits(ctx)
+	ds, xunits, err := r.textUnits(ctx, &sum.Input)
 	if err != nil {
 		return nil, err
 	}
@@ -311,7 +315,7 @@ func (r *run) communities(ctx context.Context, ds *graphrag.Dataset) error {
 // textUnits reads the documents and chunks them: a dataset holding the
 // documents and text units, and the units to extract from, each distinct
 // text once.
-func (r *run) textUnits(ctx context.Context) (*graphrag.Dataset, []extraction.Unit, error) {
+func (r *run) textUnits(ctx context.Context, found *documents.Summary) (*graphrag.Dataset, []extraction.Unit, error) {
 	ds := &graphrag.Dataset{}
 	chunker, err := chunk.New(r.enc, r.opts.Chunk)
 	if err != nil {
@@ -320,7 +324,7 @@ func (r *run) textUnits(ctx context.Context) (*graphrag.Dataset, []extraction.Un
 	var units []chunk.TextUnit
 	next := 0
 	r.progress(StageDocuments, 0, 0)
-	_, err = documents.Read(ctx, r.opts.Input, r.opts.Documents, func(d documents.Document) error {
+	in, err := documents.Read(ctx, r.opts.Input, r.opts.Documents, func(d documents.Document) error {
 		us := chunker.Document(d)
 		next = chunk.Number(us, next)
 		doc := graphrag.Document{
@@ -337,6 +341,9 @@ func (r *run) textUnits(ctx context.Context) (*graphrag.Dataset, []extraction.Un
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("indexer: input %s: %w", r.opts.Input, err)
+	}
+	if found != nil {
+		*found = in
 	}
 	r.progress(StageChunks, len(units), len(units))
 	xunits := make([]extraction.Unit, 0, len(units))

@@ -68,7 +68,7 @@ func PlanRun(ctx context.Context, opts Options) (*Plan, error) {
 			return nil, fmt.Errorf("indexer: cache %s: %w", dir, err)
 		}
 	}
-	ds, units, err := r.textUnits(ctx)
+	ds, units, err := r.textUnits(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
