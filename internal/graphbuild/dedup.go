@@ -124,11 +124,11 @@ func (r DedupReport) String() string {
 //
 //   - each title (the row Finalize keeps: its first type) is embedded as
 //     DedupText gives it, and vectors are normalised;
-//   - two titles whose cosine similarity (a dot product) is at least
-//     Threshold are linked, and each connected component of links is
+//   - two titles whose cosine similarity (a dot product, in float64) is
+//     at least Threshold, less 1e-9 for float32 rounding, are linked, and each connected component of links is
 //     one entity: so a and c join through b even when a and c are apart;
-//   - the title kept is the one with the most mentions (Frequency), then
-//     the least in byte order; it keeps its type;
+//   - the title kept is the one with the most mentions (Frequency of its
+//     first row), then the least in byte order; it keeps its type;
 //   - every record of a joined title, of whatever type, is renamed to the
 //     kept title and type, and relationship ends are renamed likewise; a
 //     relationship whose two ends joined one entity is dropped (one
