@@ -7,6 +7,9 @@
 //     (source, target), gathering descriptions and text unit ids and
 //     summing weights, and drops relationships to unknown entities
 //     (GraphRAG's extract_graph);
+//   - Dedup (optional, from the seed pipeline, not GraphRAG) merges as
+//     Merge does and then joins the entities whose embeddings of
+//     "title: descriptions" are alike, re-pointing their relationships;
 //   - Summarizer.Summarize asks the model for one description where
 //     several were gathered (summarize_descriptions);
 //   - Finalize computes degrees and combined degrees and numbers and
@@ -20,6 +23,8 @@
 // In a pipeline:
 //
 //	g := graphbuild.Merge(extractions) // one Extraction per text unit
+//	// or: g, rep, err := graphbuild.Dedup(ctx, extractions, embedder,
+//	//	graphbuild.DedupOptions{Threshold: graphbuild.DefaultDedupThreshold})
 //	s := &graphbuild.Summarizer{Model: client, Encoder: enc, Concurrency: 4}
 //	stats, err := s.Summarize(ctx, g)
 //	if err != nil {
