@@ -10,6 +10,7 @@ import (
 	"github.com/kgrag/kgrag/embedindex"
 	"github.com/kgrag/kgrag/internal/chunk"
 	"github.com/kgrag/kgrag/internal/extraction"
+	"github.com/kgrag/kgrag/internal/graphbuild"
 	"github.com/kgrag/kgrag/internal/indexer"
 	"github.com/kgrag/kgrag/internal/ui"
 	"github.com/urfave/cli/v3"
@@ -33,6 +34,8 @@ type indexRunOptions struct {
 	claims               bool
 	claimDescription     string
 	summaryJoinUnder     int
+	dedup                bool
+	dedupThreshold       float64
 	plan                 bool
 	quiet                bool
 	llm                  llmOptions
@@ -85,6 +88,8 @@ Go straight on to a SPARQL store and the vector index, as 'kgrag load
 			&cli.IntFlag{Name: "max-gleanings", Value: extraction.DefaultMaxGleanings, Usage: "extra extraction rounds per chunk"},
 			&cli.StringFlag{Name: "entity-types", Value: strings.Join(extraction.DefaultEntityTypes(), ","), Usage: "comma-separated entity `TYPES` to extract"},
 			&cli.IntFlag{Name: "summary-threshold", Usage: "join an entity's descriptions without a model call when together they fit in `TOKENS` (the seed uses 300; 0 summarises every entity described more than once, as GraphRAG does)"},
+			&cli.BoolFlag{Name: "dedup", Usage: "join entities whose embedded \"title: descriptions\" are alike (the seed's de-duplication; needs --embed-model), and list what was joined"},
+			&cli.FloatFlag{Name: "dedup-threshold", Value: graphbuild.DefaultDedupThreshold, Usage: "with --dedup: the cosine `SIMILARITY` that joins two entities; alike entities join in chains, so check the list and raise it if unrelated entities were joined (the right value depends on the embedding model)"},
 			&cli.BoolFlag{Name: "plan", Usage: "read and chunk the input, print the model calls and tokens the run would take (exact for extraction, estimated after it) and how many are cached, and stop without calling the model"},
 			&cli.BoolFlag{Name: "claims", Usage: "also extract claims about entities (GraphRAG's covariates table; one more conversation per chunk)"},
 			&cli.StringFlag{Name: "claim-description", Value: extraction.DefaultClaimDescription, Usage: "what claims to look for, with --claims"},
@@ -108,6 +113,7 @@ Go straight on to a SPARQL store and the vector index, as 'kgrag load
 				skipBad: cmd.Bool("skip-bad-input"),
 				claims:  cmd.Bool("claims"), claimDescription: cmd.String("claim-description"),
 				summaryJoinUnder: cmd.Int("summary-threshold"), plan: cmd.Bool("plan"),
+				dedup: cmd.Bool("dedup"), dedupThreshold: cmd.Float("dedup-threshold"),
 				quiet: cmd.Bool("quiet"),
 				llm:   llmOptionsFrom(cmd),
 			}
@@ -137,6 +143,14 @@ func (o *indexRunOptions) validate() error {
 		return usagef("--max-gleanings 1", "--max-gleanings must not be negative")
 	case o.summaryJoinUnder < 0:
 		return usagef("--summary-threshold 300", "--summary-threshold must not be negative")
+	}
+	if o.dedup {
+		if err := (graphbuild.DedupOptions{Threshold: o.dedupThreshold}).Validate(); err != nil {
+			return usagef("--dedup-threshold 0.9", "--dedup-threshold %v must be a cosine similarity above 0 and at most 1", o.dedupThreshold)
+		}
+		if o.llm.embedModel == "" {
+			return usagef("--embed-model "+defaultEmbedModel, "--dedup needs --embed-model: the model that embeds the entities")
+		}
 	}
 	if o.cache == "" {
 		o.cache = filepath.Join(filepath.Dir(filepath.Clean(o.output)), defaultIndexCache)
@@ -168,6 +182,8 @@ func stageUnit(stage string) string {
 		return "text units"
 	case indexer.StageSummaries:
 		return "descriptions"
+	case indexer.StageDedup:
+		return "entities embedded"
 	case indexer.StageReports:
 		return "communities"
 	}
@@ -212,6 +228,10 @@ func runIndex(ctx context.Context, o indexRunOptions, term terminal) error {
 	if err != nil {
 		return err
 	}
+	if o.dedup {
+		opts.Embedder = client.Embedder()
+		opts.Dedup.Threshold = o.dedupThreshold
+	}
 
 	show := term.tty && !o.quiet
 	var bar *ui.Progress
@@ -232,11 +252,22 @@ func runIndex(ctx context.Context, o indexRunOptions, term terminal) error {
 			fmt.Fprintf(term.err, "skipped: %v\n", e)
 		}
 	}
+	if sum != nil && sum.Dedup != nil {
+		// What was joined is a result, printed even with --quiet.
+		fmt.Fprintf(term.err, "dedup: %s\n", sum.Dedup)
+		for _, g := range sum.Dedup.Groups {
+			fmt.Fprintf(term.err, "  %s\n", g)
+		}
+	}
 	if sum != nil && !o.quiet {
 		if n := len(sum.Input.Ignored); n > 0 {
 			fmt.Fprintf(term.err, "ignored %d files that are not .txt, .md, .csv or .pdf (first: %s)\n", n, sum.Input.Ignored[0])
 		}
 		for _, s := range sum.Stages {
+			if s.Stage == indexer.StageDedup {
+				fmt.Fprintf(term.err, "%-11s %d embedding requests, %d failed; %s\n", s.Stage, s.Calls, s.Failed, s.Elapsed.Round(time.Millisecond))
+				continue
+			}
 			counted := ""
 			if s.Counted > 0 {
 				counted = fmt.Sprintf(" (%d calls counted by kgrag: the server gave no usage)", s.Counted)
@@ -280,6 +311,9 @@ func printIndexPlan(ctx context.Context, opts indexer.Options, o indexRunOptions
 	}
 	fmt.Fprintf(w, "  extraction   %s%s (exact), first prompts %d tokens; %d of %d conversations already cached in %s\n",
 		calls, claims, p.FirstTokens, p.Cached, p.Conversations, o.cache)
+	if o.dedup {
+		fmt.Fprintf(w, "  dedup        one embedding per entity, in batches of %d\n", embedindex.DefaultBatchSize)
+	}
 	fmt.Fprintf(w, "  summaries    ~%d calls (estimate)\n", p.EstSummaries)
 	fmt.Fprintf(w, "  reports      ~%d calls (estimate), contexts up to %d tokens in all\n", p.EstReports, p.EstReportTokens)
 	fmt.Fprintf(w, "  total        ~%d calls\n", p.MaxCalls+p.EstSummaries+p.EstReports)

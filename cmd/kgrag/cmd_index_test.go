@@ -65,6 +65,7 @@ func TestIndexUsage(t *testing.T) {
 		{"no input", []string{"index", "--output", t.TempDir()}, "--input is required"},
 		{"no output", []string{"index", "--input", t.TempDir()}, "--output is required"},
 		{"overlap", []string{"index", "--input", t.TempDir(), "--output", t.TempDir(), "--chunk-size", "10", "--chunk-overlap", "10"}, "--chunk-size"},
+		{"dedup threshold", []string{"index", "--input", t.TempDir(), "--output", t.TempDir(), "--dedup", "--dedup-threshold", "1.5"}, "--dedup-threshold"},
 		{"load without store", []string{"index", "--input", t.TempDir(), "--output", t.TempDir(), "--load"}, "--load needs --store"},
 		{"load without graph", []string{"index", "--input", t.TempDir(), "--output", t.TempDir(), "--load", "--store", "http://127.0.0.1:9/ds"}, "--graph"},
 	}
@@ -141,5 +142,26 @@ func TestIndexCSV(t *testing.T) {
 	}
 	if strings.Join(titles, ",") != "Partners,Nephew" {
 		t.Errorf("document titles %v; want the headline column", titles)
+	}
+}
+
+// TestIndexDedup runs --dedup through the command against the test
+// server's embeddings: the run embeds each entity once and lists what it
+// joined.
+func TestIndexDedup(t *testing.T) {
+	srv := llmtest.Start(t, llmtest.Config{})
+	indexertest.Script(srv)
+	out := filepath.Join(t.TempDir(), "output")
+	_, stderr, code := runKgrag(t, "index", "--input", indexertest.CarolInput(t, 2000), "--output", out,
+		"--chat-model", "m", "--embed-model", "e", "--llm-url", srv.URL(), "--chunk-size", "300",
+		"--dedup", "--dedup-threshold", "0.95", "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "dedup: similarity >= 0.95: ") {
+		t.Errorf("stderr lacks the dedup report:\n%s", stderr)
+	}
+	if srv.Count("/embeddings") == 0 {
+		t.Error("no embedding request")
 	}
 }

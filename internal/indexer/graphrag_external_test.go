@@ -3,7 +3,6 @@ package indexer_test
 import (
 	"encoding/json"
 	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/kgrag/kgrag/internal/indexer"
@@ -46,11 +45,7 @@ print(json.dumps({
 func TestGraphRAGReads(t *testing.T) {
 	py := test.GraphRAGPython(t)
 	_, client := indexertest.Model(t)
-	opts := indexer.DefaultOptions()
-	opts.Input = indexertest.CarolInput(t, 3000)
-	opts.Output = filepath.Join(t.TempDir(), "output")
-	opts.Model = "m"
-	opts.Chunk.Size, opts.Chunk.Overlap = 300, 30
+	opts := carolOptions(t, 3000)
 	opts.Extraction.Claims.Enabled = true
 	sum, err := indexer.Run(t.Context(), client, opts)
 	if err != nil {

@@ -18,9 +18,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/kgrag/kgrag/embedindex"
 	"github.com/kgrag/kgrag/graphrag"
 	"github.com/kgrag/kgrag/internal/chunk"
 	"github.com/kgrag/kgrag/internal/communities"
@@ -39,6 +41,7 @@ const (
 	StageDocuments     = "documents"
 	StageChunks        = "chunks"
 	StageExtraction    = "extraction"
+	StageDedup         = "dedup"
 	StageSummaries     = "summaries"
 	StageCommunities   = "communities"
 	StageReports       = "reports"
@@ -64,6 +67,14 @@ type Options struct {
 	Documents   documents.Options
 	Chunk       chunk.Options
 	Extraction  extraction.Options
+	// Embedder, when set, turns on the seed's de-duplication: entities
+	// whose embedded "title: descriptions" are at least Dedup.Threshold
+	// alike are joined (graphbuild.Dedup) before the summaries. It does
+	// one request per call, like llm.Embedder; the run batches the texts
+	// by EmbedBatch (0: embedindex's default).
+	Embedder   embedindex.Embedder
+	Dedup      graphbuild.DedupOptions
+	EmbedBatch int
 	// Keep names folders inside Output that are not tables but belong
 	// with them (kgrag's vector index): the previous output's are carried
 	// into the new output rather than refused or lost.
@@ -113,6 +124,8 @@ type Summary struct {
 	// types ignored, and under Documents.SkipBad the files and rows left
 	// out.
 	Input documents.Summary
+	// Dedup says what de-duplication joined; nil when it was off.
+	Dedup *graphbuild.DedupReport
 	// ExtractionFailed counts text units whose extraction failed and were
 	// left out.
 	ExtractionFailed int
@@ -236,8 +249,16 @@ func (r *run) build(ctx context.Context, sum *Summary) (*graphrag.Dataset, error
 	ds.Covariates = extraction.Covariates(batch.Results)
 	sum.Covariates = len(ds.Covariates)
 
-	// Merge, summaries, finalize.
-	g := graphbuild.Merge(extraction.Extractions(batch.Results))
+	// Merge (and join duplicates), summaries, finalize.
+	exts := extraction.Extractions(batch.Results)
+	var g *graphbuild.Graph
+	if r.opts.Embedder != nil {
+		if g, err = r.dedup(ctx, exts, sum); err != nil {
+			return nil, err
+		}
+	} else {
+		g = graphbuild.Merge(exts)
+	}
 	if len(g.Entities) == 0 {
 		return nil, fmt.Errorf("indexer: extraction found no entities in %d text units", len(xunits))
 	}
@@ -290,6 +311,56 @@ func (r *run) build(ctx context.Context, sum *Summary) (*graphrag.Dataset, error
 	}
 	return ds, nil
 }
+
+// dedup merges exts joining alike entities, counting the embedding
+// requests as the dedup stage's calls.
+func (r *run) dedup(ctx context.Context, exts []graphbuild.Extraction, sum *Summary) (*graphbuild.Graph, error) {
+	start := time.Now()
+	c := &countingEmbedder{next: r.opts.Embedder}
+	var mu sync.Mutex // the Batcher counts from its goroutines
+	texts := 0
+	emb := embedindex.NewBatcher(c, embedindex.BatchOptions{Size: r.opts.EmbedBatch, Concurrency: r.opts.Concurrency,
+		Counter: progressCounter(func(n int64) {
+			mu.Lock()
+			defer mu.Unlock()
+			texts += int(n)
+			r.progress(StageDedup, texts, 0)
+		})})
+	opts := r.opts.Dedup
+	if opts.Encoder == nil {
+		opts.Encoder = r.enc
+	}
+	r.progress(StageDedup, 0, 0)
+	g, rep, err := graphbuild.Dedup(ctx, exts, emb, opts)
+	sum.Stages = append(sum.Stages, StageStats{Stage: StageDedup, Calls: c.calls.Load(), Failed: c.failed.Load(), Elapsed: time.Since(start)})
+	if err != nil {
+		return nil, fmt.Errorf("indexer: dedup: %w", err)
+	}
+	sum.Dedup = &rep
+	return g, nil
+}
+
+// progressCounter is an embedindex.Counter calling a function.
+type progressCounter func(int64)
+
+func (f progressCounter) Add(n int64) { f(n) }
+
+// countingEmbedder counts embedding requests.
+type countingEmbedder struct {
+	next          embedindex.Embedder
+	calls, failed atomic.Int64
+}
+
+func (c *countingEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	c.calls.Add(1)
+	v, err := c.next.Embed(ctx, texts)
+	if err != nil {
+		c.failed.Add(1)
+	}
+	return v, err
+}
+
+func (c *countingEmbedder) Model() string { return c.next.Model() }
 
 func (r *run) communities(ctx context.Context, ds *graphrag.Dataset) error {
 	edges := make([]leiden.Edge, len(ds.Relationships))

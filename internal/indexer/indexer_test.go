@@ -181,3 +181,114 @@ func TestRunKeepsForeignOutput(t *testing.T) {
 		t.Errorf("%d model calls before failing", n)
 	}
 }
+
+// sameVector embeds every text that starts with one of titles (the
+// entity's "TITLE: descriptions") as the same vector, and each other text
+// as a vector of its own, so that exactly those titles are alike.
+type sameVector struct {
+	titles []string
+	calls  int
+	dims   map[string]int
+}
+
+func (s *sameVector) Model() string { return "same" }
+
+func (s *sameVector) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	s.calls++
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		if s.dims == nil {
+			s.dims = map[string]int{}
+		}
+		if _, ok := s.dims[t]; !ok {
+			s.dims[t] = 1 + len(s.dims)
+		}
+		v := make([]float32, 64)
+		v[s.dims[t]] = 1 // orthogonal to every other text
+		for _, title := range s.titles {
+			if strings.HasPrefix(t, title+":") {
+				v = make([]float32, 64)
+				v[0] = 1
+			}
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// TestRunDedup checks the wiring of de-duplication: the alike entities
+// (MARLEY is made to embed as SCROOGE does) become one, their relationship
+// to each other goes, and the run reports the group. Which entities join
+// for given vectors is checked against networkx in internal/graphbuild.
+func TestRunDedup(t *testing.T) {
+	_, client := indexertest.Model(t)
+	opts := carolOptions(t, 3000)
+	plain, before := runAndOpen(t, client, opts)
+	emb := &sameVector{titles: []string{"SCROOGE", "MARLEY"}}
+	opts.Embedder, opts.EmbedBatch = emb, 4
+	opts.Dedup.Threshold = 0.9
+	sum, after := runAndOpen(t, client, opts)
+	if sum.Dedup == nil || len(sum.Dedup.Groups) != 1 {
+		t.Fatalf("dedup report %+v; want one group", sum.Dedup)
+	}
+	if g := sum.Dedup.Groups[0].String(); !strings.Contains(g, `"SCROOGE"`) || !strings.Contains(g, `"MARLEY"`) {
+		t.Errorf("group %s; want SCROOGE and MARLEY", g)
+	}
+	if len(after.Entities) != len(before.Entities)-1 || sum.Entities != plain.Entities-1 {
+		t.Errorf("%d entities after dedup, %d before; want one fewer", len(after.Entities), len(before.Entities))
+	}
+	var units []string
+	for _, e := range before.Entities {
+		if e.Title == "SCROOGE" || e.Title == "MARLEY" {
+			units = append(units, e.TextUnitIDs...)
+		}
+	}
+	for _, e := range after.Entities {
+		if e.Title == "MARLEY" {
+			t.Error("MARLEY is still an entity")
+		}
+		if e.Title == "SCROOGE" {
+			for _, u := range units {
+				if !contains(e.TextUnitIDs, u) {
+					t.Errorf("joined SCROOGE lacks text unit %s of SCROOGE or MARLEY", u)
+				}
+			}
+		}
+	}
+	for _, r := range after.Relationships {
+		if r.Source == "MARLEY" || r.Target == "MARLEY" || r.Source == r.Target {
+			t.Errorf("relationship %s -> %s after joining MARLEY into SCROOGE", r.Source, r.Target)
+		}
+	}
+	if n := sum.Dedup.Embedded; n != len(before.Entities) || emb.calls != (n+3)/4 {
+		t.Errorf("embedded %d texts in %d requests; want %d in batches of 4", n, emb.calls, len(before.Entities))
+	}
+	if st := sum.Stages[1]; st.Stage != indexer.StageDedup || st.Calls != int64(emb.calls) {
+		t.Errorf("stage %+v; want dedup with %d calls", st, emb.calls)
+	}
+}
+
+// carolOptions indexes the first words of A Christmas Carol in chunks of
+// 300 tokens with the scripted model "m", into a fresh output folder.
+func carolOptions(t *testing.T, words int) indexer.Options {
+	opts := indexer.DefaultOptions()
+	opts.Input = indexertest.CarolInput(t, words)
+	opts.Output = filepath.Join(t.TempDir(), "output")
+	opts.Model = "m"
+	opts.Chunk.Size, opts.Chunk.Overlap = 300, 30
+	return opts
+}
+
+// runAndOpen runs the indexer and reads its output back.
+func runAndOpen(t *testing.T, model indexer.Chatter, opts indexer.Options) (*indexer.Summary, *graphrag.Dataset) {
+	t.Helper()
+	sum, err := indexer.Run(t.Context(), model, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := graphrag.Open(t.Context(), opts.Output)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum, ds
+}
