@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -368,7 +369,9 @@ func writeAtomic(ctx context.Context, dir string, ds *graphrag.Dataset) error {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return fmt.Errorf("indexer: output %s: %w", dir, err)
 	}
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".tmp-")
+	prefix := "." + filepath.Base(dir) + ".tmp-"
+	removeStale(parent, prefix)
+	tmp, err := os.MkdirTemp(parent, prefix)
 	if err != nil {
 		return fmt.Errorf("indexer: output %s: %w", dir, err)
 	}
@@ -401,6 +404,18 @@ func writeAtomic(ctx context.Context, dir string, ds *graphrag.Dataset) error {
 		}
 	}
 	return nil
+}
+
+// removeStale removes what a run killed in writeAtomic left in parent:
+// its temporary folder, or the previous output it had moved aside. It is
+// best effort: what cannot be removed only takes space.
+func removeStale(parent, prefix string) {
+	entries, _ := os.ReadDir(parent)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), prefix) {
+			_ = os.RemoveAll(filepath.Join(parent, e.Name()))
+		}
+	}
 }
 
 // replaceable reports an error unless dir is a folder that holds nothing
