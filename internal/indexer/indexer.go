@@ -260,7 +260,11 @@ func (r *run) build(ctx context.Context, sum *Summary) (*graphrag.Dataset, error
 	// Merge, summaries, finalize.
 	g := graphbuild.Merge(extraction.Extractions(batch.Results))
 	if len(g.Entities) == 0 {
-		return nil, fmt.Errorf("indexer: extraction found no entities in %d text units", len(xunits))
+		// The model answered but named nothing (a tiny model may not follow
+		// the record format). GraphRAG stops with an error; kgrag writes
+		// the documents and text units, which still load as a graph, and
+		// the summary's 0 entities tells the user.
+		return ds, nil
 	}
 	chat, done = r.stage(StageSummaries, sum)
 	s := &graphbuild.Summarizer{
