@@ -35,6 +35,8 @@ type indexRunOptions struct {
 	claimDescription     string
 	summaryJoinUnder     int
 	dedup                bool
+	temperature          float64
+	maxTokens            int
 	dedupThreshold       float64
 	plan                 bool
 	quiet                bool
@@ -78,6 +80,8 @@ Go straight on to a SPARQL store and the vector index, as 'kgrag load
 			&cli.StringFlag{Name: "input", Aliases: []string{"i"}, Usage: "`DIR` of documents to index"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "`DIR` to write the GraphRAG tables to (replaced when the run succeeds)"},
 			&cli.StringFlag{Name: "cache", Usage: "`DIR` of cached model replies (default: kgrag-cache beside --output)"},
+			&cli.FloatFlag{Name: "temperature", Category: "model server", Value: 0, Usage: "sampling temperature of every call (GraphRAG's 0: the most repeatable)"},
+			&cli.IntFlag{Name: "max-tokens", Category: "model server", Usage: "stop each reply after `N` tokens (0: the server's limit); bounds the time a small model that rambles takes per call"},
 			&cli.StringFlag{Name: "chat-model", Category: "model server", Value: defaultChatModel, Usage: "chat model `NAME` that extracts and writes", Sources: cli.EnvVars("KGRAG_CHAT_MODEL")},
 			&cli.StringFlag{Name: "text-column", Value: "text", Usage: "CSV `COLUMN` holding a row's text (each row is a document)"},
 			&cli.StringFlag{Name: "title-column", Usage: "CSV `COLUMN` holding a row's title (default: the file name and row number)"},
@@ -114,6 +118,7 @@ Go straight on to a SPARQL store and the vector index, as 'kgrag load
 				claims:  cmd.Bool("claims"), claimDescription: cmd.String("claim-description"),
 				summaryJoinUnder: cmd.Int("summary-threshold"), plan: cmd.Bool("plan"),
 				dedup: cmd.Bool("dedup"), dedupThreshold: cmd.Float("dedup-threshold"),
+				temperature: cmd.Float("temperature"), maxTokens: cmd.Int("max-tokens"),
 				quiet: cmd.Bool("quiet"),
 				llm:   llmOptionsFrom(cmd),
 			}
@@ -141,6 +146,10 @@ func (o *indexRunOptions) validate() error {
 		return usagef("--concurrency 4", "--concurrency must be positive")
 	case o.maxGleanings < 0:
 		return usagef("--max-gleanings 1", "--max-gleanings must not be negative")
+	case o.temperature < 0 || o.temperature > 2:
+		return usagef("--temperature 0", "--temperature %v is out of range: 0 to 2", o.temperature)
+	case o.maxTokens < 0:
+		return usagef("--max-tokens 2000", "--max-tokens must not be negative")
 	case o.summaryJoinUnder < 0:
 		return usagef("--summary-threshold 300", "--summary-threshold must not be negative")
 	}
@@ -197,6 +206,8 @@ func runIndex(ctx context.Context, o indexRunOptions, term terminal) error {
 	opts := indexer.DefaultOptions()
 	opts.Input, opts.Output, opts.CacheDir = o.input, o.output, o.cache
 	opts.Model = o.chatModel
+	temp := float32(o.temperature)
+	opts.Temperature, opts.MaxTokens = &temp, o.maxTokens
 	opts.Documents.TextColumn, opts.Documents.TitleColumn = o.textColumn, o.titleColumn
 	opts.Documents.SkipBad = o.skipBad
 	opts.Concurrency = o.concurrency

@@ -25,13 +25,26 @@ func TestIndexThenLoad(t *testing.T) {
 	err := runIndex(context.Background(), indexRunOptions{
 		input: indexertest.CarolInput(t, 2000), output: out, chatModel: "m",
 		concurrency: 2, chunkSize: 300, overlap: 30, maxGleanings: 1,
-		entityTypes: "person, geo,event",
-		llm:         llmOptions{url: srv.URL()},
+		entityTypes: "person, geo,event", temperature: 0.25, maxTokens: 900,
+		llm: llmOptions{url: srv.URL()},
 	}, term)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, errb.String())
 	}
 	calls := srv.Count("/chat/completions")
+	// Every stage's calls carry the sampling settings.
+	kinds := map[string]bool{}
+	for _, r := range srv.Requests() {
+		temp, _ := r.Extra["temperature"].(float64)
+		max, _ := r.Extra["max_tokens"].(float64)
+		if temp < 0.249 || temp > 0.251 || max != 900 {
+			t.Errorf("%s request: temperature %v, max_tokens %v; want 0.25, 900", indexertest.Kind(r), r.Extra["temperature"], r.Extra["max_tokens"])
+		}
+		kinds[indexertest.Kind(r)] = true
+	}
+	if !kinds[indexertest.KindExtraction] || !kinds[indexertest.KindSummary] || !kinds[indexertest.KindReport] {
+		t.Errorf("request kinds %v; want extraction, summary and report", kinds)
+	}
 	for _, want := range []string{"extraction", "summaries", "reports", "indexed 1 documents"} {
 		if !strings.Contains(errb.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errb.String())

@@ -14,10 +14,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -61,7 +63,12 @@ type Options struct {
 	// CacheDir holds model replies (internal/llmcache); "" means no cache.
 	CacheDir string
 	// Model is the chat model, used for the cache key and every call.
-	Model       string
+	Model string
+	// Temperature and MaxTokens go with every call of every stage (the
+	// extraction's own Chat settings win where set). GraphRAG asks for
+	// temperature 0; nil leaves it to the server.
+	Temperature *float32
+	MaxTokens   int
 	Concurrency int
 	Encoding    string
 	Documents   documents.Options
@@ -98,6 +105,7 @@ func DefaultOptions() Options {
 		Chunk:       chunk.DefaultOptions(),
 		Extraction:  extraction.DefaultOptions(),
 		LeidenSeed:  defaultLeidenSeed,
+		Temperature: new(float32), // 0, as GraphRAG's default model settings
 	}
 }
 
@@ -166,6 +174,11 @@ func Run(ctx context.Context, model Chatter, opts Options) (*Summary, error) {
 	return sum, nil
 }
 
+// chatOptions are the settings of the summary and report calls.
+func (r *run) chatOptions() llm.ChatOptions {
+	return llm.ChatOptions{Model: r.opts.Model, Temperature: r.opts.Temperature, MaxTokens: r.opts.MaxTokens}
+}
+
 // newRun checks opts and fills in the defaults Run and Plan share.
 func newRun(model Chatter, opts Options) (*run, error) {
 	if opts.Input == "" || opts.Output == "" {
@@ -179,6 +192,12 @@ func newRun(model Chatter, opts Options) (*run, error) {
 	}
 	if opts.Extraction.Chat.Model == "" {
 		opts.Extraction.Chat.Model = opts.Model
+	}
+	if opts.Extraction.Chat.Temperature == nil {
+		opts.Extraction.Chat.Temperature = opts.Temperature
+	}
+	if opts.Extraction.Chat.MaxTokens == 0 {
+		opts.Extraction.Chat.MaxTokens = opts.MaxTokens
 	}
 	enc, err := tokens.NewEncoder(opts.Encoding)
 	if err != nil {
@@ -260,11 +279,15 @@ func (r *run) build(ctx context.Context, sum *Summary) (*graphrag.Dataset, error
 		g = graphbuild.Merge(exts)
 	}
 	if len(g.Entities) == 0 {
-		return nil, fmt.Errorf("indexer: extraction found no entities in %d text units", len(xunits))
+		// The model answered but named nothing (a tiny model may not follow
+		// the record format). GraphRAG stops with an error; kgrag writes
+		// the documents and text units, which still load as a graph, and
+		// the summary's 0 entities tells the user.
+		return ds, nil
 	}
 	chat, done = r.stage(StageSummaries, sum)
 	s := &graphbuild.Summarizer{
-		Model: chat, Chat: llm.ChatOptions{Model: r.opts.Model}, Encoder: r.enc,
+		Model: chat, Chat: r.chatOptions(), Encoder: r.enc,
 		Concurrency: r.opts.Concurrency, JoinUnder: r.opts.SummaryJoinUnder,
 		Progress: func(n, total int) { r.progress(StageSummaries, n, total) },
 	}
@@ -294,7 +317,7 @@ func (r *run) build(ctx context.Context, sum *Summary) (*graphrag.Dataset, error
 		}
 		ro := reports.DefaultOptions()
 		ro.Concurrency = r.opts.Concurrency
-		ro.Chat.Model = r.opts.Model
+		ro.Chat = r.chatOptions()
 		gen, err := reports.NewGenerator(b, chat, ro)
 		if err != nil {
 			return nil, fmt.Errorf("indexer: reports: %w", err)
@@ -477,7 +500,9 @@ func writeAtomic(ctx context.Context, dir string, keep []string, ds *graphrag.Da
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return fmt.Errorf("indexer: output %s: %w", dir, err)
 	}
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".tmp-")
+	prefix := "." + filepath.Base(dir) + ".tmp-"
+	removeStale(dir, prefix)
+	tmp, err := os.MkdirTemp(parent, prefix)
 	if err != nil {
 		return fmt.Errorf("indexer: output %s: %w", dir, err)
 	}
@@ -529,6 +554,28 @@ func writeAtomic(ctx context.Context, dir string, keep []string, ds *graphrag.Da
 		return fmt.Errorf("indexer: output %s: remove the previous output %s: %w", dir, old, err)
 	}
 	return nil
+}
+
+// removeStale clears what a run killed in writeAtomic left beside dir:
+// its temporary folders are removed, and a previous output it had moved
+// aside is moved back when dir is missing (the run was killed between its
+// two renames), or else removed. It is best effort: what cannot be
+// removed only takes space.
+func removeStale(dir, prefix string) {
+	parent := filepath.Dir(filepath.Clean(dir))
+	entries, _ := os.ReadDir(parent)
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), prefix) {
+			continue
+		}
+		p := filepath.Join(parent, e.Name())
+		if strings.HasSuffix(e.Name(), ".old") {
+			if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) && os.Rename(p, dir) == nil {
+				continue
+			}
+		}
+		_ = os.RemoveAll(p)
+	}
 }
 
 // replaceable reports an error unless dir is a folder that holds nothing

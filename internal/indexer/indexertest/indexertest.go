@@ -48,38 +48,72 @@ func CarolInput(t *testing.T, words int) string {
 	return dir
 }
 
-// Script makes srv answer extraction prompts with records naming the
-// characters of the passage, claim prompts with claims about Scrooge,
-// summary prompts with a sentence and report
-// prompts with a report.
-func Script(srv *llmtest.Server) {
-	srv.Respond(func(req llmtest.Request) (string, bool) {
-		if len(req.Messages) == 0 {
-			return "", false
-		}
-		first := req.Messages[0].Content
-		last := req.Messages[len(req.Messages)-1].Content
-		switch {
-		case strings.Contains(first, "Entity types") && len(req.Messages) > 1:
-			return "<|COMPLETE|>", true // gleaning: nothing more
-		case strings.Contains(first, "Entity types"):
-			return extractionReply(last), true
-		case strings.Contains(first, "Claims to look for") && len(req.Messages) > 1:
-			return "<|COMPLETE|>", true
-		case strings.Contains(first, "Claims to look for"):
-			return claimsReply(last), true
-		case strings.Contains(last, "Combine these descriptions"):
-			return "One combined description of the entity.", true
-		case strings.Contains(last, "---Data---"):
-			b, _ := json.Marshal(map[string]any{
-				"title": "Scrooge and his circle", "summary": "Scrooge and those he deals with.",
-				"findings": []map[string]string{{"summary": "Scrooge is central", "explanation": "He links the others."}},
-				"rating":   5.0, "rating_explanation": "Moderate importance.",
-			})
-			return string(b), true
-		}
-		return "", false
-	})
+// Kinds of indexing request, as Kind tells them apart.
+const (
+	KindExtraction = "extraction" // a text unit's first extraction call
+	KindGleaning   = "gleaning"   // a later extraction round of the same unit
+	KindClaims     = "claims"     // a text unit's first claim extraction call
+	KindClaimsMore = "claims-gleaning"
+	KindSummary    = "summary" // a description summary
+	KindReport     = "report"  // a community report
+)
+
+// Kind tells which indexing prompt req is, by the prompts' own markers,
+// or "" for a request kgrag index does not make.
+func Kind(req llmtest.Request) string {
+	if len(req.Messages) == 0 {
+		return ""
+	}
+	first := req.Messages[0].Content
+	last := req.Messages[len(req.Messages)-1].Content
+	switch {
+	case strings.Contains(first, "Entity types") && len(req.Messages) > 1:
+		return KindGleaning
+	case strings.Contains(first, "Entity types"):
+		return KindExtraction
+	case strings.Contains(first, "Claims to look for") && len(req.Messages) > 1:
+		return KindClaimsMore
+	case strings.Contains(first, "Claims to look for"):
+		return KindClaims
+	case strings.Contains(last, "Combine these descriptions"):
+		return KindSummary
+	case strings.Contains(last, "---Data---"):
+		return KindReport
+	}
+	return ""
+}
+
+// ReportTitle is the title of every report Reply writes.
+const ReportTitle = "Scrooge and his circle"
+
+// Script makes srv answer with Reply.
+func Script(srv *llmtest.Server) { srv.Respond(Reply) }
+
+// Reply answers extraction prompts with records naming the characters of
+// the passage, claim prompts with claims about Scrooge, gleaning prompts
+// with nothing more, summary prompts with a
+// sentence and report prompts with a report titled ReportTitle. It
+// declines (ok false) any other request, so a test can answer those
+// itself; it is safe for concurrent use.
+func Reply(req llmtest.Request) (reply string, ok bool) {
+	switch Kind(req) {
+	case KindGleaning, KindClaimsMore:
+		return "<|COMPLETE|>", true
+	case KindClaims:
+		return claimsReply(req.Messages[len(req.Messages)-1].Content), true
+	case KindExtraction:
+		return extractionReply(req.Messages[len(req.Messages)-1].Content), true
+	case KindSummary:
+		return "One combined description of the entity.", true
+	case KindReport:
+		b, _ := json.Marshal(map[string]any{
+			"title": ReportTitle, "summary": "Scrooge and those he deals with.",
+			"findings": []map[string]string{{"summary": "Scrooge is central", "explanation": "He links the others."}},
+			"rating":   5.0, "rating_explanation": "Moderate importance.",
+		})
+		return string(b), true
+	}
+	return "", false
 }
 
 func extractionReply(prompt string) string {
