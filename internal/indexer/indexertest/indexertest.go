@@ -25,27 +25,74 @@ var characters = []struct{ name, typ string }{
 	{"London", "geo"}, {"Christmas", "event"},
 }
 
-// CarolInput writes the first words of A Christmas Carol into a fresh
-// input folder.
-func CarolInput(t *testing.T, words int) string {
+// CarolText returns the whole text of A Christmas Carol from the shared
+// test data (text/a-christmas-carol.txt beside the GraphRAG samples).
+func CarolText(t testing.TB) string {
 	t.Helper()
 	path := filepath.Join(filepath.Dir(test.GraphRAGSamples(t)), "text", "a-christmas-carol.txt")
 	b, err := os.ReadFile(path)
 	if err != nil {
 		test.SkipOrFail(t, "Christmas Carol text: %v", err)
 	}
-	fields := strings.Fields(string(b))
-	if len(fields) > words {
-		fields = fields[:words]
-	}
+	return string(b)
+}
+
+// CarolInput writes the first words of A Christmas Carol into a fresh
+// input folder.
+func CarolInput(t *testing.T, words int) string {
+	t.Helper()
+	text := CarolText(t)
 	dir := filepath.Join(t.TempDir(), "input")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "carol.txt"), []byte(strings.Join(fields, " ")), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "carol.txt"), []byte(FirstWords(text, words)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// FirstWords returns the first n words of text joined by single spaces
+// (all of them when n <= 0 or there are fewer), as CarolInput writes them.
+func FirstWords(text string, n int) string {
+	fields := strings.Fields(text)
+	if n > 0 && len(fields) > n {
+		fields = fields[:n]
+	}
+	return strings.Join(fields, " ")
+}
+
+// Kinds of chat request of an index run, as Kind tells them apart.
+const (
+	// KindExtract is a text unit's first extraction call.
+	KindExtract = "extract"
+	// KindGlean is a later call of the same conversation (gleaning
+	// continue or loop question); its first message is the KindExtract
+	// prompt of its unit.
+	KindGlean   = "glean"
+	KindSummary = "summary"
+	KindReport  = "report"
+)
+
+// Kind tells which of an index run's prompts req is, by the prompts'
+// wording; "" for any other request.
+func Kind(req llmtest.Request) string {
+	if len(req.Messages) == 0 {
+		return ""
+	}
+	first := req.Messages[0].Content
+	last := req.Messages[len(req.Messages)-1].Content
+	switch {
+	case strings.Contains(first, "Entity types") && len(req.Messages) > 1:
+		return KindGlean
+	case strings.Contains(first, "Entity types"):
+		return KindExtract
+	case strings.Contains(last, "Combine these descriptions"):
+		return KindSummary
+	case strings.Contains(last, "---Data---"):
+		return KindReport
+	}
+	return ""
 }
 
 // Script makes srv answer extraction prompts with records naming the
@@ -53,19 +100,14 @@ func CarolInput(t *testing.T, words int) string {
 // prompts with a report.
 func Script(srv *llmtest.Server) {
 	srv.Respond(func(req llmtest.Request) (string, bool) {
-		if len(req.Messages) == 0 {
-			return "", false
-		}
-		first := req.Messages[0].Content
-		last := req.Messages[len(req.Messages)-1].Content
-		switch {
-		case strings.Contains(first, "Entity types") && len(req.Messages) > 1:
+		switch Kind(req) {
+		case KindGlean:
 			return "<|COMPLETE|>", true // gleaning: nothing more
-		case strings.Contains(first, "Entity types"):
-			return extractionReply(last), true
-		case strings.Contains(last, "Combine these descriptions"):
+		case KindExtract:
+			return extractionReply(req.Messages[len(req.Messages)-1].Content), true
+		case KindSummary:
 			return "One combined description of the entity.", true
-		case strings.Contains(last, "---Data---"):
+		case KindReport:
 			b, _ := json.Marshal(map[string]any{
 				"title": "Scrooge and his circle", "summary": "Scrooge and those he deals with.",
 				"findings": []map[string]string{{"summary": "Scrooge is central", "explanation": "He links the others."}},
