@@ -74,7 +74,14 @@ func parseFlags() (config, error) {
 	flag.StringVar(&c.work, "work", "", "scratch `DIR` (default: a temporary one)")
 	flag.StringVar(&c.title, "title", "### Against a server taking a fixed time per call", "heading of the report section")
 	flag.Parse()
-	c.args = strings.Join(os.Args[1:], " ")
+	var args []string
+	for _, a := range os.Args[1:] {
+		if strings.ContainsAny(a, " #'\"") {
+			a = strconv.Quote(a)
+		}
+		args = append(args, a)
+	}
+	c.args = strings.Join(args, " ")
 	for f := range strings.SplitSeq(c.concurrencyList, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 1 {

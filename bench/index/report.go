@@ -40,8 +40,8 @@ func (r *report) write(out io.Writer) error {
 	p("\"calls / C\" is the naive calls / C × %v, which no schedule reaches when calls wait for others. Target: wall within", lat)
 	p("10 percent of the ideal.")
 	p("")
-	p("| concurrency | text units | calls: extraction + summaries + reports | wall | ideal | **wall / ideal** | stages' walls / ideal | outside the stages | kgrag's own time (wall − server busy) | calls / C × %v | within 10%% |", lat)
-	p("|---|---|---|---|---|---|---|---|---|---|---|")
+	p("| concurrency | text units | calls: extraction + summaries + reports | wall | ideal | **wall / ideal** | stages' walls / ideal | a unit per slot: ideal; wall / it | outside the stages | kgrag's own time (wall − server busy) | calls / C × %v | within 10%% |", lat)
+	p("|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, lr := range r.runs {
 		run := lr.median()
 		ideal := run.ideal(lr.concurrency, lat)
@@ -53,9 +53,13 @@ func (r *report) write(out io.Writer) error {
 		}
 		naive := time.Duration(float64(run.calls()) / float64(lr.concurrency) * float64(lat))
 		ratio := ms(run.wall) / ms(ideal)
-		p("| %d | %d | %s = %d | %s (runs: %s) | %s | %.3f | %.3f | %s | %s | %s | %s |", lr.concurrency, run.sum.TextUnits,
+		slot := "-"
+		if si := run.slotIdeal(lr.concurrency, lat); si > 0 {
+			slot = fmt.Sprintf("%s; %.3f", secs(si), ms(run.wall)/ms(si))
+		}
+		p("| %d | %d | %s = %d | %s (runs: %s) | %s | %.3f | %.3f | %s | %s | %s | %s | %s |", lr.concurrency, run.sum.TextUnits,
 			strings.Join(calls, " + "), run.calls(), secs(run.wall), lr.walls(), secs(ideal), ratio, ms(stages)/ms(ideal),
-			secs(run.wall-stages), secs(run.wall-run.busy), secs(naive), verdict(ratio))
+			slot, secs(run.wall-stages), secs(run.wall-run.busy), secs(naive), verdict(ratio))
 	}
 	p("")
 	p("Per stage (the median run): the stage's own wall time (indexer.Summary's StageStats.Elapsed) against its ideal.")
@@ -87,6 +91,24 @@ func (r *indexRun) ideal(c int, lat time.Duration) time.Duration {
 	n := 0
 	for _, pl := range r.plans {
 		n += pl.f.rounds(c)
+	}
+	return time.Duration(n) * lat
+}
+
+// slotIdeal is ideal with each chain of calls holding its slot from
+// first call to last (stagePlan.slotRounds; the reports' calls are one
+// per community); 0 when a stage's chains differ in length.
+func (r *indexRun) slotIdeal(c int, lat time.Duration) time.Duration {
+	n := 0
+	for _, pl := range r.plans {
+		k := pl.slotRounds(c)
+		if pl.chains == nil {
+			k = pl.f.rounds(c)
+		}
+		if k < 0 {
+			return 0
+		}
+		n += k
 	}
 	return time.Duration(n) * lat
 }
