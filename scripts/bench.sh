@@ -38,6 +38,17 @@
 #               leidenalg (2 iterations), run by scripts/oracle/leiden.py in
 #               the venv of scripts/leiden-py.sh; best of BENCH_LEIDEN_REPEAT
 #               runs (default 3), modularity per level.
+#   7. index    the indexing pipeline (internal/indexer.Run, as `kgrag index`
+#               runs it) on A Christmas Carol against the project's test
+#               model server in-process, scripted by indexertest.Script:
+#               BenchmarkIndexInstant (bench/index, `go test -bench`,
+#               BENCH_INDEX_COUNT runs, benchstat) for kgrag's time per text
+#               unit with a server answering at once (whole book and 8,000
+#               words, GraphRAG's chunking, cache of replies on and off) and
+#               a CPU profile of the whole-book runs; then bench/index with
+#               a server taking 500 ms per call, at BENCH_INDEX_CONCURRENCY,
+#               on the first BENCH_INDEX_WORDS words in 400-token chunks:
+#               wall time against the exact lower bound of the calls made.
 #
 # The synthetic dataset is made once by kgrag-synth and cached under
 # $BENCH_DIR/data/ keyed by its sizes and seed. The report goes to stdout and
@@ -55,7 +66,7 @@
 #   BENCH_ENTITIES, BENCH_RELATIONSHIPS, BENCH_TEXT_UNITS, BENCH_COMMUNITIES,
 #   BENCH_SEED           synthetic sizes and seed (default 100000, 300000,
 #                        20000, 5000, seed 1; quick: a tenth of those)
-#   BENCH_STEPS          which parts to run (default "convert micro stores retrieval global leiden")
+#   BENCH_STEPS          which parts to run (default "convert micro stores retrieval global leiden index")
 #   BENCH_STORES         which stores (default "oxigraph fuseki virtuoso")
 #   BENCH_SKIP_ATOMIC    stores whose atomic kgrag load is not run (e.g.
 #                        "oxigraph": its MOVE of 5M triples takes ~20 min)
@@ -66,6 +77,15 @@
 #                        global step: questions against the instant server
 #                        (default 20), runs of each 500 ms-per-call question
 #                        and context build (default 3)
+#   BENCH_INDEX_COUNT, BENCH_INDEX_WORDS, BENCH_INDEX_CONCURRENCY
+#                        index step: go test -count of the instant-server
+#                        benchmark (default 5; quick: 2), words indexed
+#                        against the 500 ms server (default 4000; quick:
+#                        2000) and its concurrencies (default "1 4 8";
+#                        quick: "4 8")
+#   KGRAG_TESTDATA       the shared test data, for the book (default
+#                        /work/shared/testdata; the book is
+#                        text/a-christmas-carol.txt in it)
 #   BENCH_SAMPLE         real GraphRAG 3.x output, read in place
 #                        (default /work/shared/testdata/graphrag/v3)
 #   BENCH_DIR            cache and report directory (default .cache/bench)
@@ -95,7 +115,7 @@ N_REL=${BENCH_RELATIONSHIPS:-${def[1]}}
 N_TU=${BENCH_TEXT_UNITS:-${def[2]}}
 N_COM=${BENCH_COMMUNITIES:-${def[3]}}
 SEED=${BENCH_SEED:-1}
-STEPS=${BENCH_STEPS:-convert micro stores retrieval global leiden}
+STEPS=${BENCH_STEPS:-convert micro stores retrieval global leiden index}
 STORES=${BENCH_STORES:-oxigraph fuseki virtuoso}
 COUNT=${BENCH_COUNT:-6}
 REPEAT=${BENCH_REPEAT:-3}
@@ -810,6 +830,138 @@ PY
 		echo "|---|---|---|---|---|---|---|---|---|---|---|"
 		printf '%s\n' "${ld_rows[@]}"
 		echo
+	} | section
+fi
+
+# --- 7. indexing pipeline: kgrag's time per text unit, latency-bound wall ------
+
+# ix_metric NAME UNIT: median (unrounded) of the value before UNIT on the
+# lines of benchmark NAME in $IX_FILE.
+ix_metric() {
+	awk -v name="$1" -v unit="$2" '$1 ~ "^" name "-[0-9]+$" { for (i = 2; i <= NF; i++) if ($i == unit) print $(i - 1) }' "$IX_FILE" |
+		sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else if (NR) printf "%.4g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2; else print "?" }'
+}
+
+if has_step index; then
+	IX_DATA=${KGRAG_TESTDATA:-/work/shared/testdata}
+	IX_TEXT=$IX_DATA/text/a-christmas-carol.txt
+	if [[ $QUICK == 1 ]]; then
+		ix_def=(2 2000 "4 8")
+	else
+		ix_def=(5 4000 "1 4 8")
+	fi
+	IX_COUNT=${BENCH_INDEX_COUNT:-${ix_def[0]}}
+	IX_WORDS=${BENCH_INDEX_WORDS:-${ix_def[1]}}
+	IX_CONC=${BENCH_INDEX_CONCURRENCY:-${ix_def[2]}}
+	IX_FILE=$RUN/index-instant.txt
+	T_INDEX_UNIT=5 # kgrag's own ms per text unit, instant server
+	ix_note="" prof_note=""
+	log "index: go test -bench IndexInstant (-benchtime 3x, -count $IX_COUNT)"
+	if ! KGRAG_TESTDATA=$IX_DATA KGRAG_TEST_DISALLOW_SKIP=1 go test -run '^$' -bench IndexInstant -benchtime 3x -count "$IX_COUNT" ./bench/index \
+		>"$IX_FILE" 2>"$RUN/index-instant.err"; then
+		ix_note="failed: $(tail -n 3 "$IX_FILE" "$RUN/index-instant.err" | tr '\n' ' ' | cut -c1-200)"
+	fi
+	log "index: CPU profile of the whole-book runs"
+	if KGRAG_TESTDATA=$IX_DATA KGRAG_TEST_DISALLOW_SKIP=1 go test -run '^$' -bench 'IndexInstant/words=[0-9]{5,}/cache=on' -benchtime 5x \
+		-cpuprofile "$RUN/index-cpu.out" -o "$RUN/index.test" ./bench/index >"$RUN/index-profile.txt" 2>&1; then
+		go tool pprof -top -cum -nodecount 300 "$RUN/index.test" "$RUN/index-cpu.out" 2>/dev/null >"$RUN/index-profile-top.txt" || true
+	else
+		prof_note="failed: $(tail -n 1 "$RUN/index-profile.txt" | cut -c1-160)"
+	fi
+	log "index: bench/index, 500 ms per call, concurrency $IX_CONC"
+	INDEX=$OUT/bin/bench-index
+	mkdir -p "$OUT/bin"
+	ix_lat_ok=0
+	if go build -o "$INDEX" ./bench/index 2>"$RUN/index-latency.err" &&
+		"$INDEX" -text "$IX_TEXT" -words "$IX_WORDS" -concurrency "${IX_CONC// /,}" -latency 500ms \
+			-title "### Against a server taking 500 ms per call" >"$RUN/index-latency.md" 2>>"$RUN/index-latency.err"; then
+		ix_lat_ok=1
+	fi
+	bs=$(find_benchstat) || bs=""
+	{
+		echo "## 7. Indexing pipeline (kgrag index) against the test model server"
+		echo
+		echo "internal/indexer.Run as \`kgrag index\` runs it (llm.Client over HTTP to the project's test server in the same process,"
+		echo "scripted by indexertest.Script: extraction replies name the book's characters, gleaning finds nothing more, summaries"
+		echo "and reports are short and valid; a cache of replies in a fresh folder per run) on A Christmas Carol ($IX_TEXT)."
+		echo
+		echo "### Per text unit, server answering at once"
+		echo
+		if [[ -n $ix_note ]]; then
+			echo "BenchmarkIndexInstant: $ix_note"
+		else
+			names=$(awk '$1 ~ /^BenchmarkIndexInstant\/words=/ { sub(/-[0-9]+$/, "", $1); print $1 }' "$IX_FILE" | sort -u)
+			wbig=$(sed 's/.*words=\([0-9]*\).*/\1/' <<<"$names" | sort -n | tail -n 1)
+			wsmall=$(sed 's/.*words=\([0-9]*\).*/\1/' <<<"$names" | sort -n | head -n 1)
+			echo "GraphRAG's chunking (1200 tokens, 100 overlap), concurrency 4, $IX_COUNT runs of 3 each (median). **kgrag's own** time is the"
+			echo "run's wall time minus the time at least one request was inside the server's handler: kgrag, its HTTP client and the"
+			echo "loopback, never the model (on this shared 2-core machine the in-process server competes for the CPUs). The cost per"
+			echo "unit beyond the run's fixed cost is the difference of kgrag's own time per run between the two inputs over the"
+			echo "difference of their text units. The whole book, cache on, is what \`kgrag index\` does; cache off tells the cache's"
+			echo "share (\`kgrag index\` has no switch for it)."
+			echo
+			echo "| input | cache | text units | model calls | wall per unit (ms) | kgrag's own per unit (ms) | kgrag's own per run (ms) |"
+			echo "|---|---|---|---|---|---|---|"
+			for w in "$wbig" "$wsmall"; do
+				for cache in on off; do
+					n="BenchmarkIndexInstant/words=$w/cache=$cache"
+					echo "| $(fmt_int "$w") words | $cache | $(ix_metric "$n" units) | $(ix_metric "$n" calls/op) | $(ix_metric "$n" ms/unit) | $(ix_metric "$n" kgrag-ms/unit) | $(ix_metric "$n" kgrag-ms/op) |"
+				done
+			done
+			echo
+			echo "| measure | value | target | |"
+			echo "|---|---|---|---|"
+			for cache in on off; do
+				big="BenchmarkIndexInstant/words=$wbig/cache=$cache" small="BenchmarkIndexInstant/words=$wsmall/cache=$cache"
+				v=$(ix_metric "$big" kgrag-ms/unit)
+				marg=$(awk -v a="$(ix_metric "$big" kgrag-ms/op)" -v b="$(ix_metric "$small" kgrag-ms/op)" \
+					-v ua="$(ix_metric "$big" units)" -v ub="$(ix_metric "$small" units)" 'BEGIN { if (ua - ub > 0) printf "%.2f", (a - b) / (ua - ub); else print "?" }')
+				if [[ $cache == on ]]; then
+					echo "| kgrag's own time per text unit, whole book (as kgrag index) | $v ms | < $T_INDEX_UNIT ms | $(verdict "$v" lt "$T_INDEX_UNIT") |"
+					echo "| wall time per text unit, whole book | $(ix_metric "$big" ms/unit) ms | | |"
+					echo "| kgrag's own time per text unit beyond the fixed cost (cache on) | $marg ms | < $T_INDEX_UNIT ms | $(verdict "$marg" lt "$T_INDEX_UNIT") |"
+				else
+					echo "| kgrag's own time per text unit, whole book, cache off | $v ms | | |"
+					echo "| kgrag's own time per text unit beyond the fixed cost, cache off | $marg ms | | |"
+				fi
+			done
+			echo
+			if [[ -n $bs ]]; then
+				echo '```'
+				"$bs" -filter '.unit:(ms/unit OR kgrag-ms/unit)' "$IX_FILE" 2>&1
+				echo '```'
+				echo
+			fi
+		fi
+		if [[ -n $prof_note ]]; then
+			echo "CPU profile: $prof_note"
+		elif [[ -s $RUN/index-profile-top.txt ]]; then
+			echo "Where the CPU time of the whole-book runs (cache on) goes: cumulative share of the profile's samples, for the parts"
+			echo "of the pipeline (\`go test -bench 'IndexInstant/words=[0-9]{5,}/cache=on' -benchtime 5x -cpuprofile\`; the"
+			echo "in-process test server's share is its own):"
+			echo
+			echo "| part | cumulative CPU | share |"
+			echo "|---|---|---|"
+			total=$(sed -n 's/.*Total samples = \([0-9.]*m\?s\).*/\1/p' "$RUN/index-profile-top.txt")
+			for f in tokens.NewEncoder 'llmcache.(*Cache).Put' 'llmcache.(*Cache).Get' documents.Read \
+				'extraction.(*Extractor).Extract' 'graphbuild.(*Summarizer).Summarize' 'indexer.(*run).communities' \
+				'reports.(*Generator).Run' indexer.writeAtomic 'llm.(*Client).Chat' 'llmtest.(*Server).ServeHTTP'; do
+				awk -v f="$f" 'substr($NF, length($NF) - length(f)) == "/" f || $NF == f { printf "| %s | %s | %s |\n", f, $4, $5; exit }' \
+					"$RUN/index-profile-top.txt"
+			done
+			echo
+			echo "All samples: ${total:-?}; profile: ${RUN#"$repo"/}/index-cpu.out (binary index.test beside it). CPU time only: the"
+			echo "cache's waits on the disk (fsync) show in the cache on/off rows above, not here."
+			echo
+		fi
+		if ((ix_lat_ok)); then
+			cat "$RUN/index-latency.md"
+		else
+			echo "### Against a server taking 500 ms per call"
+			echo
+			echo "failed: $(tail -n 1 "$RUN/index-latency.err" | cut -c1-200) (log: ${RUN#"$repo"/}/index-latency.err)"
+			echo
+		fi
 	} | section
 fi
 

@@ -25,27 +25,41 @@ var characters = []struct{ name, typ string }{
 	{"London", "geo"}, {"Christmas", "event"},
 }
 
-// CarolInput writes the first words of A Christmas Carol into a fresh
-// input folder.
-func CarolInput(t *testing.T, words int) string {
+// CarolText returns the whole text of A Christmas Carol from the shared
+// test data (text/a-christmas-carol.txt beside the GraphRAG samples).
+func CarolText(t testing.TB) string {
 	t.Helper()
 	path := filepath.Join(filepath.Dir(test.GraphRAGSamples(t)), "text", "a-christmas-carol.txt")
 	b, err := os.ReadFile(path)
 	if err != nil {
 		test.SkipOrFail(t, "Christmas Carol text: %v", err)
 	}
-	fields := strings.Fields(string(b))
-	if len(fields) > words {
-		fields = fields[:words]
-	}
+	return string(b)
+}
+
+// CarolInput writes the first words of A Christmas Carol into a fresh
+// input folder.
+func CarolInput(t *testing.T, words int) string {
+	t.Helper()
+	text := CarolText(t)
 	dir := filepath.Join(t.TempDir(), "input")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "carol.txt"), []byte(strings.Join(fields, " ")), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "carol.txt"), []byte(FirstWords(text, words)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// FirstWords returns the first n words of text joined by single spaces
+// (all of them when n <= 0 or there are fewer), as CarolInput writes them.
+func FirstWords(text string, n int) string {
+	fields := strings.Fields(text)
+	if n > 0 && len(fields) > n {
+		fields = fields[:n]
+	}
+	return strings.Join(fields, " ")
 }
 
 // Kinds of indexing request, as Kind tells them apart.
