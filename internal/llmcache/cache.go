@@ -6,9 +6,12 @@
 // A request's key is the SHA-256 of everything that can change the reply:
 // the model, the messages, and the options sent with them (temperature,
 // max tokens, seed, stop words, JSON mode and schema). Each reply is one
-// small JSON file under dir/xx/, written whole or not at all
-// (internal/atomicfile), so a run killed mid-write leaves no broken entry,
-// and several processes may share a cache.
+// small JSON file under dir/xx/, written to a temporary name and renamed,
+// so a process killed mid-write leaves no broken entry, and several
+// processes may share a cache. Entries are not synced to disk one by one:
+// that cost more than the rest of a call's own work, and after a crash of
+// the machine an entry that did not reach the disk whole is read as a
+// miss (counted in Stats.Corrupt) and asked again, never as a reply.
 package llmcache
 
 import (
@@ -21,10 +24,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync/atomic"
 	"time"
 
-	"github.com/kgrag/kgrag/internal/atomicfile"
 	"github.com/kgrag/kgrag/internal/llm"
 )
 
@@ -36,8 +39,11 @@ type Chatter interface {
 // Cache is a directory of cached replies. It is safe for concurrent use,
 // also by several processes.
 type Cache struct {
-	dir          string
-	hits, misses atomic.Int64
+	dir                   string
+	hits, misses, corrupt atomic.Int64
+	seq                   atomic.Int64 // temporary file names
+	// shards says which dir/xx folders exist, so that Put makes each once.
+	shards [256]atomic.Bool
 }
 
 // Open opens the cache in dir, creating it if needed.
@@ -51,11 +57,12 @@ func Open(dir string) (*Cache, error) {
 // Dir is the cache's directory.
 func (c *Cache) Dir() string { return c.dir }
 
-// Stats are the lookups since Open.
-type Stats struct{ Hits, Misses int64 }
+// Stats are the lookups since Open. Corrupt counts the misses that found
+// an entry they could not read (a machine crash mid-write).
+type Stats struct{ Hits, Misses, Corrupt int64 }
 
 // Stats returns the hits and misses so far.
-func (c *Cache) Stats() Stats { return Stats{c.hits.Load(), c.misses.Load()} }
+func (c *Cache) Stats() Stats { return Stats{c.hits.Load(), c.misses.Load(), c.corrupt.Load()} }
 
 // request is what a key hashes: every field that can change a reply.
 type request struct {
@@ -90,8 +97,9 @@ type entry struct {
 
 func (c *Cache) path(key string) string { return filepath.Join(c.dir, key[:2], key+".json") }
 
-// Get returns the reply stored under key. A missing entry is no error; an
-// unreadable one is.
+// Get returns the reply stored under key. A missing entry is no error,
+// nor is one that is not whole (a miss, counted in Stats.Corrupt); a file
+// that cannot be read at all is.
 func (c *Cache) Get(key string) (string, llm.Usage, bool, error) {
 	b, err := os.ReadFile(c.path(key))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -103,7 +111,9 @@ func (c *Cache) Get(key string) (string, llm.Usage, bool, error) {
 	}
 	var e entry
 	if err := json.Unmarshal(b, &e); err != nil {
-		return "", llm.Usage{}, false, fmt.Errorf("llmcache: %s: %w (delete it to ask again)", c.path(key), err)
+		c.misses.Add(1)
+		c.corrupt.Add(1)
+		return "", llm.Usage{}, false, nil
 	}
 	c.hits.Add(1)
 	return e.Reply, e.Usage, true, nil
@@ -112,24 +122,39 @@ func (c *Cache) Get(key string) (string, llm.Usage, bool, error) {
 // Put stores reply under key.
 func (c *Cache) Put(key, model, reply string, usage llm.Usage) error {
 	p := c.path(key)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return fmt.Errorf("llmcache: %w", err)
+	if err := c.shard(key); err != nil {
+		return err
 	}
 	b, err := json.Marshal(entry{Reply: reply, Usage: usage, Model: model, Created: time.Now().UTC()})
 	if err != nil {
 		return fmt.Errorf("llmcache: %w", err)
 	}
-	f, err := atomicfile.Create(p)
+	// A name of its own per writer: two processes may store the same key.
+	tmp := fmt.Sprintf("%s.%d-%d.tmp", p, os.Getpid(), c.seq.Add(1))
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("llmcache: %w", err)
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("llmcache: %w", err)
+	}
+	return nil
+}
+
+// shard makes key's folder, once per Cache.
+func (c *Cache) shard(key string) error {
+	n, err := strconv.ParseUint(key[:2], 16, 8)
 	if err != nil {
+		return fmt.Errorf("llmcache: key %q: %w", key, err)
+	}
+	if c.shards[n].Load() {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(c.path(key)), 0o755); err != nil {
 		return fmt.Errorf("llmcache: %w", err)
 	}
-	if _, err := f.Write(b); err != nil {
-		f.Abort()
-		return fmt.Errorf("llmcache: %w", err)
-	}
-	if err := f.Commit(); err != nil {
-		return fmt.Errorf("llmcache: %w", err)
-	}
+	c.shards[n].Store(true)
 	return nil
 }
 

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"hash/maphash"
 	"sync"
-
-	tiktoken_loader "github.com/pkoukk/tiktoken-go-loader"
 )
 
 // Encoding names accepted by NewEncoder.
@@ -54,7 +52,7 @@ func NewEncoder(name string) (*Encoder, error) {
 	if name != EncodingCL100K && name != EncodingO200K {
 		return nil, fmt.Errorf("tokens: encoder: unknown encoding %q (want %s or %s)", name, EncodingCL100K, EncodingO200K)
 	}
-	ranks, err := tiktoken_loader.NewOfflineLoader().LoadTiktokenBpe(name + ".tiktoken")
+	ranks, err := loadRanks(name)
 	if err != nil {
 		return nil, fmt.Errorf("tokens: encoder %s: %w", name, err)
 	}

@@ -391,3 +391,48 @@ func FuzzCount(f *testing.F) {
 		o.check(t, "fuzz", s)
 	})
 }
+
+// TestLoadRanks checks kgrag's reading of the rank files against
+// tiktoken-go-loader's own.
+func TestLoadRanks(t *testing.T) {
+	for _, name := range []string{EncodingCL100K, EncodingO200K} {
+		t.Run(name, func(t *testing.T) {
+			want, err := tiktoken_loader.NewOfflineLoader().LoadTiktokenBpe(name + ".tiktoken")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := loadRanks(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(want) || len(got) < 100000 {
+				t.Fatalf("%d ranks; the loader reads %d", len(got), len(want))
+			}
+			for k, v := range want {
+				if got[k] != v {
+					t.Fatalf("rank of %q = %d; the loader reads %d", k, got[k], v)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkLoadRanks(b *testing.B) {
+	for _, tt := range []struct {
+		name string
+		load func() (map[string]int, error)
+	}{
+		{"kgrag", func() (map[string]int, error) { return loadRanks(EncodingCL100K) }},
+		{"tiktoken-go-loader", func() (map[string]int, error) {
+			return tiktoken_loader.NewOfflineLoader().LoadTiktokenBpe(EncodingCL100K + ".tiktoken")
+		}},
+	} {
+		b.Run(tt.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := tt.load(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
