@@ -37,6 +37,7 @@ type indexRunOptions struct {
 	dedup                bool
 	temperature          float64
 	maxTokens            int
+	reportMaxLength      int
 	dedupThreshold       float64
 	plan                 bool
 	quiet                bool
@@ -92,6 +93,7 @@ Go straight on to a SPARQL store and the vector index, as 'kgrag load
 			&cli.IntFlag{Name: "max-gleanings", Value: extraction.DefaultMaxGleanings, Usage: "extra extraction rounds per chunk"},
 			&cli.StringFlag{Name: "entity-types", Value: strings.Join(extraction.DefaultEntityTypes(), ","), Usage: "comma-separated entity `TYPES` to extract"},
 			&cli.IntFlag{Name: "summary-threshold", Usage: "join an entity's descriptions without a model call when together they fit in `TOKENS` (the seed uses 300; 0 summarises every entity described more than once, as GraphRAG does)"},
+			&cli.IntFlag{Name: "report-max-length", Value: 2000, Usage: "`WORDS` a community report may have; with llama.cpp's servers the reply's JSON schema enforces a share of it per field (GraphRAG's max_length)"},
 			&cli.BoolFlag{Name: "dedup", Usage: "join entities whose embedded \"title: descriptions\" are alike (the seed's de-duplication; needs --embed-model), and list what was joined"},
 			&cli.FloatFlag{Name: "dedup-threshold", Value: graphbuild.DefaultDedupThreshold, Usage: "with --dedup: the cosine `SIMILARITY` that joins two entities; alike entities join in chains, so check the list and raise it if unrelated entities were joined (the right value depends on the embedding model)"},
 			&cli.BoolFlag{Name: "plan", Usage: "read and chunk the input, print the model calls and tokens the run would take (exact for extraction, estimated after it) and how many are cached, and stop without calling the model"},
@@ -119,8 +121,9 @@ Go straight on to a SPARQL store and the vector index, as 'kgrag load
 				summaryJoinUnder: cmd.Int("summary-threshold"), plan: cmd.Bool("plan"),
 				dedup: cmd.Bool("dedup"), dedupThreshold: cmd.Float("dedup-threshold"),
 				temperature: cmd.Float("temperature"), maxTokens: cmd.Int("max-tokens"),
-				quiet: cmd.Bool("quiet"),
-				llm:   llmOptionsFrom(cmd),
+				reportMaxLength: cmd.Int("report-max-length"),
+				quiet:           cmd.Bool("quiet"),
+				llm:             llmOptionsFrom(cmd),
 			}
 			if cmd.Bool("load") {
 				o.load = &loadOptions{input: o.output, base: cmd.String("base"), quiet: o.quiet, store: storeOptionsFrom(cmd)}
@@ -148,6 +151,8 @@ func (o *indexRunOptions) validate() error {
 		return usagef("--max-gleanings 1", "--max-gleanings must not be negative")
 	case o.temperature < 0 || o.temperature > 2:
 		return usagef("--temperature 0", "--temperature %v is out of range: 0 to 2", o.temperature)
+	case o.reportMaxLength < 0:
+		return usagef("--report-max-length 2000", "--report-max-length must not be negative")
 	case o.maxTokens < 0:
 		return usagef("--max-tokens 2000", "--max-tokens must not be negative")
 	case o.summaryJoinUnder < 0:
@@ -208,6 +213,7 @@ func runIndex(ctx context.Context, o indexRunOptions, term terminal) error {
 	opts.Model = o.chatModel
 	temp := float32(o.temperature)
 	opts.Temperature, opts.MaxTokens = &temp, o.maxTokens
+	opts.ReportMaxLength = o.reportMaxLength
 	opts.Documents.TextColumn, opts.Documents.TitleColumn = o.textColumn, o.titleColumn
 	opts.Documents.SkipBad = o.skipBad
 	opts.Concurrency = o.concurrency

@@ -1,11 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -156,12 +161,11 @@ func TestIndexRealModel(t *testing.T) {
 	out, ttl := filepath.Join(dir, "output"), filepath.Join(dir, "g.ttl")
 	// 650 words are about 900 tokens: two chunks of 600 with 100 of
 	// overlap, each prompt inside the server's 2048-token context with
-	// room for the reply. The model often writes on until that context is
-	// full (kgrag index sets no reply limit), some 25 s a call on 2 cores.
+	// room for the reply. The model writes on until --max-tokens stops it.
 	start := time.Now()
 	_, stderr, code := runKgrag(t, "index", "--input", indexertest.CarolInput(t, 650), "--output", out,
 		"--llm-url", url, "--chat-model", chatModel, "--chunk-size", "600", "--chunk-overlap", "100",
-		"--max-gleanings", "0", "--concurrency", "1")
+		"--max-gleanings", "0", "--concurrency", "1", "--max-tokens", "300")
 	elapsed := time.Since(start)
 	if code != 0 {
 		t.Fatalf("kgrag index with %s: exit %d after %s: %s", chatModel, code, elapsed.Round(time.Second), stderr)
@@ -222,6 +226,91 @@ func TestIndexNothingFound(t *testing.T) {
 		t.Errorf("%d documents, %d text units, %d entities after %d calls; want 1, one unit a call, 0",
 			len(ds.Documents), len(ds.TextUnits), len(ds.Entities), calls)
 	}
+	if _, stderr, code := runKgrag(t, "load", "-q", "--input", out, "--turtle", filepath.Join(t.TempDir(), "g.ttl")); code != 0 {
+		t.Errorf("kgrag load: exit %d: %s", code, stderr)
+	}
+}
+
+// TestIndexRealModelReports runs the stages after extraction with the real
+// chat model: a proxy in front of it answers the extraction calls from
+// indexertest's script (Gemma 3 270M, a base model, does not write the
+// record format, and neither did SmolLM2 135M Instruct when tried) and
+// forwards every other call, the description summaries and the community
+// reports, to the model as kgrag sent it. The reports go out in JSON mode
+// with a schema, which llama.cpp's server enforces, so each community
+// must get a report with a title however small the model.
+func TestIndexRealModelReports(t *testing.T) {
+	url, chatModel, _ := modelServer(t)
+	var mu sync.Mutex
+	forwarded := map[string]int{}
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		var req llmtest.Request
+		if err := json.Unmarshal(body, &req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		kind := indexertest.Kind(req)
+		if kind == indexertest.KindExtraction || kind == indexertest.KindGleaning {
+			reply, _ := indexertest.Reply(req)
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode(map[string]any{
+				"id": "scripted", "object": "chat.completion", "model": chatModel,
+				"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
+					"message": map[string]string{"role": "assistant", "content": reply}}},
+			})
+			return
+		}
+		mu.Lock()
+		forwarded[kind]++
+		mu.Unlock()
+		resp, err := http.Post(strings.TrimSuffix(url, "/")+strings.TrimPrefix(r.URL.Path, "/v1"), "application/json", bytes.NewReader(body))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
+		w.WriteHeader(resp.StatusCode)
+		io.Copy(w, resp.Body)
+	}))
+	defer proxy.Close()
+
+	out := filepath.Join(t.TempDir(), "output")
+	start := time.Now()
+	_, stderr, code := runKgrag(t, "index", "--input", indexertest.CarolInput(t, 650), "--output", out,
+		"--llm-url", proxy.URL+"/v1", "--chat-model", chatModel, "--chunk-size", "600", "--chunk-overlap", "100",
+		"--max-gleanings", "0", "--concurrency", "1", "--max-tokens", "400", "--report-max-length", "40")
+	elapsed := time.Since(start)
+	if code != 0 {
+		t.Fatalf("kgrag index: exit %d after %s: %s", code, elapsed.Round(time.Second), stderr)
+	}
+	ds, err := graphrag.Open(t.Context(), out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if forwarded[indexertest.KindSummary] == 0 || forwarded[indexertest.KindReport] == 0 || len(ds.Communities) == 0 {
+		t.Fatalf("forwarded %v, %d communities; want summaries and reports from the model", forwarded, len(ds.Communities))
+	}
+	for _, c := range ds.Communities {
+		if c.Report == nil || strings.TrimSpace(c.Report.Title) == "" || c.Report.Title == indexertest.ReportTitle {
+			t.Errorf("community %s: report %+v; want one the model wrote, with a title", c.HumanReadableID, c.Report)
+			continue
+		}
+		t.Logf("community %s: %q, rating %v, %d findings", c.HumanReadableID, c.Report.Title, c.Report.Rank, len(c.Report.Findings))
+	}
+	var summaries []string
+	for _, e := range ds.Entities {
+		if len(e.TextUnitIDs) > 1 {
+			summaries = append(summaries, e.Title+": "+e.Description)
+		}
+	}
+	t.Logf("%s wrote %v in %s; summaries:\n%s\n%s", chatModel, forwarded, elapsed.Round(100*time.Millisecond),
+		strings.Join(summaries, "\n"), stderr)
 	if _, stderr, code := runKgrag(t, "load", "-q", "--input", out, "--turtle", filepath.Join(t.TempDir(), "g.ttl")); code != 0 {
 		t.Errorf("kgrag load: exit %d: %s", code, stderr)
 	}

@@ -86,6 +86,9 @@ type Options struct {
 	// with them (kgrag's vector index): the previous output's are carried
 	// into the new output rather than refused or lost.
 	Keep []string
+	// ReportMaxLength is the words a community report may have
+	// (GraphRAG's community_reports.max_length); 0 means its 2000.
+	ReportMaxLength int
 	// SummaryJoinUnder is graphbuild.Summarizer's JoinUnder: 0 is
 	// GraphRAG's rule, the seed used 300.
 	SummaryJoinUnder int
@@ -318,6 +321,9 @@ func (r *run) build(ctx context.Context, sum *Summary) (*graphrag.Dataset, error
 		ro := reports.DefaultOptions()
 		ro.Concurrency = r.opts.Concurrency
 		ro.Chat = r.chatOptions()
+		if r.opts.ReportMaxLength > 0 {
+			ro.MaxLength = r.opts.ReportMaxLength
+		}
 		gen, err := reports.NewGenerator(b, chat, ro)
 		if err != nil {
 			return nil, fmt.Errorf("indexer: reports: %w", err)

@@ -34,7 +34,7 @@ type Options struct {
 	// Retries is how many times a community is asked again when its reply
 	// cannot be read as a report (the prompt then says what was wrong).
 	Retries int
-	// JSONMode asks for JSON with Schema (response_format). A server that
+	// JSONMode asks for JSON with Schema(MaxLength) (response_format). A server that
 	// refuses it (HTTP 400 naming response_format) is asked again
 	// without, for the rest of the run.
 	JSONMode bool
@@ -380,7 +380,7 @@ func (g *Generator) call(ctx context.Context, prompt string) (string, Call, erro
 	opts := g.opts.Chat
 	opts.JSON = g.opts.JSONMode
 	if opts.JSON {
-		opts.JSONSchema = Schema
+		opts.JSONSchema = Schema(g.opts.MaxLength)
 	}
 	msgs := []llm.Message{{Role: llm.RoleUser, Content: prompt}}
 	enc := g.b.enc

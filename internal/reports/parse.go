@@ -26,18 +26,29 @@ type Reply struct {
 	RatingExplanation string
 }
 
-// Schema is the JSON schema of a Reply, sent with JSON mode so that
-// servers that constrain decoding to a schema (llama.cpp) keep small
-// models to the shape. The keys are in GraphRAG's order.
-var Schema = json.RawMessage(`{"type":"object","properties":{` +
-	`"title":{"type":"string","minLength":1},` +
-	`"summary":{"type":"string","minLength":1},` +
-	`"findings":{"type":"array","items":{"type":"object","properties":{` +
-	`"summary":{"type":"string","minLength":1},"explanation":{"type":"string","minLength":1}},` +
-	`"required":["summary","explanation"]}},` +
-	`"rating":{"type":"number","minimum":0,"maximum":10},` +
-	`"rating_explanation":{"type":"string"}},` +
-	`"required":["title","summary","findings","rating","rating_explanation"]}`)
+// Schema is the JSON schema of a Reply for a report of about maxLength
+// words (Options.MaxLength), sent with JSON mode so that servers that
+// constrain decoding to a schema (llama.cpp) keep small models to the
+// shape. The keys are in GraphRAG's order. Its length limits share out
+// about six characters a word, at least 100 to a text, and GraphRAG's five
+// to ten findings become one per 200 words, one to ten: a server that
+// enforces them stops a small model that would otherwise write findings
+// until the reply is cut, and a cut reply is no report.
+func Schema(maxLength int) json.RawMessage {
+	budget := 6 * maxLength
+	items := min(max(maxLength/200, 1), 10)
+	atLeast := func(n int) int { return max(n, 100) }
+	return json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{`+
+		`"title":{"type":"string","minLength":1,"maxLength":200},`+
+		`"summary":{"type":"string","minLength":1,"maxLength":%d},`+
+		`"findings":{"type":"array","minItems":1,"maxItems":%d,"items":{"type":"object","properties":{`+
+		`"summary":{"type":"string","minLength":1,"maxLength":200},"explanation":{"type":"string","minLength":1,"maxLength":%d}},`+
+		`"required":["summary","explanation"]}},`+
+		`"rating":{"type":"number","minimum":0,"maximum":10},`+
+		`"rating_explanation":{"type":"string","maxLength":%d}},`+
+		`"required":["title","summary","findings","rating","rating_explanation"]}`,
+		atLeast(budget/4), items, atLeast(budget/(2*items)), atLeast(budget/8)))
+}
 
 // ParseError says why a reply is not a usable report.
 type ParseError struct {

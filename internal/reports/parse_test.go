@@ -1,6 +1,7 @@
 package reports_test
 
 import (
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -115,5 +116,35 @@ func TestReport(t *testing.T) {
 	}
 	if got.ID != wantID {
 		t.Errorf("ID = %q; want %q", got.ID, wantID)
+	}
+}
+
+// TestSchemaLimits checks the report schema's limits against the words a
+// report may have: valid JSON, GraphRAG's ten findings at its default of
+// 2000 words, one for a short report, and a text budget that grows with
+// the words.
+func TestSchemaLimits(t *testing.T) {
+	tests := []struct {
+		words, items, summary int
+	}{
+		{2000, 10, 3000},
+		{1000, 5, 1500},
+		{40, 1, 100},
+	}
+	for _, tt := range tests {
+		var s struct {
+			Properties struct {
+				Summary  struct{ MaxLength int }
+				Findings struct{ MaxItems int }
+			}
+			Required []string
+		}
+		if err := json.Unmarshal(reports.Schema(tt.words), &s); err != nil {
+			t.Fatalf("%d words: %v", tt.words, err)
+		}
+		if s.Properties.Findings.MaxItems != tt.items || s.Properties.Summary.MaxLength != tt.summary || len(s.Required) != 5 {
+			t.Errorf("%d words: %d findings, summary %d chars, required %v; want %d, %d, 5 keys",
+				tt.words, s.Properties.Findings.MaxItems, s.Properties.Summary.MaxLength, s.Required, tt.items, tt.summary)
+		}
 	}
 }
