@@ -951,7 +951,7 @@ if has_step index; then
 			done
 			echo
 			echo "All samples: ${total:-?}; profile: ${RUN#"$repo"/}/index-cpu.out (binary index.test beside it). CPU time only: the"
-			echo "cache's waits on the disk (fsync) show in the cache on/off rows above, not here."
+			echo "cache's waits on the file system show in the cache on/off rows above, not here."
 			echo
 		fi
 		if ((ix_lat_ok)); then
