@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"time"
@@ -277,6 +278,7 @@ func runIndex(ctx context.Context, o indexRunOptions, term terminal) error {
 		}
 	}
 	if sum != nil && !o.quiet {
+		printExtraction(term.err, sum)
 		if n := len(sum.Input.Ignored); n > 0 {
 			fmt.Fprintf(term.err, "ignored %d files that are not .txt, .md, .csv or .pdf (first: %s)\n", n, sum.Input.Ignored[0])
 		}
@@ -298,6 +300,10 @@ func runIndex(ctx context.Context, o indexRunOptions, term terminal) error {
 	}
 	fmt.Fprintf(term.err, "indexed %d documents: %d text units, %d entities, %d relationships, %d claims, %d communities, %d reports (%d text units failed extraction) in %s; output %s\n",
 		sum.Documents, sum.TextUnits, sum.Entities, sum.Relationships, sum.Covariates, sum.Communities, sum.Reports, sum.ExtractionFailed, sum.Elapsed.Round(time.Millisecond), o.output)
+	if sum.Entities == 0 {
+		fmt.Fprintf(term.err, "kgrag: warning: the model named no entity, so the graph holds only documents and text units; "+
+			"the records dropped above show what it wrote (a model below a few billion parameters rarely keeps to the record format)\n")
+	}
 	switch {
 	case o.load != nil:
 		o.load.embed = o.embed
@@ -337,4 +343,37 @@ func printIndexPlan(ctx context.Context, opts indexer.Options, o indexRunOptions
 	fmt.Fprintf(w, "Estimates scale GraphRAG 3.3.0's own index of A Christmas Carol (gpt-4o-mini) by the input's tokens;\n"+
 		"a smaller model usually finds fewer entities, and so needs fewer summaries and reports.\n")
 	return nil
+}
+
+// printExtraction says what the extraction read from the model's replies,
+// and shows the first records it had to drop: with a small model, that is
+// where a poor graph shows first.
+func printExtraction(w io.Writer, sum *indexer.Summary) {
+	for _, st := range []struct {
+		what string
+		s    extraction.Stats
+	}{
+		{"graph", sum.Graph},
+		{"claims", sum.Claims},
+	} {
+		if st.s.Calls == 0 {
+			continue
+		}
+		kept := fmt.Sprintf("%d entities, %d relationships", st.s.Entities, st.s.Relationships)
+		if st.what == "claims" {
+			kept = fmt.Sprintf("%d claims", st.s.Claims)
+		}
+		fmt.Fprintf(w, "read %-6s %d records: %s; %d repaired, %d dropped", st.what, st.s.Records, kept, st.s.RepairCount(), st.s.Dropped)
+		if st.s.UnclearAnswers > 0 {
+			fmt.Fprintf(w, "; %d unclear answers to the gleaning question", st.s.UnclearAnswers)
+		}
+		fmt.Fprintln(w)
+	}
+	for _, d := range sum.Dropped {
+		rec := d.Record
+		if r := []rune(rec); len(r) > 100 {
+			rec = string(r[:100]) + "..."
+		}
+		fmt.Fprintf(w, "  dropped (%s): %q\n", d.Reason, rec)
+	}
 }

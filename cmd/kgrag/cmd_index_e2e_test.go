@@ -215,7 +215,7 @@ func TestIndexNothingFound(t *testing.T) {
 	input := indexertest.CarolInput(t, 600)
 	stdout, stderr, code := runKgrag(t, "index", "--input", input, "--output", out, "--llm-url", srv.URL(), "--chat-model", "m",
 		"--chunk-size", "300", "--max-gleanings", "0")
-	if code != 0 || !strings.Contains(stderr, " 0 entities") {
+	if code != 0 || !strings.Contains(stderr, " 0 entities") || !strings.Contains(stderr, "warning: the model named no entity") {
 		t.Fatalf("kgrag index: exit %d, stdout %q, stderr %q; want 0 and a summary of 0 entities", code, stdout, stderr)
 	}
 	ds, err := graphrag.Open(t.Context(), out)

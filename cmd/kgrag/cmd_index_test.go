@@ -178,3 +178,28 @@ func TestIndexDedup(t *testing.T) {
 		t.Error("no embedding request")
 	}
 }
+
+// TestIndexShowsDropped: what the extraction could not read is counted and
+// shown, with the reason, so a user sees what a weak model wrote.
+func TestIndexShowsDropped(t *testing.T) {
+	srv := llmtest.Start(t, llmtest.Config{})
+	srv.Respond(func(req llmtest.Request) (string, bool) {
+		if indexertest.Kind(req) == indexertest.KindExtraction {
+			return "(\"entity\"<|>SCROOGE<|>person<|>A miser.)\n##\n(\"entity\"<|><|>person<|>Nobody.)\n##\n" +
+				"(\"relationship\"<|>SCROOGE<|>SCROOGE<|>Himself.<|>1)\n<|COMPLETE|>", true
+		}
+		return indexertest.Reply(req)
+	})
+	out := filepath.Join(t.TempDir(), "output")
+	_, stderr, code := runKgrag(t, "index", "--input", indexertest.CarolInput(t, 200), "--output", out,
+		"--chat-model", "m", "--llm-url", srv.URL(), "--max-gleanings", "0")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"read graph  3 records: 1 entities, 0 relationships; ", "2 dropped",
+		`dropped (entity without a name): "(\"entity\"<|><|>person<|>Nobody.)"`, "dropped (relationship to itself)"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+}

@@ -50,6 +50,7 @@ const (
 	StageWrite         = "write"
 	defaultLeidenSeed  = 0xDEADBEEF // GraphRAG's cluster_graph seed
 	defaultConcurrency = 4
+	maxDroppedShown    = 5
 )
 
 // Chatter is the model server; *llm.Client is one.
@@ -137,6 +138,12 @@ type Summary struct {
 	Input documents.Summary
 	// Dedup says what de-duplication joined; nil when it was off.
 	Dedup *graphbuild.DedupReport
+	// Graph and Claims count what the extraction read: records, kept,
+	// repaired and dropped, per conversation kind.
+	Graph, Claims extraction.Stats
+	// Dropped are the first records the extraction could not read (at
+	// most maxDroppedShown), for the user to see what the model wrote.
+	Dropped []extraction.Dropped
 	// ExtractionFailed counts text units whose extraction failed and were
 	// left out.
 	ExtractionFailed int
@@ -268,6 +275,17 @@ func (r *run) build(ctx context.Context, sum *Summary) (*graphrag.Dataset, error
 		return nil, fmt.Errorf("indexer: %w", err)
 	}
 	sum.ExtractionFailed = len(batch.Failed)
+	sum.Graph, sum.Claims = batch.Graph, batch.Claims
+	for _, res := range batch.Results {
+		if res == nil {
+			continue
+		}
+		for _, d := range res.Dropped {
+			if len(sum.Dropped) < maxDroppedShown {
+				sum.Dropped = append(sum.Dropped, d)
+			}
+		}
+	}
 	ds.Covariates = extraction.Covariates(batch.Results)
 	sum.Covariates = len(ds.Covariates)
 
