@@ -209,36 +209,10 @@ func runIndex(ctx context.Context, o indexRunOptions, term terminal) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
-	opts := indexer.DefaultOptions()
-	opts.Input, opts.Output, opts.CacheDir = o.input, o.output, o.cache
-	opts.Model = o.chatModel
-	temp := float32(o.temperature)
-	opts.Temperature, opts.MaxTokens = &temp, o.maxTokens
-	opts.ReportMaxLength = o.reportMaxLength
-	opts.Documents.TextColumn, opts.Documents.TitleColumn = o.textColumn, o.titleColumn
-	opts.Documents.SkipBad = o.skipBad
-	opts.Concurrency = o.concurrency
-	opts.Chunk.Size, opts.Chunk.Overlap = o.chunkSize, o.overlap
-	if err := opts.Chunk.Validate(); err != nil {
-		return usagef("--chunk-size 1200 --chunk-overlap 100", "%v", err)
+	opts, err := o.indexerOptions()
+	if err != nil {
+		return err
 	}
-	opts.Extraction.MaxGleanings = o.maxGleanings
-	var types []string
-	for t := range strings.SplitSeq(o.entityTypes, ",") {
-		if t = strings.TrimSpace(t); t != "" {
-			types = append(types, t)
-		}
-	}
-	if len(types) == 0 {
-		return usagef("--entity-types organization,person,geo,event", "--entity-types names no type")
-	}
-	opts.Extraction.EntityTypes = types
-	opts.Extraction.Claims.Enabled = o.claims
-	if o.claimDescription != "" {
-		opts.Extraction.Claims.Description = o.claimDescription
-	}
-	opts.SummaryJoinUnder = o.summaryJoinUnder
-	opts.Keep = []string{defaultIndexDir}
 	if o.plan {
 		return printIndexPlan(ctx, opts, o, term)
 	}
@@ -266,34 +240,7 @@ func runIndex(ctx context.Context, o indexRunOptions, term terminal) error {
 	sum, err := indexer.Run(ctx, client, opts)
 	bar.Done()
 	if sum != nil {
-		for _, e := range sum.Input.Skipped {
-			fmt.Fprintf(term.err, "skipped: %v\n", e)
-		}
-	}
-	if sum != nil && sum.Dedup != nil {
-		// What was joined is a result, printed even with --quiet.
-		fmt.Fprintf(term.err, "dedup: %s\n", sum.Dedup)
-		for _, g := range sum.Dedup.Groups {
-			fmt.Fprintf(term.err, "  %s\n", g)
-		}
-	}
-	if sum != nil && !o.quiet {
-		printExtraction(term.err, sum)
-		if n := len(sum.Input.Ignored); n > 0 {
-			fmt.Fprintf(term.err, "ignored %d files that are not .txt, .md, .csv or .pdf (first: %s)\n", n, sum.Input.Ignored[0])
-		}
-		for _, s := range sum.Stages {
-			if s.Stage == indexer.StageDedup {
-				fmt.Fprintf(term.err, "%-11s %d embedding requests, %d failed; %s\n", s.Stage, s.Calls, s.Failed, s.Elapsed.Round(time.Millisecond))
-				continue
-			}
-			counted := ""
-			if s.Counted > 0 {
-				counted = fmt.Sprintf(" (%d calls counted by kgrag: the server gave no usage)", s.Counted)
-			}
-			fmt.Fprintf(term.err, "%-11s %d model calls, %d from cache, %d failed; %d prompt + %d reply tokens%s; %s\n",
-				s.Stage, s.Calls, s.Cached, s.Failed, s.PromptTokens, s.CompletionTokens, counted, s.Elapsed.Round(time.Millisecond))
-		}
+		printIndexSummary(term.err, sum, o.quiet)
 	}
 	if err != nil {
 		return err
@@ -312,6 +259,74 @@ func runIndex(ctx context.Context, o indexRunOptions, term terminal) error {
 		return runEmbed(ctx, *o.embed, term)
 	}
 	return nil
+}
+
+// indexerOptions turns the flags into the indexer's options.
+func (o indexRunOptions) indexerOptions() (indexer.Options, error) {
+	opts := indexer.DefaultOptions()
+	opts.Input, opts.Output, opts.CacheDir = o.input, o.output, o.cache
+	opts.Model = o.chatModel
+	temp := float32(o.temperature)
+	opts.Temperature, opts.MaxTokens = &temp, o.maxTokens
+	opts.ReportMaxLength = o.reportMaxLength
+	opts.Documents.TextColumn, opts.Documents.TitleColumn = o.textColumn, o.titleColumn
+	opts.Documents.SkipBad = o.skipBad
+	opts.Concurrency = o.concurrency
+	opts.Chunk.Size, opts.Chunk.Overlap = o.chunkSize, o.overlap
+	if err := opts.Chunk.Validate(); err != nil {
+		return opts, usagef("--chunk-size 1200 --chunk-overlap 100", "%v", err)
+	}
+	opts.Extraction.MaxGleanings = o.maxGleanings
+	var types []string
+	for t := range strings.SplitSeq(o.entityTypes, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			types = append(types, t)
+		}
+	}
+	if len(types) == 0 {
+		return opts, usagef("--entity-types organization,person,geo,event", "--entity-types names no type")
+	}
+	opts.Extraction.EntityTypes = types
+	opts.Extraction.Claims.Enabled = o.claims
+	if o.claimDescription != "" {
+		opts.Extraction.Claims.Description = o.claimDescription
+	}
+	opts.SummaryJoinUnder = o.summaryJoinUnder
+	opts.Keep = []string{defaultIndexDir}
+	return opts, nil
+}
+
+// printIndexSummary prints what the run found and did; what dedup joined
+// and the input it skipped are printed even with --quiet.
+func printIndexSummary(w io.Writer, sum *indexer.Summary, quiet bool) {
+	for _, e := range sum.Input.Skipped {
+		fmt.Fprintf(w, "skipped: %v\n", e)
+	}
+	if sum.Dedup != nil {
+		fmt.Fprintf(w, "dedup: %s\n", sum.Dedup)
+		for _, g := range sum.Dedup.Groups {
+			fmt.Fprintf(w, "  %s\n", g)
+		}
+	}
+	if quiet {
+		return
+	}
+	printExtraction(w, sum)
+	if n := len(sum.Input.Ignored); n > 0 {
+		fmt.Fprintf(w, "ignored %d files that are not .txt, .md, .csv or .pdf (first: %s)\n", n, sum.Input.Ignored[0])
+	}
+	for _, s := range sum.Stages {
+		if s.Stage == indexer.StageDedup {
+			fmt.Fprintf(w, "%-11s %d embedding requests, %d failed; %s\n", s.Stage, s.Calls, s.Failed, s.Elapsed.Round(time.Millisecond))
+			continue
+		}
+		counted := ""
+		if s.Counted > 0 {
+			counted = fmt.Sprintf(" (%d calls counted by kgrag: the server gave no usage)", s.Counted)
+		}
+		fmt.Fprintf(w, "%-11s %d model calls, %d from cache, %d failed; %d prompt + %d reply tokens%s; %s\n",
+			s.Stage, s.Calls, s.Cached, s.Failed, s.PromptTokens, s.CompletionTokens, counted, s.Elapsed.Round(time.Millisecond))
+	}
 }
 
 // printIndexPlan prints what the run would cost, calling no model.
