@@ -14,6 +14,7 @@ import (
 	"github.com/kgrag/kgrag/internal/graphbuild"
 	"github.com/kgrag/kgrag/internal/indexer"
 	"github.com/kgrag/kgrag/internal/ui"
+	"github.com/kgrag/kgrag/sparqlq"
 	"github.com/urfave/cli/v3"
 )
 
@@ -216,6 +217,12 @@ func runIndex(ctx context.Context, o indexRunOptions, term terminal) error {
 	if o.plan {
 		return printIndexPlan(ctx, opts, o, term)
 	}
+	if o.load != nil {
+		// Found now, not after hours of model calls.
+		if err := reachStore(ctx, o.load.store); err != nil {
+			return err
+		}
+	}
 	client, err := o.llm.client()
 	if err != nil {
 		return err
@@ -391,4 +398,22 @@ func printExtraction(w io.Writer, sum *indexer.Summary) {
 		}
 		fmt.Fprintf(w, "  dropped (%s): %q\n", d.Reason, rec)
 	}
+}
+
+// reachStore asks the store an empty question, so that a store that cannot
+// be reached or refuses the credentials fails the command at once rather
+// than after the run.
+func reachStore(ctx context.Context, o storeOptions) error {
+	st, err := o.open(nil)
+	if err != nil {
+		return err
+	}
+	c := st.Client()
+	if c.QueryURL() == "" {
+		return nil // a Graph Store Protocol-only store: nothing to ask
+	}
+	if _, err := c.Ask(ctx, "ASK {}"); err != nil {
+		return storeError(fmt.Errorf("store %s: %w", sparqlq.Redact(o.url), err))
+	}
+	return nil
 }

@@ -203,3 +203,19 @@ func TestIndexShowsDropped(t *testing.T) {
 		}
 	}
 }
+
+// TestIndexLoadStoreDown: with --load, a store that cannot be reached
+// fails the command before any model call, with the store's exit status.
+func TestIndexLoadStoreDown(t *testing.T) {
+	srv := llmtest.Start(t, llmtest.Config{})
+	indexertest.Script(srv)
+	_, stderr, code := runKgrag(t, "index", "--input", indexertest.CarolInput(t, 200), "--output", filepath.Join(t.TempDir(), "out"),
+		"--chat-model", "m", "--llm-url", srv.URL(), "--load", "--store", "http://127.0.0.1:9/ds", "--graph", "http://example.org/g",
+		"--store-type", "fuseki", "--timeout", "2s")
+	if code != 10 || !strings.Contains(stderr, "127.0.0.1:9") {
+		t.Errorf("exit %d, stderr %q; want 10 naming the store", code, stderr)
+	}
+	if n := srv.Count("/chat/completions"); n != 0 {
+		t.Errorf("%d model calls before the store check", n)
+	}
+}
