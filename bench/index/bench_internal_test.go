@@ -11,6 +11,7 @@ import (
 	"github.com/kgrag/kgrag/internal/chunk"
 	"github.com/kgrag/kgrag/internal/indexer"
 	"github.com/kgrag/kgrag/internal/indexer/indexertest"
+	"github.com/kgrag/kgrag/internal/test"
 )
 
 // BenchmarkIndexInstant runs the whole pipeline (indexer.Run as `kgrag
@@ -30,7 +31,7 @@ import (
 //
 //	go test -run '^$' -bench IndexInstant -benchtime 3x -count 6 ./bench/index
 func BenchmarkIndexInstant(b *testing.B) {
-	book := indexertest.CarolText(b)
+	book := test.ChristmasCarol(b)
 	def := chunk.DefaultOptions()
 	for _, words := range []int{0, 8000} {
 		text := indexertest.FirstWords(book, words)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kgrag/kgrag/internal/indexer"
 	"github.com/kgrag/kgrag/internal/indexer/indexertest"
+	"github.com/kgrag/kgrag/internal/test"
 )
 
 func TestRoundsChains(t *testing.T) {
@@ -105,7 +106,7 @@ func TestPlansCarol(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := setup{text: indexertest.FirstWords(indexertest.CarolText(t), 3000), concurrency: 3, size: 300, overlap: 50, plan: true}
+	s := setup{text: indexertest.FirstWords(test.ChristmasCarol(t), 3000), concurrency: 3, size: 300, overlap: 50, plan: true}
 	r, err := index(context.Background(), m, client, s, filepath.Join(t.TempDir(), "run"))
 	if err != nil {
 		t.Fatal(err)

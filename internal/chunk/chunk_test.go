@@ -3,7 +3,6 @@ package chunk_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -44,8 +43,7 @@ func encoder(t testing.TB, name string) *tokens.Encoder {
 // (which TestMatchesGraphRAGLoaders in documents ties to GraphRAG's).
 func christmasCarol(t testing.TB) documents.Document {
 	t.Helper()
-	dir := filepath.Join(filepath.Dir(test.GraphRAGSamples(t)), "text")
-	docs, err := documents.ReadFile(context.Background(), dir, "a-christmas-carol.txt", documents.Options{})
+	docs, err := documents.ReadFile(context.Background(), test.SourceText(t), test.ChristmasCarolFile, documents.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

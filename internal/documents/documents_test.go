@@ -19,13 +19,6 @@ import (
 	"github.com/kgrag/kgrag/internal/test"
 )
 
-// textDir returns the shared test data's text folder, which holds the
-// Christmas Carol.
-func textDir(t testing.TB) string {
-	t.Helper()
-	return filepath.Join(filepath.Dir(test.GraphRAGSamples(t)), "text")
-}
-
 // writeFiles writes files (slash-separated path: content) under a new
 // temporary folder and returns it.
 func writeFiles(t testing.TB, files map[string]string) string {
@@ -116,7 +109,7 @@ const csvQuoted = "id,title,text,extra\r\n" +
 // Christmas Carol, text and Markdown files in folders (text reader with a
 // pattern for both), and CSV files with and without a title column.
 func TestMatchesGraphRAGLoaders(t *testing.T) {
-	carolDir := textDir(t)
+	carolDir := test.SourceText(t)
 	textFiles := writeFiles(t, map[string]string{
 		"a.txt":          "Plain text.\n",
 		"sub/b.md":       "# Heading\r\n\r\nMarkdown with CRLF and a lone\rcarriage return.\r\n",
@@ -141,7 +134,7 @@ func TestMatchesGraphRAGLoaders(t *testing.T) {
 	}
 	ctx := context.Background()
 
-	carol, err := documents.ReadFile(ctx, carolDir, "a-christmas-carol.txt", documents.Options{})
+	carol, err := documents.ReadFile(ctx, carolDir, test.ChristmasCarolFile, documents.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

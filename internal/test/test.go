@@ -58,6 +58,28 @@ func GraphRAGSamples(t testing.TB) string {
 	return dir
 }
 
+// SourceText returns the folder of the text the GraphRAG samples were
+// indexed from (../shared/testdata/text, beside GraphRAGSamples).
+func SourceText(t testing.TB) string {
+	t.Helper()
+	return filepath.Join(filepath.Dir(GraphRAGSamples(t)), "text")
+}
+
+// ChristmasCarolFile is the book under SourceText.
+const ChristmasCarolFile = "a-christmas-carol.txt"
+
+// ChristmasCarol returns the text of A Christmas Carol as it is on disk (a
+// BOM, CRLF line ends), skipping or failing when it is missing.
+func ChristmasCarol(t testing.TB) string {
+	t.Helper()
+	path := filepath.Join(SourceText(t), ChristmasCarolFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		SkipOrFail(t, "Christmas Carol text: %v", err)
+	}
+	return string(b)
+}
+
 // Samples lists the sample folders under GraphRAGSamples, one per release.
 func Samples() []string { return []string{"v0.3.4", "v1.0.1", "v2.5.0", "v3"} }
 

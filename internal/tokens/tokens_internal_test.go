@@ -4,8 +4,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -21,18 +19,6 @@ import (
 // say: its Decode returns the raw bytes of a range that cuts a character,
 // where Python's decode (errors="replace", which GraphRAG's
 // tokenizer.decode keeps) makes U+FFFD.
-
-// christmasCarol returns the Christmas Carol text of the shared test data
-// as it is on disk (a BOM, CRLF line ends).
-func christmasCarol(t testing.TB) string {
-	t.Helper()
-	path := filepath.Join(filepath.Dir(test.GraphRAGSamples(t)), "text", "a-christmas-carol.txt")
-	b, err := os.ReadFile(path)
-	if err != nil {
-		test.SkipOrFail(t, "Christmas Carol text: %v", err)
-	}
-	return string(b)
-}
 
 // multiByteTexts are texts whose tokens cut characters: CJK, emoji, marks
 // and symbols that BPE splits into byte tokens.
@@ -83,7 +69,7 @@ func (p pair) decodeWindows(t testing.TB, what string, ids []int) (cuts [][]int)
 // the Christmas Carol (as on disk, and with the line ends GraphRAG's
 // loader reads), the multi-byte texts and the fuzz seeds.
 func TestTokensMatchTiktoken(t *testing.T) {
-	carol := christmasCarol(t)
+	carol := test.ChristmasCarol(t)
 	texts := append([]string{carol, strings.ReplaceAll(carol, "\r\n", "\n")}, multiByteTexts...)
 	texts = append(texts, countSeeds...)
 	for _, enc := range encodings {
@@ -168,7 +154,7 @@ func invalidUTF8Corpus() []string {
 // that cuts a character; and ReplaceInvalid against Python's
 // bytes.decode("utf-8", errors="replace") on invalidUTF8Corpus.
 func TestMatchesGraphRAGTokenizer(t *testing.T) {
-	carol := christmasCarol(t)
+	carol := test.ChristmasCarol(t)
 	texts := append([]string{carol, strings.ReplaceAll(carol, "\r\n", "\n")}, multiByteTexts...)
 	for _, s := range countSeeds {
 		// Python's encode refuses special tokens in text; invalid

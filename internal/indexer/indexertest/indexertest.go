@@ -25,23 +25,11 @@ var characters = []struct{ name, typ string }{
 	{"London", "geo"}, {"Christmas", "event"},
 }
 
-// CarolText returns the whole text of A Christmas Carol from the shared
-// test data (text/a-christmas-carol.txt beside the GraphRAG samples).
-func CarolText(t testing.TB) string {
-	t.Helper()
-	path := filepath.Join(filepath.Dir(test.GraphRAGSamples(t)), "text", "a-christmas-carol.txt")
-	b, err := os.ReadFile(path)
-	if err != nil {
-		test.SkipOrFail(t, "Christmas Carol text: %v", err)
-	}
-	return string(b)
-}
-
 // CarolInput writes the first words of A Christmas Carol into a fresh
 // input folder.
 func CarolInput(t *testing.T, words int) string {
 	t.Helper()
-	text := CarolText(t)
+	text := test.ChristmasCarol(t)
 	dir := filepath.Join(t.TempDir(), "input")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
