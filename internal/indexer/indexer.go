@@ -1,8 +1,10 @@
 // Package indexer wires kgrag's indexing stages into one pipeline, as
 // Microsoft GraphRAG 3.3.0's standard indexing workflow runs them:
-// documents, chunks, graph extraction, merge and description summaries,
-// hierarchical Leiden, the communities table and community reports, written
-// as GraphRAG 3.x parquet tables.
+// documents, chunks, graph (and optionally claim) extraction, merge (and
+// optionally the seed's de-duplication by embedding) and description
+// summaries, hierarchical Leiden, the communities table and community
+// reports, written as GraphRAG 3.x parquet tables. PlanRun tells what a
+// run would cost without calling the model.
 //
 // Each stage is its own package; this one only feeds each stage's output to
 // the next, counts the model calls per stage and writes the result whole or
