@@ -61,6 +61,36 @@ kg_wait_ready() {
 	done
 }
 
+# kg_spawn PIDFILE LOGFILE CMD...: start CMD in the background with its
+# output in LOGFILE (emptied first) and its pid in PIDFILE, under a shell
+# that waits for it and then appends to LOGFILE how it ended, its exit
+# status or the signal that killed it: a crash is then plain in the log's
+# tail. Returns once PIDFILE is written.
+kg_spawn() {
+	local pidfile=$1 logfile=$2 i
+	shift 2
+	: >"$logfile"
+	rm -f "$pidfile"
+	(
+		"$@" >>"$logfile" 2>&1 &
+		pid=$!
+		echo "$pid" >"$pidfile"
+		rc=0
+		wait "$pid" || rc=$?
+		if ((rc > 128)); then
+			echo "kgrag ${KG_NAME:-}: $(basename "$1") (pid $pid) was killed by signal $((rc - 128)) (SIG$(kill -l $((rc - 128)) 2>/dev/null || echo '?')) at $(date -u +%FT%TZ)" >>"$logfile"
+		else
+			echo "kgrag ${KG_NAME:-}: $(basename "$1") (pid $pid) exited with status $rc at $(date -u +%FT%TZ)" >>"$logfile"
+		fi
+	) </dev/null >/dev/null 2>&1 &
+	for ((i = 0; i < 200; i++)); do
+		[[ -s $pidfile ]] && return 0
+		sleep 0.05
+	done
+	kg_log "error: $1 did not start"
+	return 1
+}
+
 # kg_stop PIDFILE: stop the process named in PIDFILE (TERM, then KILL after
 # 20s) and remove the file. Idempotent.
 kg_stop() {

@@ -49,7 +49,8 @@ set -a
 . "${KGRAG_SERVICES_ENV:-$KGRAG_REPO/.cache/services.env}"
 set +a
 # The real chat and embedding models of the end-to-end ask test (the first
-# install compiles llama.cpp; pip keeps the wheel).
+# install compiles llama.cpp for a portable baseline; models.sh keeps the
+# wheel). It has answered a chat and an embedding request when start returns.
 "$here/models.sh" status >/dev/null 2>&1 || models_started=1
 if "$here/models.sh" start >/dev/null; then
 	set -a
