@@ -29,6 +29,9 @@ type links struct {
 	// per report whose community has no row).
 	comms          []commLink
 	deriveChildren bool
+	// degree maps an entity title to its degree where the entities table
+	// has none (releases before 2.0); nil when it has.
+	degree map[string]int64
 }
 
 // commLink is what the link pass knows of one community.
@@ -50,13 +53,18 @@ func (w *walker) link(ctx context.Context) (*links, error) {
 	if err := w.linkCommunities(ctx, lk); err != nil {
 		return nil, err
 	}
-	if t := w.tables[TableNodes]; t != nil {
+	if t := w.tables[TableNodes]; t != nil && w.ds.Release.nodeMembership() {
 		if err := w.linkNodes(ctx, t, lk); err != nil {
 			return nil, err
 		}
 	}
 	if err := w.linkEnds(ctx, lk); err != nil {
 		return nil, err
+	}
+	if t := w.tables[TableEntities]; t != nil && !t.has("degree") {
+		if err := w.linkDegrees(ctx, lk, ents.titles); err != nil {
+			return nil, err
+		}
 	}
 	if lk.deriveChildren = !w.haveChildren && w.haveParent; lk.deriveChildren {
 		index := make(map[string]int, len(lk.comms))
@@ -262,6 +270,88 @@ func (w *walker) linkNodes(ctx context.Context, t *table, lk *links) error {
 		}
 	}
 	w.haveParent = true
+	return nil
+}
+
+// linkDegrees finds the degree of every title of the entities table for
+// releases whose entities table has no degree column
+// (all before 2.0): create_final_nodes's degree where that table has the
+// title (GraphRAG's own number, repeated on each level's row), else the
+// degree computed from the relationships as GraphRAG computes it (see
+// Degrees). Where both are known and differ, create_final_nodes's is kept
+// and a note counts them. Placeholders get none, as in the releases that
+// write degree themselves.
+func (w *walker) linkDegrees(ctx context.Context, lk *links, titles []string) error {
+	var computed Degrees
+	if t := w.tables[TableRelationships]; t != nil {
+		var src, dst []string
+		c := newCols(ctx, t)
+		c.str(&src, "source")
+		c.str(&dst, "target")
+		if err := c.wait(); err != nil {
+			return err
+		}
+		for i := range src {
+			computed.Add(src[i], at(dst, i))
+		}
+	}
+	var nodes map[string]int64
+	if t := w.tables[TableNodes]; t != nil && t.has("degree") {
+		var (
+			title []string
+			deg   []int64
+			ok    []bool
+		)
+		c := newCols(ctx, t)
+		c.req(&title, false, "title")
+		c.ints(&deg, &ok, "degree")
+		if err := c.wait(); err != nil {
+			return err
+		}
+		nodes = make(map[string]int64, len(title))
+		for i := range title {
+			if _, dup := nodes[title[i]]; !dup && at(ok, i) {
+				nodes[title[i]] = deg[i]
+			}
+		}
+	}
+	lk.degree = make(map[string]int64, len(titles))
+	var fromNodes, fromRels, differ int
+	example := ""
+	add := func(title string) {
+		if _, done := lk.degree[title]; done {
+			return
+		}
+		c := computed.Of(title)
+		n, ok := nodes[title]
+		if !ok {
+			lk.degree[title] = c
+			fromRels++
+			return
+		}
+		lk.degree[title] = n
+		fromNodes++
+		if n != c {
+			differ++
+			if example == "" {
+				example = fmt.Sprintf("%q: %d, its relationships give %d", title, n, c)
+			}
+		}
+	}
+	for _, title := range titles {
+		add(title)
+	}
+	switch {
+	case fromRels == 0:
+		w.ds.Notes = append(w.ds.Notes, fmt.Sprintf("entity degree read from create_final_nodes (%d titles): the entities table of this release has none", fromNodes))
+	case fromNodes == 0:
+		w.ds.Notes = append(w.ds.Notes, fmt.Sprintf("entity degree computed from the relationships as GraphRAG computes it (%d titles): no table of this output keeps it", fromRels))
+	default:
+		w.ds.Notes = append(w.ds.Notes, fmt.Sprintf("entity degree read from create_final_nodes for %d titles and computed from the relationships, as GraphRAG computes it, for %d that create_final_nodes lacks", fromNodes, fromRels))
+	}
+	if differ > 0 {
+		w.ds.Notes = append(w.ds.Notes, fmt.Sprintf("create_final_nodes gives %d titles another degree than their relationships do (e.g. %s); kept create_final_nodes's", differ, example))
+	}
 	return nil
 }
 

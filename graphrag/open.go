@@ -163,9 +163,12 @@ func openTables(dir string) (*walker, error) {
 	}
 	ds.Release = detect(l, tables)
 	if ds.Release.long() {
-		// Only releases without communities.entity_ids need the nodes table.
+		// Releases without communities.entity_ids need the nodes table for
+		// membership; those whose entities have no degree, for degree.
+		degree := tables[TableEntities] != nil && !tables[TableEntities].has("degree") &&
+			tables[TableNodes] != nil && tables[TableNodes].has("degree")
 		if !ds.Release.nodeMembership() {
-			if t := tables[TableNodes]; t != nil {
+			if t := tables[TableNodes]; t != nil && !degree {
 				t.close()
 				delete(tables, TableNodes)
 			}

@@ -23,7 +23,7 @@ func TestOpenSamples(t *testing.T) {
 		}, []string{"covariates"}},
 		{"v1.0.1", graphrag.Release1, map[string]int64{
 			"documents": 1, "text_units": 42, "entities": 301, "relationships": 465,
-			"communities": 43, "community_reports": 43, "covariates": 102,
+			"communities": 43, "community_reports": 43, "covariates": 102, "nodes": 552,
 		}, nil},
 		{"v2.5.0", graphrag.Release2, map[string]int64{
 			"documents": 1, "text_units": 42, "entities": 139, "relationships": 192,

@@ -181,8 +181,8 @@ func (w *walker) textUnits(ctx context.Context, lk *links, v Visitor) error {
 }
 
 func (w *walker) entities(ctx context.Context, lk *links, v Visitor) error {
-	placeholders, member := lk.placeholders, lk.member
-	lk.placeholders, lk.member = nil, nil
+	placeholders, member, degree := lk.placeholders, lk.member, lk.degree
+	lk.placeholders, lk.member, lk.degree = nil, nil, nil
 	if v.Entities == nil {
 		return nil
 	}
@@ -192,7 +192,11 @@ func (w *walker) entities(ctx context.Context, lk *links, v Visitor) error {
 	}
 	rows = append(rows, placeholders...)
 	for i := range rows {
-		rows[i].Communities = member[rows[i].ID]
+		e := &rows[i]
+		e.Communities = member[e.ID]
+		if degree != nil && !e.HasDegree && !e.Placeholder {
+			e.Degree, e.HasDegree = degree[e.Title], true
+		}
 	}
 	return v.Entities(ctx, rows)
 }

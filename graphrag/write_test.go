@@ -13,7 +13,6 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/kgrag/kgrag/graphrag"
-	"github.com/kgrag/kgrag/internal/test"
 )
 
 // modelDiff compares the model content of two Datasets (not where they were
@@ -61,13 +60,7 @@ func TestWrite3xRoundTrip(t *testing.T) {
 // TestWrite3xPyarrow checks that pyarrow reads what Write3x writes, with
 // GraphRAG 3.x's column names and types.
 func TestWrite3xPyarrow(t *testing.T) {
-	py, err := exec.LookPath("python3")
-	if err == nil {
-		err = exec.Command(py, "-c", "import pyarrow.parquet").Run()
-	}
-	if err != nil {
-		test.SkipOrFail(t, "python3 with pyarrow not available: %v", err)
-	}
+	py := pyarrow(t)
 	ctx := context.Background()
 	ds, err := graphrag.Open(ctx, sample(t, "v3"))
 	if err != nil {

@@ -11,11 +11,8 @@ import (
 // Finalize turns g into GraphRAG 3.x's final entities and relationships
 // tables, as GraphRAG 3.3.0's finalize_graph workflow does:
 //
-//   - the degree of an entity is the number of distinct undirected pairs
-//     among the relationships that it is an end of, a self-pair counting
-//     twice (A -> B and B -> A count once; A -> A adds 2 to A), as
-//     _build_degree_map computes it; a title no relationship names has
-//     degree 0;
+//   - the degree of an entity is graphrag.Degrees over the relationships,
+//     as _build_degree_map computes it;
 //   - entities keep the first row of each title (a title extracted with
 //     two types keeps the first type, its frequency and its text units)
 //     and drop an empty title; relationships keep the first row of each
@@ -30,18 +27,9 @@ import (
 // instead, so a rebuilt graph keeps its ids. SourceID and TargetID are the
 // EntityIDs of the ends.
 func Finalize(g *Graph) ([]graphrag.Entity, []graphrag.Relationship) {
-	degree := make(map[string]int64, len(g.Entities))
-	seen := make(map[pairKey]struct{}, len(g.Relationships))
+	var degree graphrag.Degrees
 	for _, r := range g.Relationships {
-		lo, hi := r.Source, r.Target
-		if hi < lo { // byte order is code point order, Python's sorted
-			lo, hi = hi, lo
-		}
-		if _, ok := seen[pairKey{lo, hi}]; !ok {
-			seen[pairKey{lo, hi}] = struct{}{}
-			degree[lo]++
-			degree[hi]++
-		}
+		degree.Add(r.Source, r.Target)
 	}
 
 	entities := make([]graphrag.Entity, 0, len(g.Entities))
@@ -60,7 +48,7 @@ func Finalize(g *Graph) ([]graphrag.Entity, []graphrag.Relationship) {
 			TextUnitIDs:     e.TextUnitIDs,
 			Frequency:       int64(e.Frequency),
 			HasFrequency:    true,
-			Degree:          degree[e.Title],
+			Degree:          degree.Of(e.Title),
 			HasDegree:       true,
 		})
 	}
@@ -72,7 +60,7 @@ func Finalize(g *Graph) ([]graphrag.Entity, []graphrag.Relationship) {
 		return EntityID(title) // only "", which no entity row keeps
 	}
 	rels := make([]graphrag.Relationship, 0, len(g.Relationships))
-	clear(seen)
+	seen := make(map[pairKey]struct{}, len(g.Relationships))
 	for _, r := range g.Relationships {
 		k := pairKey{r.Source, r.Target}
 		if _, dup := seen[k]; dup {
@@ -89,7 +77,7 @@ func Finalize(g *Graph) ([]graphrag.Entity, []graphrag.Relationship) {
 			Description:     r.Description,
 			Weight:          r.Weight,
 			HasWeight:       true,
-			Rank:            degree[r.Source] + degree[r.Target],
+			Rank:            degree.Of(r.Source) + degree.Of(r.Target),
 			HasRank:         true,
 			TextUnitIDs:     r.TextUnitIDs,
 		})
