@@ -315,3 +315,30 @@ func TestEmbedElasticsearchDown(t *testing.T) {
 		t.Errorf("the embeddings cache was not kept: %v", err)
 	}
 }
+
+// TestEmbedMaxBackoff: --llm-max-backoff reaches the client. A server that
+// asks for a 1 s wait (Retry-After) is waited for under the default limit,
+// and fails the run, with the hint naming the flag, under a limit of 500ms.
+func TestEmbedMaxBackoff(t *testing.T) {
+	input := filepath.Join(test.GraphRAGSamples(t), "v3")
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		wantErr  string
+	}{
+		{"default waits", nil, 0, ""},
+		{"limit below the wait", []string{"--llm-max-backoff", "500ms"}, 1, "longer than the 500ms limit; retry later or raise --llm-max-backoff"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := llmtest.Start(t, llmtest.Config{Dim: 8})
+			srv.FailN(1, llmtest.Failure{Path: "/embeddings", Status: http.StatusTooManyRequests, RetryAfter: "1"})
+			args := append([]string{"embed", "-q", "--input", input, "--index", t.TempDir(), "--llm-url", srv.URL(), "--embed-model", "m"}, tt.args...)
+			_, stderr, code := runKgrag(t, args...)
+			if code != tt.wantCode || !strings.Contains(stderr, tt.wantErr) {
+				t.Errorf("kgrag embed %v: exit %d, stderr %q; want exit %d and %q", tt.args, code, stderr, tt.wantCode, tt.wantErr)
+			}
+		})
+	}
+}

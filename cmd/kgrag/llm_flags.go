@@ -16,7 +16,8 @@ type llmOptions struct {
 	key        string // a secret: never printed
 	embedModel string
 	timeout    time.Duration
-	retries    int // 0 means none
+	retries    int           // 0 means none
+	maxBackoff time.Duration // the longest wait before a retry
 }
 
 // llmFlags are the flags of the commands that talk to the model server.
@@ -27,6 +28,7 @@ func llmFlags() []cli.Flag {
 		&cli.StringFlag{Name: "embed-model", Category: "model server", Value: defaultEmbedModel, Usage: "embedding model `NAME`", Sources: cli.EnvVars("KGRAG_EMBED_MODEL")},
 		&cli.DurationFlag{Name: "llm-timeout", Category: "model server", Value: llm.DefaultTimeout, Usage: "time limit of each request to the model server"},
 		&cli.IntFlag{Name: "retries", Category: "model server", Value: llm.DefaultRetries, Usage: "retries of a request that failed transiently (connection error, timeout, 5xx, 429); 0 for none"},
+		&cli.DurationFlag{Name: "llm-max-backoff", Category: "model server", Value: llm.DefaultMaxBackoff, Usage: "longest wait before a retry; a server that asks (Retry-After) for longer fails the request"},
 	}
 }
 
@@ -37,6 +39,7 @@ func llmOptionsFrom(cmd *cli.Command) llmOptions {
 		embedModel: cmd.String("embed-model"),
 		timeout:    cmd.Duration("llm-timeout"),
 		retries:    cmd.Int("retries"),
+		maxBackoff: cmd.Duration("llm-max-backoff"),
 	}
 }
 
@@ -48,6 +51,8 @@ func (o llmOptions) validate() error {
 		return usagef("--llm-timeout 2m", "--llm-timeout must not be negative")
 	case o.retries < 0:
 		return usagef("--retries 3", "--retries must not be negative")
+	case o.maxBackoff < 0:
+		return usagef("--llm-max-backoff 20s", "--llm-max-backoff must not be negative")
 	}
 	// Building the client checks the URL without contacting the server,
 	// so a bad --llm-url fails before any data is read or written.
@@ -67,6 +72,7 @@ func (o llmOptions) client() (*llm.Client, error) {
 		EmbedModel: o.embedModel,
 		Timeout:    o.timeout,
 		Retries:    retries,
+		MaxBackoff: o.maxBackoff,
 	})
 	if err != nil {
 		return nil, usagef("--llm-url "+llm.DefaultBaseURL, "--llm-url: %v", err)
