@@ -175,7 +175,7 @@ build_llama() {
 	fi
 	check_cpu
 	t0=$(date +%s)
-	kg_log "compiling $LLAMA with CMAKE_ARGS=$LLAMA_CMAKE_ARGS (once: about 10 min on 2 cores)"
+	kg_log "compiling $LLAMA with CMAKE_ARGS=$LLAMA_CMAKE_ARGS (once: about 3 min on 2 cores)"
 	tmp=$(mktemp -d "$HOME_DIR/wheels/.build.XXXXXX")
 	# --no-cache-dir: neither take a wheel pip built before nor leave this
 	# one in pip's cache, where another project's install of the same
