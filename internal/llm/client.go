@@ -11,6 +11,7 @@ import (
 	"maps"
 	"math"
 	"math/rand/v2"
+	"mime"
 	"net/http"
 	"net/url"
 	"slices"
@@ -18,6 +19,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	openai "github.com/sashabaranov/go-openai"
 )
@@ -102,13 +104,33 @@ type ChatOptions struct {
 	// the answer to it, which small models need to keep to a shape.
 	// Servers that do not know the field ignore it and give plain JSON.
 	JSONSchema json.RawMessage
+	// OnReasoning, when not nil, gets the model's reasoning: what the
+	// server sent apart from the answer (reasoning_content) and the
+	// <think> block taken out of it (see SplitReasoning), in pieces as
+	// they arrive with ChatStream, whole with Chat. The answer never
+	// holds it, whether OnReasoning is set or not. An error it returns
+	// ends the call.
+	OnReasoning func(string) error
 }
 
-// Usage is the token count the server reported; zero when it reported none.
+// Usage is what the server reported of a call: the token counts (zero
+// when it reported none) and how the answer ended, with what the client
+// took out of it as reasoning.
 type Usage struct {
 	PromptTokens     int
 	CompletionTokens int
 	TotalTokens      int
+	// FinishReason is the server's finish_reason: "stop", or "length" for
+	// an answer cut by MaxTokens or the context; "" when none was sent.
+	FinishReason string
+	// ReasoningChars counts the characters of reasoning the reply held
+	// (see ChatOptions.OnReasoning); 0 for a model that does not reason.
+	ReasoningChars int
+}
+
+// Tokens reports whether the server reported token counts.
+func (u Usage) Tokens() bool {
+	return u.PromptTokens != 0 || u.CompletionTokens != 0 || u.TotalTokens != 0
 }
 
 // Client calls an OpenAI-compatible server for embeddings and chat,
@@ -231,7 +253,7 @@ func (c *Client) Embed(ctx context.Context, texts []string) ([][]float32, error)
 }
 
 // errBadResponse marks an unusable 2xx answer; it is not retried.
-type errBadResponse struct{ msg string }
+type errBadResponse struct{ msg, hint string }
 
 func (e errBadResponse) Error() string { return e.msg }
 
@@ -239,21 +261,21 @@ func (e errBadResponse) Error() string { return e.msg }
 // text got exactly one, all of the same nonzero length.
 func orderEmbeddings(data []openai.Embedding, n int) ([][]float32, error) {
 	if len(data) != n {
-		return nil, errBadResponse{fmt.Sprintf("got %d vectors for %d texts", len(data), n)}
+		return nil, errBadResponse{msg: fmt.Sprintf("got %d vectors for %d texts", len(data), n)}
 	}
 	out := make([][]float32, n)
 	for _, d := range data {
 		if d.Index < 0 || d.Index >= n || out[d.Index] != nil {
-			return nil, errBadResponse{fmt.Sprintf("vector index %d out of range or repeated", d.Index)}
+			return nil, errBadResponse{msg: fmt.Sprintf("vector index %d out of range or repeated", d.Index)}
 		}
 		if len(d.Embedding) == 0 {
-			return nil, errBadResponse{fmt.Sprintf("empty vector for text %d", d.Index)}
+			return nil, errBadResponse{msg: fmt.Sprintf("empty vector for text %d", d.Index)}
 		}
 		out[d.Index] = d.Embedding
 	}
 	for i, v := range out {
 		if len(v) != len(out[0]) {
-			return nil, errBadResponse{fmt.Sprintf("vector %d has %d dimensions, vector 0 has %d", i, len(v), len(out[0]))}
+			return nil, errBadResponse{msg: fmt.Sprintf("vector %d has %d dimensions, vector 0 has %d", i, len(v), len(out[0]))}
 		}
 	}
 	return out, nil
@@ -307,17 +329,47 @@ func (c *Client) Chat(ctx context.Context, messages []Message, opts ChatOptions)
 			return err
 		}
 		if len(resp.Choices) == 0 {
-			return errBadResponse{"no choices in the answer"}
+			return errBadResponse{msg: "no choices in the answer"}
 		}
-		answer = resp.Choices[0].Message.Content
-		usage = Usage{resp.Usage.PromptTokens, resp.Usage.CompletionTokens, resp.Usage.TotalTokens}
+		msg := resp.Choices[0].Message
+		var reasoning string
+		reasoning, answer = SplitReasoning(msg.Content)
+		reasoning = joinReasoning(msg.ReasoningContent, reasoning)
+		usage = Usage{PromptTokens: resp.Usage.PromptTokens, CompletionTokens: resp.Usage.CompletionTokens,
+			TotalTokens: resp.Usage.TotalTokens, FinishReason: string(resp.Choices[0].FinishReason),
+			ReasoningChars: utf8.RuneCountInString(reasoning)}
+		if reasoning != "" && opts.OnReasoning != nil {
+			if err := opts.OnReasoning(reasoning); err != nil {
+				return errCallback{err}
+			}
+		}
 		return nil
 	})
+	var cb errCallback
+	if errors.As(err, &cb) {
+		return "", Usage{}, fmt.Errorf("llm: chat: %w", cb.err)
+	}
 	if err != nil {
 		return "", Usage{}, err
 	}
 	return answer, usage, nil
 }
+
+// joinReasoning joins reasoning the server sent apart and reasoning taken
+// out of the answer (a server may send both, the second a repeat).
+func joinReasoning(apart, inline string) string {
+	switch {
+	case apart == "":
+		return inline
+	case inline == "" || inline == apart:
+		return apart
+	}
+	return apart + "\n\n" + inline
+}
+
+// errCut is the cause of a stream that ended without saying how the
+// answer ended: a server or proxy that closed it early, cleanly.
+var errCut = errBadResponse{msg: "the stream ended before the answer did (no finish_reason): the server or a proxy in front of it cut it"}
 
 // errIdle is the cause of a stream's context when no piece came in time.
 var errIdle = errors.New("no data within the timeout")
@@ -349,7 +401,7 @@ func (c *Client) ChatStream(ctx context.Context, messages []Message, opts ChatOp
 		return "", Usage{}, noChatModel(c, "chat stream")
 	}
 	req.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
-	var answer strings.Builder
+	var answer, reasoning strings.Builder
 	var usage Usage
 	err := c.retry(ctx, "chat stream", "/chat/completions", model, func(actx context.Context) error {
 		// A stream is bounded by the wait for each piece, not as a whole:
@@ -367,10 +419,41 @@ func (c *Client) ChatStream(ctx context.Context, messages []Message, opts ChatOp
 			return err
 		}
 		defer stream.Close()
-		started := false
+		reasoning.Reset() // an attempt that failed before showing anything starts over
+		started, finished := false, false
+		var think thinkFilter
+		emit := func(answerPiece, reasoningPiece string) error {
+			if reasoningPiece != "" {
+				reasoning.WriteString(reasoningPiece)
+				if opts.OnReasoning != nil {
+					started = true // shown: a retry would show it again
+					if err := opts.OnReasoning(reasoningPiece); err != nil {
+						return errCallback{err}
+					}
+				}
+			}
+			if answerPiece == "" {
+				return nil
+			}
+			started = true
+			answer.WriteString(answerPiece)
+			if err := onDelta(answerPiece); err != nil {
+				return errCallback{err}
+			}
+			return nil
+		}
 		for {
 			resp, err := stream.Recv()
 			if errors.Is(err, io.EOF) {
+				if err := emit(think.flush()); err != nil {
+					return err
+				}
+				if !finished {
+					if started {
+						return errAfterOutput{errCut}
+					}
+					return errCut
+				}
 				return nil
 			}
 			if err != nil {
@@ -384,28 +467,44 @@ func (c *Client) ChatStream(ctx context.Context, messages []Message, opts ChatOp
 			}
 			idle.Reset(c.cfg.Timeout)
 			if resp.Usage != nil {
-				usage = Usage{resp.Usage.PromptTokens, resp.Usage.CompletionTokens, resp.Usage.TotalTokens}
+				usage.PromptTokens, usage.CompletionTokens, usage.TotalTokens = resp.Usage.PromptTokens, resp.Usage.CompletionTokens, resp.Usage.TotalTokens
 			}
 			for _, ch := range resp.Choices {
-				if ch.Index != 0 || ch.Delta.Content == "" {
+				if ch.Index != 0 {
 					continue
 				}
-				started = true
-				answer.WriteString(ch.Delta.Content)
-				if err := onDelta(ch.Delta.Content); err != nil {
-					return errCallback{err}
+				if ch.FinishReason != "" {
+					finished = true
+					usage.FinishReason = string(ch.FinishReason)
+				}
+				if err := emit("", ch.Delta.ReasoningContent); err != nil {
+					return err
+				}
+				if ch.Delta.Content != "" {
+					if err := emit(think.write(ch.Delta.Content)); err != nil {
+						return err
+					}
 				}
 			}
 		}
 	})
+	// A block only closed (its tag opened by the chat template) is
+	// known only now: the answer returned is without it, even though the
+	// pieces held it.
+	text := answer.String()
+	if r, a := SplitReasoning(text); r != "" {
+		text = a
+		reasoning.WriteString(r)
+	}
+	usage.ReasoningChars = utf8.RuneCountInString(reasoning.String())
 	var cb errCallback
 	if errors.As(err, &cb) {
-		return answer.String(), usage, fmt.Errorf("llm: chat stream: %w", cb.err)
+		return text, usage, fmt.Errorf("llm: chat stream: %w", cb.err)
 	}
 	if err != nil {
-		return answer.String(), usage, err
+		return text, usage, err
 	}
-	return answer.String(), usage, nil
+	return text, usage, nil
 }
 
 // respInfoKey carries a *respInfo in a request's context, so the HTTP
@@ -495,7 +594,30 @@ func (d doer) Do(req *http.Request) (*http.Response, error) {
 		info.status = resp.StatusCode
 		info.retryAfter, info.hasRetry = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 	}
+	if err == nil && resp.StatusCode/100 == 2 {
+		if err := htmlPage(resp); err != nil {
+			return nil, err
+		}
+	}
 	return resp, err
+}
+
+// htmlPage returns an errBadResponse for a 2xx answer that is a web page:
+// a proxy, a login page or a web UI at --llm-url answers 200 with HTML,
+// which go-openai reads as an empty stream or fails to decode with a
+// message that names no cause. It closes the body it refuses.
+func htmlPage(resp *http.Response) error {
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if mt != "text/html" && mt != "application/xhtml+xml" {
+		return nil
+	}
+	head, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
+	resp.Body.Close()
+	text := strings.Join(strings.Fields(string(head)), " ")
+	return errBadResponse{
+		msg:  fmt.Sprintf("the server answered HTTP %d with a web page (%s), not an API reply: %q", resp.StatusCode, mt, text),
+		hint: "--llm-url must be the OpenAI-compatible API base, e.g. " + DefaultBaseURL + "; a proxy or login page may be answering in its place",
+	}
 }
 
 // parseRetryAfter reads delay-seconds or an HTTP date (RFC 9110 10.2.3).
@@ -601,7 +723,8 @@ func (c *Client) classify(op, endpoint, model string, err error, info *respInfo,
 	switch {
 	case errors.As(err, &bad):
 		e.Kind = ErrResponse
-		e.Err = message{bad.msg, err}
+		e.Err = scrub(message{bad.msg, err}, c.cfg.APIKey)
+		e.Hint = bad.hint
 		return e
 	case timedOut:
 		e.Kind = ErrUnreachable

@@ -13,6 +13,13 @@
 // kinds with errors.Is. Unreachable tells the CLI to exit 11. The API key
 // is never part of an error or a log record.
 //
+// A reply is checked and cleaned before anyone reads it: a reasoning
+// model's thinking (a <think> block, or reasoning_content) is taken out of
+// every answer and handed to ChatOptions.OnReasoning (see SplitReasoning),
+// a 200 answer that is a web page is an ErrResponse, and so is a stream
+// that ends without a finish_reason (ChatStream then also returns what
+// came).
+//
 //	c, err := llm.New(llm.Config{
 //		BaseURL:    llm.DefaultBaseURL,
 //		ChatModel:  "llama3.2",

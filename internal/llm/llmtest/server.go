@@ -36,6 +36,13 @@ type Config struct {
 	// Latency is slept before every chat answer (streamed or not), as a
 	// model's time to answer, honouring the client hanging up.
 	Latency time.Duration
+	// Reasoning, when not empty, makes the server a reasoning model: every
+	// chat reply is preceded by this draft, as a <think> block opening the
+	// answer, or with ReasoningApart in the message's (or each stream
+	// delta's) reasoning_content field, as llama.cpp and vLLM send it.
+	// Tests put in the draft what must not leak: records, JSON, ratings.
+	Reasoning      string
+	ReasoningApart bool
 }
 
 // Message is one chat message as the server received it.
@@ -82,6 +89,13 @@ type Failure struct {
 	// DropAfterChunks, for streamed chat, sends this many chunks and then
 	// closes the connection mid-stream.
 	DropAfterChunks int
+	// EndAfterChunks, for streamed chat, sends this many chunks and then
+	// ends the response cleanly, with no finish_reason and no [DONE]: a
+	// stream a proxy cut short.
+	EndAfterChunks int
+	// Page, when not empty, is answered with status 200 as text/html: a
+	// proxy, login page or web UI at the API's address.
+	Page string
 }
 
 // Server is an OpenAI-compatible endpoint for tests: deterministic
@@ -291,6 +305,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			drop(w)
 			return
 		}
+		if fail.Page != "" {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			fmt.Fprint(w, fail.Page)
+			return
+		}
 		if fail.Status != 0 {
 			if fail.RetryAfter != "" {
 				w.Header().Set("Retry-After", fail.RetryAfter)
@@ -316,11 +335,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if !s.known(w, req.Model) {
 			return
 		}
-		dropAfter := -1
+		cut := streamCut{drop: -1, end: -1}
 		if fail != nil && fail.DropAfterChunks > 0 {
-			dropAfter = fail.DropAfterChunks
+			cut.drop = fail.DropAfterChunks
 		}
-		s.serveChat(w, r, req, body, dropAfter)
+		if fail != nil && fail.EndAfterChunks > 0 {
+			cut.end = fail.EndAfterChunks
+		}
+		s.serveChat(w, r, req, body, cut)
 	default:
 		writeError(w, http.StatusNotFound, "404 page not found: "+r.URL.Path, "not_found")
 	}
@@ -413,7 +435,11 @@ func (s *Server) reply(req Request) string {
 	return "echo: " + last
 }
 
-func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, req Request, body map[string]any, dropAfter int) {
+// streamCut says after how many chunks a streamed reply is cut: dropped
+// (the connection closed) or ended cleanly; -1 for never.
+type streamCut struct{ drop, end int }
+
+func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, req Request, body map[string]any, cut streamCut) {
 	if s.cfg.Latency > 0 {
 		select {
 		case <-time.After(s.cfg.Latency):
@@ -429,12 +455,19 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, req Request, 
 	usage := map[string]int{"prompt_tokens": prompt, "completion_tokens": len(words(answer)),
 		"total_tokens": prompt + len(words(answer))}
 	created := time.Now().Unix()
+	draft, apart := s.cfg.Reasoning, s.cfg.ReasoningApart
 	if !req.Stream {
+		msg := map[string]any{"role": "assistant", "content": answer}
+		switch {
+		case draft != "" && apart:
+			msg["reasoning_content"] = draft
+		case draft != "":
+			msg["content"] = "<think>\n" + draft + "\n</think>\n\n" + answer
+		}
 		writeJSON(w, map[string]any{
 			"id": "chatcmpl-llmtest", "object": "chat.completion", "created": created, "model": req.Model,
-			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
-				"message": map[string]any{"role": "assistant", "content": answer}}},
-			"usage": usage,
+			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": msg}},
+			"usage":   usage,
 		})
 		return
 	}
@@ -458,9 +491,23 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, req Request, 
 			"model": req.Model, "choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}}
 	}
 	send(chunk(map[string]any{"role": "assistant", "content": ""}, nil))
-	for i, piece := range Chunks(answer) {
-		if i == dropAfter {
+	if draft != "" && apart {
+		for _, piece := range Chunks(draft) {
+			send(chunk(map[string]any{"reasoning_content": piece}, nil))
+		}
+	}
+	pieces := Chunks(answer)
+	if draft != "" && !apart {
+		// The tags arrive split across pieces, as real servers send them.
+		pieces = append(append([]string{"<th", "ink>\n"}, Chunks(draft)...), append([]string{"\n</thi", "nk>\n\n"}, pieces...)...)
+	}
+	for i, piece := range pieces {
+		if i == cut.drop {
 			drop(w)
+			return
+		}
+		if i == cut.end {
+			leave(w)
 			return
 		}
 		if s.cfg.ChunkDelay > 0 {
