@@ -21,7 +21,8 @@ EXIT STATUS:
    1    failure (bad input, write error, store error)
    2    wrong usage (unknown flag, missing argument)
    10   the store could not be reached
-   11   the model server could not be reached
+   11   the model server could not be reached, or answered with no model's reply
+        (an HTML page, a stream cut before the answer ended)
    130  interrupted
 `
 

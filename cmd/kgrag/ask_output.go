@@ -16,6 +16,16 @@ type askResult struct {
 	Question string `json:"question"`
 	// Answer is null with --context-only.
 	Answer *string `json:"answer"`
+	// AnswerPartial marks an answer the server stopped sending before it
+	// ended (the exit status is then 11).
+	AnswerPartial bool `json:"answer_partial,omitempty"`
+	// FinishReason is the server's: "stop", or "length" for an answer
+	// cut by --max-tokens.
+	FinishReason string `json:"finish_reason,omitempty"`
+	// ReasoningChars counts a reasoning model's thinking, which is never
+	// in Answer; Reasoning holds it with --show-reasoning.
+	ReasoningChars int     `json:"reasoning_chars,omitempty"`
+	Reasoning      *string `json:"reasoning,omitempty"`
 	// Mode is local, global, seed or no-context.
 	Mode       string `json:"mode"`
 	Source     string `json:"source,omitempty"`

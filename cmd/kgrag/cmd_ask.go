@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -42,10 +43,11 @@ type askOptions struct {
 	maxTokens    int
 	responseType string
 
-	contextOnly bool // print the context, call no chat model
-	noContext   bool // the baseline: the question alone, no graph
-	json        bool
-	quiet       bool
+	contextOnly   bool // print the context, call no chat model
+	noContext     bool // the baseline: the question alone, no graph
+	showReasoning bool // print a reasoning model's thinking (stderr, or in --json)
+	json          bool
+	quiet         bool
 
 	llm llmOptions
 }
@@ -139,23 +141,25 @@ Look before asking, or compare:
 			&cli.StringFlag{Name: "response-type", Value: prompts.DefaultResponseType, Usage: "shape of the answer, in words (e.g. \"a single sentence\", \"a list of points\")"},
 			&cli.BoolFlag{Name: "context-only", Usage: "print the context that would be sent and stop: no chat model is called (the embedding model is)"},
 			&cli.BoolFlag{Name: "no-context", Usage: "ask the chat model the question alone, without the graph (a baseline to compare with)"},
+			&cli.BoolFlag{Name: "show-reasoning", Category: "model server", Usage: "print a reasoning model's thinking (its <think> block or reasoning_content) to stderr as it comes; with --json, put it in the object. It is never part of the answer"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object: question, answer, context records, token counts, timings"},
 		}, globalFlags()...), append(askStoreFlags(), indexFlags()...)...), llmFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			opts := askOptions{
-				question:     strings.TrimSpace(strings.Join(cmd.Args().Slice(), " ")),
-				mode:         cmd.String("mode"),
-				input:        cmd.String("input"),
-				index:        indexOptionsFrom(cmd),
-				chatModel:    cmd.String("chat-model"),
-				temperature:  cmd.Float("temperature"),
-				maxTokens:    cmd.Int("max-tokens"),
-				responseType: cmd.String("response-type"),
-				contextOnly:  cmd.Bool("context-only"),
-				noContext:    cmd.Bool("no-context"),
-				json:         cmd.Bool("json"),
-				quiet:        cmd.Bool("quiet"),
-				llm:          llmOptionsFrom(cmd),
+				question:      strings.TrimSpace(strings.Join(cmd.Args().Slice(), " ")),
+				mode:          cmd.String("mode"),
+				input:         cmd.String("input"),
+				index:         indexOptionsFrom(cmd),
+				chatModel:     cmd.String("chat-model"),
+				temperature:   cmd.Float("temperature"),
+				maxTokens:     cmd.Int("max-tokens"),
+				responseType:  cmd.String("response-type"),
+				contextOnly:   cmd.Bool("context-only"),
+				noContext:     cmd.Bool("no-context"),
+				showReasoning: cmd.Bool("show-reasoning"),
+				json:          cmd.Bool("json"),
+				quiet:         cmd.Bool("quiet"),
+				llm:           llmOptionsFrom(cmd),
 			}
 			opts.params = def
 			opts.params.CommunityLevel = cmd.Int64("community-level")
@@ -249,6 +253,14 @@ func runAsk(ctx context.Context, opts askOptions, term terminal) error {
 	start := time.Now()
 	res := &askResult{Question: opts.question, Mode: opts.mode, Timings: map[string]float64{}}
 	if err := ask(ctx, opts, client, res, term); err != nil {
+		if opts.json && res.AnswerPartial {
+			// What came before the cut is still reported, as partial;
+			// the error follows on stderr and sets the exit status.
+			res.Timings["total"] = ms(time.Since(start))
+			if werr := res.write(term.out); werr != nil {
+				return errors.Join(err, werr)
+			}
+		}
 		return err
 	}
 	if !opts.json {
@@ -360,35 +372,71 @@ func retrieve(ctx context.Context, opts askOptions, client *llm.Client, res *ask
 }
 
 // answer asks the chat model: system prompt, then the question. The answer
-// is streamed to stdout, or with --json kept for the JSON object.
+// is streamed to stdout, or with --json kept for the JSON object. A
+// reasoning model's thinking is never part of it: it goes to stderr (or
+// the JSON object) with --show-reasoning, and is counted either way.
 func answer(ctx context.Context, opts askOptions, client *llm.Client, system string, res *askResult, term terminal) error {
 	temp := float32(opts.temperature)
 	chatOpts := llm.ChatOptions{Model: opts.chatModel, Temperature: &temp, MaxTokens: opts.maxTokens}
+	var reasoning strings.Builder
+	shown := false // thinking printed to stderr, to be ended by a line break
+	if opts.showReasoning {
+		chatOpts.OnReasoning = func(piece string) error {
+			if opts.json {
+				reasoning.WriteString(piece)
+				return nil
+			}
+			shown = true
+			_, err := io.WriteString(term.err, piece)
+			return err
+		}
+	}
 	msgs := []llm.Message{{Role: llm.RoleSystem, Content: system}, {Role: llm.RoleUser, Content: opts.question}}
 	res.ChatModel = opts.chatModel
 	t := time.Now()
-	var text string
-	var usage llm.Usage
-	var err error
-	if opts.json {
-		text, usage, err = client.Chat(ctx, msgs, chatOpts)
-	} else {
-		text, usage, err = client.ChatStream(ctx, msgs, chatOpts, func(piece string) error {
-			_, err := io.WriteString(term.out, piece)
-			return err
-		})
-		if text != "" && !strings.HasSuffix(text, "\n") {
-			fmt.Fprintln(term.out)
+	// Streamed with --json too, so that an answer cut short can be
+	// reported as far as it came.
+	text, usage, err := client.ChatStream(ctx, msgs, chatOpts, func(piece string) error {
+		if opts.json {
+			return nil
 		}
-	}
-	if err != nil {
-		return fmt.Errorf("ask: answer: %w", err)
+		if shown {
+			fmt.Fprintln(term.err)
+			shown = false
+		}
+		_, err := io.WriteString(term.out, piece)
+		return err
+	})
+	if !opts.json && text != "" && !strings.HasSuffix(text, "\n") {
+		fmt.Fprintln(term.out)
 	}
 	res.Timings["llm"] = ms(time.Since(t))
-	res.Answer = &text
-	if usage != (llm.Usage{}) {
+	if usage.ReasoningChars > 0 {
+		res.ReasoningChars = usage.ReasoningChars
+		if opts.showReasoning && opts.json {
+			r := strings.TrimSpace(reasoning.String())
+			res.Reasoning = &r
+		}
+	}
+	res.FinishReason = usage.FinishReason
+	if usage.Tokens() {
 		res.Usage = &usageJSON{Prompt: usage.PromptTokens, Completion: usage.CompletionTokens, Total: usage.TotalTokens}
 	}
+	if err != nil {
+		if text != "" && errors.Is(err, llm.ErrResponse) {
+			res.Answer, res.AnswerPartial = &text, true
+			return fmt.Errorf("ask: answer: %w; the answer printed is incomplete", err)
+		}
+		return fmt.Errorf("ask: answer: %w", err)
+	}
+	if strings.TrimSpace(text) == "" && usage.ReasoningChars > 0 {
+		return fmt.Errorf("ask: answer: the model reasoned (%d characters) but gave no answer (finish_reason %q): "+
+			"raise --max-tokens, which the reasoning counts against, or leave it 0", usage.ReasoningChars, usage.FinishReason)
+	}
+	if usage.FinishReason == "length" {
+		fmt.Fprintf(term.err, "warning: the answer was cut short by the token limit (finish_reason length): raise --max-tokens (now %d; 0 is the server's limit)\n", opts.maxTokens)
+	}
+	res.Answer = &text
 	if term.tty && !opts.quiet && !opts.json {
 		fmt.Fprintf(term.err, "%s\n", res.answerLine())
 	}

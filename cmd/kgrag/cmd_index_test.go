@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/kgrag/kgrag/graphrag"
 	"github.com/kgrag/kgrag/internal/indexer/indexertest"
 	"github.com/kgrag/kgrag/internal/llm/llmtest"
@@ -217,5 +218,61 @@ func TestIndexLoadStoreDown(t *testing.T) {
 	}
 	if n := srv.Count("/chat/completions"); n != 0 {
 		t.Errorf("%d model calls before the store check", n)
+	}
+}
+
+// TestIndexReasoningModel: a reasoning model's draft, which holds an
+// extraction record, a summary and a report of its own, leaves no trace
+// in the output: the graph equals the one a model without reasoning
+// gives, and no description or report holds the draft or a tag.
+func TestIndexReasoningModel(t *testing.T) {
+	const draft = `Plan: ("entity"<|>DRAFT ENTITY<|>person<|>from the draft)` + "\n##\n" +
+		`{"title": "DRAFT REPORT", "summary": "draft", "findings": [], "rating": 9, "rating_explanation": "draft"}`
+	input := indexertest.CarolInput(t, 1200)
+	index := func(cfg llmtest.Config) *graphrag.Dataset {
+		srv := llmtest.Start(t, cfg)
+		indexertest.Script(srv)
+		out := filepath.Join(t.TempDir(), "output")
+		var errb bytes.Buffer
+		err := runIndex(context.Background(), indexRunOptions{
+			input: input, output: out, chatModel: "m", concurrency: 2, chunkSize: 300, overlap: 30, maxGleanings: 1,
+			entityTypes: "person, geo, event",
+			llm:         llmOptions{url: srv.URL()},
+		}, terminal{out: &bytes.Buffer{}, err: &errb})
+		if err != nil {
+			t.Fatalf("%v\n%s", err, errb.String())
+		}
+		ds, err := graphrag.Open(context.Background(), out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ds
+	}
+	summary := func(ds *graphrag.Dataset) []string {
+		var out []string
+		for _, e := range ds.Entities {
+			out = append(out, e.Title+": "+e.Description)
+		}
+		for _, c := range ds.Communities {
+			if c.Report != nil {
+				out = append(out, "report "+c.Community+": "+c.Report.Title+" / "+c.Report.FullContent)
+			}
+		}
+		return out
+	}
+	plain := summary(index(llmtest.Config{}))
+	if len(plain) < 5 {
+		t.Fatalf("the scripted model gave %d entities and reports; want a graph", len(plain))
+	}
+	for _, apart := range []bool{false, true} {
+		got := summary(index(llmtest.Config{Reasoning: draft, ReasoningApart: apart}))
+		if d := cmp.Diff(plain, got); d != "" {
+			t.Errorf("apart %v: output differs from a model's without reasoning (-want +got):\n%s", apart, d)
+		}
+		for _, line := range got {
+			if strings.Contains(line, "DRAFT") || strings.Contains(line, "think>") {
+				t.Errorf("apart %v: draft in the output: %.200s", apart, line)
+			}
+		}
 	}
 }

@@ -101,7 +101,7 @@ func exitCode(ctx context.Context, err error) int {
 		return exitUsage
 	case errors.As(err, &sd):
 		return exitStoreDown
-	case errors.As(err, &le) && llm.Unreachable(err):
+	case errors.As(err, &le) && (llm.Unreachable(err) || errors.Is(err, llm.ErrResponse)):
 		return exitModelDown
 	}
 	return exitFailure

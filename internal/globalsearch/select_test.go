@@ -2,6 +2,7 @@ package globalsearch_test
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"regexp"
 	"slices"
@@ -69,7 +70,12 @@ func byContent(content map[string]string) func(string) string {
 // rater answers rating calls from replies(community), the community found
 // by find in the prompt; other calls go to the default map/reduce replies.
 func rater(t *testing.T, find func(sys string) string, replies func(community string) string) *llmtest.Server {
-	srv := server(t, llmtest.Config{})
+	return raterWith(t, llmtest.Config{}, find, replies)
+}
+
+// raterWith is rater on a server of cfg.
+func raterWith(t *testing.T, cfg llmtest.Config, find func(sys string) string, replies func(community string) string) *llmtest.Server {
+	srv := server(t, cfg)
 	srv.Respond(func(r llmtest.Request) (string, bool) {
 		sys := r.Messages[0].Content
 		switch kind(r) {
@@ -292,6 +298,69 @@ func TestDynamicSelectionSamples(t *testing.T) {
 				t.Logf("%s level %d: %d reports, %d roots, %d rated, %d relevant, %d kept, %d map calls",
 					name, level, res.Reports, roots, len(rated), len(relevant), len(kept), len(res.Batches))
 			})
+		}
+	}
+}
+
+// TestSearchReasoningModel: a reasoning model whose <think> block (or
+// reasoning_content) holds a draft rating and a draft of map points gives
+// the same selection, points and answer as a model without one: nothing
+// of the draft is parsed.
+func TestSearchReasoningModel(t *testing.T) {
+	const draft = `First a draft: {"rating": 5} {"points": [{"description": "DRAFT POINT [Data: Reports (0)]", "score": 100}]}`
+	ds := sample(t, "v3")
+	content := map[string]string{}
+	for _, c := range ds.Communities {
+		if c.Report != nil {
+			content[c.Report.FullContent] = c.Community
+		}
+	}
+	rule := func(c string) string {
+		n, _ := strconv.Atoi(c)
+		return `{"rating": ` + strconv.Itoa([]int{0, 3, 0, 0, 5, 1}[n%6]) + `}`
+	}
+	run := func(cfg llmtest.Config) *globalsearch.Result {
+		srv := raterWith(t, cfg, byContent(content), rule)
+		s := defaults(t, "v3", 12000)
+		s.params.CommunityLevel = 2
+		s.opts.Dynamic = true
+		res, err := s.searcher(t, client(t, srv, 1)).Search(context.Background(), question, globalsearch.Hooks{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	// picked is what the selection chose: each rating, then the reports.
+	picked := func(sel *globalsearch.Selection) []string {
+		var out []string
+		for _, r := range sel.Rated {
+			out = append(out, r.Community+"="+strconv.Itoa(r.Rating))
+		}
+		for _, r := range sel.Reports {
+			out = append(out, "report "+r.ID)
+		}
+		return out
+	}
+	plain := run(llmtest.Config{})
+	for _, apart := range []bool{false, true} {
+		got := run(llmtest.Config{Reasoning: draft, ReasoningApart: apart})
+		if !slices.Equal(picked(got.Selection), picked(plain.Selection)) || got.Selection.Parse.Valid != len(got.Selection.Rated) {
+			t.Errorf("apart %v: selection %v (parse %+v); want %v as without reasoning, every rating valid", apart,
+				picked(got.Selection), got.Selection.Parse, picked(plain.Selection))
+		}
+		if got.Answer != plain.Answer || strings.Contains(got.Answer, "DRAFT") {
+			t.Errorf("apart %v: answer %q; want %q", apart, got.Answer, plain.Answer)
+		}
+		if len(got.Batches) != len(plain.Batches) {
+			t.Fatalf("apart %v: %d batches; want %d", apart, len(got.Batches), len(plain.Batches))
+		}
+		for i, b := range got.Batches {
+			if b.Parse != globalsearch.ParseValid {
+				t.Errorf("apart %v: batch %d parsed %s; want valid", apart, i, b.Parse)
+			}
+			if fmt.Sprint(b.Points) != fmt.Sprint(plain.Batches[i].Points) {
+				t.Errorf("apart %v: batch %d points %v; want %v", apart, i, b.Points, plain.Batches[i].Points)
+			}
 		}
 	}
 }
