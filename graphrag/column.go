@@ -43,6 +43,13 @@ type table struct {
 // openTable opens path and reads its footer. A file that is not parquet or is
 // cut short fails here with an *Error naming the file.
 func openTable(name, path string) (*table, error) {
+	// A FIFO or a device named like a table would block the open or the
+	// read forever (and a FIFO's open ignores the context): only regular
+	// files are tables. Stat follows links, so a linked table is read.
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return nil, &Error{Op: "open", Path: path, Row: -1,
+			Err: fmt.Errorf("not a regular file (%s): a GraphRAG table is a parquet file", fileKind(st.Mode()))}
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, &Error{Op: "open", Path: path, Row: -1, Err: unwrapPath(err)}
@@ -60,7 +67,43 @@ func openTable(name, path string) (*table, error) {
 		f.Close()
 		return nil, &Error{Op: "open", Path: path, Row: -1, Err: fmt.Errorf("not a readable parquet file: %w", err)}
 	}
-	return &table{name: name, path: path, file: f, pf: pf, rows: pf.NumRows()}, nil
+	// Columns are read into slices of one element per row (or value), so
+	// a damaged or crafted footer claiming 2^40 rows would exhaust memory
+	// before a byte of data is read. Every GraphRAG table has a column of
+	// distinct ids, which takes at least a bit per row however it is
+	// encoded: more rows (or values) than 8 per byte of file cannot be.
+	limit := 8 * st.Size()
+	rows := pf.NumRows()
+	if rows < 0 || rows > limit {
+		f.Close()
+		return nil, &Error{Op: "open", Path: path, Row: -1,
+			Err: fmt.Errorf("the footer claims %d rows, more than a file of %d bytes can hold: the file is damaged", rows, st.Size())}
+	}
+	for _, rg := range pf.RowGroups() {
+		for i, cc := range rg.ColumnChunks() {
+			if n := cc.NumValues(); n < 0 || n > limit {
+				f.Close()
+				return nil, &Error{Op: "open", Path: path, Row: -1,
+					Err: fmt.Errorf("the footer claims %d values in column %d, more than a file of %d bytes can hold: the file is damaged", n, i, st.Size())}
+			}
+		}
+	}
+	return &table{name: name, path: path, file: f, pf: pf, rows: rows}, nil
+}
+
+// fileKind names what a non-regular file is, for messages.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	}
+	return m.Type().String()
 }
 
 func (t *table) close() error { return t.file.Close() }

@@ -1,0 +1,123 @@
+package graphrag_test
+
+import (
+	"context"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kgrag/kgrag/graphrag"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
+	"github.com/parquet-go/parquet-go/format"
+)
+
+// copySample copies a sample's files into a new folder, for a test to
+// damage.
+func copySample(t *testing.T, name string) string {
+	t.Helper()
+	src := sample(t, name)
+	dst := t.TempDir()
+	files, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(src, f.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, f.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dst
+}
+
+// claimRows rewrites the footer of the parquet file at path so that it
+// claims rows rows in the file and in its first row group.
+func claimRows(t *testing.T, path string, rows int64) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := int(binary.LittleEndian.Uint32(b[len(b)-8:]))
+	start := len(b) - 8 - n
+	var md format.FileMetaData
+	if err := thrift.Unmarshal(new(thrift.CompactProtocol), b[start:len(b)-8], &md); err != nil {
+		t.Fatal(err)
+	}
+	md.NumRows = rows
+	md.RowGroups[0].NumRows = rows
+	footer, err := thrift.Marshal(new(thrift.CompactProtocol), &md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := append(append([]byte(nil), b[:start]...), footer...)
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(footer)))
+	out = append(out, "PAR1"...)
+	if err := os.WriteFile(path, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestOpenCraftedFooter: a footer claiming 2^40 rows is refused with an
+// error naming the file, before any column is read into memory (which
+// ended in Go's fatal "out of memory").
+func TestOpenCraftedFooter(t *testing.T) {
+	dir := copySample(t, "v3")
+	path := filepath.Join(dir, "entities.parquet")
+	claimRows(t, path, 1<<40)
+	_, err := graphrag.Open(context.Background(), dir)
+	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "1099511627776 rows") {
+		t.Fatalf("Open with a footer of 2^40 rows: %v; want an error naming %s and the rows claimed", err, path)
+	}
+	// The same rewrite with the true count reads as before: the test
+	// damages only the count.
+	claimRows(t, path, 529)
+	if _, err := graphrag.Open(context.Background(), dir); err != nil {
+		t.Fatalf("Open after restoring the count: %v", err)
+	}
+}
+
+// TestOpenNotRegular: a named pipe or a folder where a table should be is
+// refused at once, naming it; a pipe no longer blocks the open.
+func TestOpenNotRegular(t *testing.T) {
+	tests := []struct {
+		name string
+		make func(path string) error
+		want string
+	}{
+		{"fifo", func(p string) error { return syscall.Mkfifo(p, 0o644) }, "a named pipe"},
+		{"directory", func(p string) error { return os.Mkdir(p, 0o755) }, "a directory"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := copySample(t, "v3")
+			path := filepath.Join(dir, "relationships.parquet")
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+			if err := tt.make(path); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() {
+				_, err := graphrag.Open(context.Background(), dir)
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), tt.want) {
+					t.Errorf("Open: %v; want an error naming %s as %s", err, path, tt.want)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("Open blocked on the table")
+			}
+		})
+	}
+}
