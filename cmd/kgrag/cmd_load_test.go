@@ -243,3 +243,24 @@ func TestLoadEmbed(t *testing.T) {
 		t.Errorf("load --embed with a bad --llm-url wrote %s", ttl2)
 	}
 }
+
+// TestLoadTurtleTargets: --turtle into /dev/null leaves the device a
+// device, and replacing a 0600 file keeps it 0600.
+func TestLoadTurtleTargets(t *testing.T) {
+	in := filepath.Join(test.GraphRAGSamples(t), "v3")
+	private := filepath.Join(t.TempDir(), "private.ttl")
+	if err := os.WriteFile(private, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{os.DevNull, private} {
+		if _, stderr, code := runKgrag(t, "load", "-q", "--input", in, "--turtle", path); code != 0 {
+			t.Fatalf("kgrag load --turtle %s: exit %d: %s", path, code, stderr)
+		}
+	}
+	if st, err := os.Stat(os.DevNull); err != nil || st.Mode()&os.ModeCharDevice == 0 {
+		t.Errorf("%s: %v, %v; want it still a character device", os.DevNull, st.Mode(), err)
+	}
+	if st, err := os.Stat(private); err != nil || st.Mode().Perm() != 0o600 || st.Size() < 1000 {
+		t.Errorf("%s: mode %v, %d bytes, %v; want the Turtle, still 0600", private, st.Mode().Perm(), st.Size(), err)
+	}
+}
