@@ -3,6 +3,7 @@ package ontology
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -33,6 +34,9 @@ type Stats struct {
 	Communities   int
 	Findings      int
 	Covariates    int
+	// RepeatedLinks counts ids repeated within one link list (a text
+	// unit's entities, an entity's communities), written once.
+	RepeatedLinks int
 }
 
 // checkEvery is how many rows a Stream writes between checks of ctx.
@@ -277,18 +281,38 @@ func (e *emitter) chunk(t *graphrag.TextUnit) error {
 			return err
 		}
 	}
-	for _, id := range t.DocumentIDs {
-		if err := e.add(PartOf, e.iri(segDocument, id)); err != nil {
-			return err
-		}
+	if err := e.links(PartOf, segDocument, t.DocumentIDs); err != nil {
+		return err
 	}
-	for _, id := range t.EntityIDs {
-		if err := e.add(HasEntity, e.iri(segEntity, id)); err != nil {
-			return err
-		}
+	if err := e.links(HasEntity, segEntity, t.EntityIDs); err != nil {
+		return err
 	}
-	for _, id := range t.RelationshipIDs {
-		if err := e.add(HasRelationship, e.iri(segRelationship, id)); err != nil {
+	return e.links(HasRelationship, segRelationship, t.RelationshipIDs)
+}
+
+// links adds one p triple to the IRI of each id, each id once: GraphRAG's
+// link lists repeat ids (a text unit that names an entity twice, merged
+// update tables), and a repeated triple would be counted as written
+// although a store keeps it once. Stats.RepeatedLinks counts those left
+// out.
+func (e *emitter) links(p, seg string, ids []string) error {
+	var seen map[string]bool // for long lists; short ones are scanned
+	if len(ids) > 32 {
+		seen = make(map[string]bool, len(ids))
+	}
+	for i, id := range ids {
+		repeated := false
+		if seen != nil {
+			repeated = seen[id]
+			seen[id] = true
+		} else {
+			repeated = slices.Contains(ids[:i], id)
+		}
+		if repeated {
+			e.stats.RepeatedLinks++
+			continue
+		}
+		if err := e.add(p, e.iri(seg, id)); err != nil {
 			return err
 		}
 	}
@@ -332,12 +356,7 @@ func (e *emitter) entity(en *graphrag.Entity) error {
 			return err
 		}
 	}
-	for _, c := range en.Communities {
-		if err := e.add(InCommunity, e.iri(segCommunity, c)); err != nil {
-			return err
-		}
-	}
-	return nil
+	return e.links(InCommunity, segCommunity, en.Communities)
 }
 
 func (e *emitter) relationship(r *graphrag.Relationship) error {

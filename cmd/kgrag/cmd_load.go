@@ -212,7 +212,13 @@ func runLoad(ctx context.Context, opts loadOptions, term terminal) error {
 		return inputError(err)
 	}
 	if !opts.quiet {
-		fmt.Fprintf(term.err, "kgrag: wrote %d triples to %s in %.1fs\n", stats.Triples, dest, time.Since(start).Seconds())
+		what := fmt.Sprintf("%d triples", stats.Triples)
+		if opts.withOntology {
+			// The count is of the data; the ontology's triples are not
+			// counted, as kgrag copies its Turtle without parsing it.
+			what = fmt.Sprintf("%d triples of data and the gr: ontology", stats.Triples)
+		}
+		fmt.Fprintf(term.err, "kgrag: wrote %s to %s in %.1fs\n", what, dest, time.Since(start).Seconds())
 		fmt.Fprintf(term.err, "  %s\n", describeStats(ds, stats))
 	}
 	if opts.embed != nil {
@@ -314,5 +320,8 @@ func describeStats(ds *graphrag.Dataset, st ontology.Stats) string {
 	}
 	s += fmt.Sprintf(", %d relationships, %d communities, %d findings, %d covariates",
 		st.Relationships, st.Communities, st.Findings, st.Covariates)
+	if st.RepeatedLinks > 0 {
+		s += fmt.Sprintf("; %d ids repeated within a link list (entity_ids, text_unit_ids, ...) were written once", st.RepeatedLinks)
+	}
 	return s
 }

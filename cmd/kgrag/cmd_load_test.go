@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/kgrag/kgrag/embedindex/flat"
+	"github.com/kgrag/kgrag/graphrag"
 	"github.com/kgrag/kgrag/internal/llm/llmtest"
 	"github.com/kgrag/kgrag/internal/test"
 )
@@ -262,5 +264,61 @@ func TestLoadTurtleTargets(t *testing.T) {
 	}
 	if st, err := os.Stat(private); err != nil || st.Mode().Perm() != 0o600 || st.Size() < 1000 {
 		t.Errorf("%s: mode %v, %d bytes, %v; want the Turtle, still 0600", private, st.Mode().Perm(), st.Size(), err)
+	}
+}
+
+// TestLoadRepeatedLinks: ids repeated inside link lists (text units'
+// entity_ids and relationship_ids, communities' entity_ids, as merged
+// update tables hold them) are written once, and the triple count printed
+// is the number of distinct lines of the N-Triples written.
+func TestLoadRepeatedLinks(t *testing.T) {
+	ds, err := graphrag.Open(t.Context(), filepath.Join(test.GraphRAGSamples(t), "v3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	repeated := 0
+	for i := range ds.TextUnits {
+		tu := &ds.TextUnits[i]
+		if len(tu.EntityIDs) > 0 {
+			tu.EntityIDs = append(tu.EntityIDs, tu.EntityIDs[0])
+			repeated++
+		}
+		if len(tu.RelationshipIDs) > 1 {
+			tu.RelationshipIDs = append(tu.RelationshipIDs, tu.RelationshipIDs[1], tu.RelationshipIDs[1])
+			repeated += 2
+		}
+	}
+	for i := range ds.Communities {
+		if c := &ds.Communities[i]; len(c.EntityIDs) > 0 {
+			c.EntityIDs = append(c.EntityIDs, c.EntityIDs...) // each member twice: its entity names the community twice
+			repeated += len(c.EntityIDs) / 2
+		}
+	}
+	in := t.TempDir()
+	if err := graphrag.Write3x(t.Context(), in, ds); err != nil {
+		t.Fatal(err)
+	}
+	nt := filepath.Join(t.TempDir(), "g.nt")
+	_, stderr, code := runKgrag(t, "load", "--input", in, "--ntriples", nt)
+	if code != 0 {
+		t.Fatalf("kgrag load: exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(nt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	distinct := map[string]bool{}
+	for _, l := range lines {
+		distinct[l] = true
+	}
+	if len(distinct) != len(lines) {
+		t.Errorf("%d triples written, %d distinct; want no repeats", len(lines), len(distinct))
+	}
+	if want := fmt.Sprintf("wrote %d triples", len(distinct)); !strings.Contains(stderr, want) {
+		t.Errorf("stderr %q; want %q", stderr, want)
+	}
+	if want := fmt.Sprintf("%d ids repeated within a link list", repeated); !strings.Contains(stderr, want) {
+		t.Errorf("stderr %q; want %q", stderr, want)
 	}
 }
