@@ -27,6 +27,10 @@ const (
 	// ErrValue: a value cannot be represented in the target layout (for
 	// example a non-numeric community number written as 3.x int64).
 	ErrValue errorKind = "invalid value"
+	// ErrEmptyKey: a column every row needs (an id, an entity title, a
+	// relationship end) is null or empty in a row: its IRI would end in
+	// "/entity/" and every such row would be one node.
+	ErrEmptyKey errorKind = "null or empty value in a column every row needs"
 )
 
 // Error describes a failure to read or write one GraphRAG table. Op is the

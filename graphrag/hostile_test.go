@@ -3,6 +3,7 @@ package graphrag_test
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,6 +118,47 @@ func TestOpenNotRegular(t *testing.T) {
 				}
 			case <-time.After(10 * time.Second):
 				t.Fatal("Open blocked on the table")
+			}
+		})
+	}
+}
+
+// TestOpenEmptyKeys: a null or empty id, entity title or relationship end
+// fails the read, naming the file, the column and the row, instead of
+// becoming an IRI that ends in "/entity/".
+func TestOpenEmptyKeys(t *testing.T) {
+	tests := []struct {
+		name, file, column string
+		row                int
+		damage             func(ds *graphrag.Dataset)
+	}{
+		{"entity id", "entities.parquet", "id", 7, func(ds *graphrag.Dataset) { ds.Entities[7].ID = "" }},
+		{"entity title", "entities.parquet", "title", 3, func(ds *graphrag.Dataset) { ds.Entities[3].Title = "" }},
+		{"relationship source", "relationships.parquet", "source", 5, func(ds *graphrag.Dataset) { ds.Relationships[5].Source = "" }},
+		{"relationship target", "relationships.parquet", "target", 2, func(ds *graphrag.Dataset) { ds.Relationships[2].Target = "" }},
+		{"relationship id", "relationships.parquet", "id", 9, func(ds *graphrag.Dataset) { ds.Relationships[9].ID = "" }},
+		{"text unit id", "text_units.parquet", "id", 4, func(ds *graphrag.Dataset) { ds.TextUnits[4].ID = "" }},
+		{"document id", "documents.parquet", "id", 0, func(ds *graphrag.Dataset) { ds.Documents[0].ID = "" }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ds, err := graphrag.Open(context.Background(), sample(t, "v3"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ds.Entities = ds.Entities[:529] // the placeholders are not rows
+			tt.damage(ds)
+			dir := t.TempDir()
+			if err := graphrag.Write3x(context.Background(), dir, ds); err != nil {
+				t.Fatal(err)
+			}
+			_, err = graphrag.Open(context.Background(), dir)
+			var ge *graphrag.Error
+			if !errors.As(err, &ge) || !errors.Is(err, graphrag.ErrEmptyKey) {
+				t.Fatalf("Open: %v; want an ErrEmptyKey *graphrag.Error", err)
+			}
+			if filepath.Base(ge.Path) != tt.file || ge.Field != tt.column || ge.Row != int64(tt.row) {
+				t.Errorf("error at %s, column %q, row %d; want %s, %q, %d (%v)", ge.Path, ge.Field, ge.Row, tt.file, tt.column, tt.row, err)
 			}
 		})
 	}

@@ -118,6 +118,12 @@ func (w *walker) linkEntities(ctx context.Context, lk *links) (entityLinks, erro
 		if err := c.wait(); err != nil {
 			return e, err
 		}
+		if err := noEmpty(t, len(e.ids), func(i int) string { return e.ids[i] }, "id"); err != nil {
+			return e, err
+		}
+		if err := noEmpty(t, len(e.titles), func(i int) string { return e.titles[i] }, "title", "name"); err != nil {
+			return e, err
+		}
 	}
 	lk.byTitle = make(map[string]string, len(e.ids))
 	for i, title := range e.titles {
@@ -387,10 +393,14 @@ func (w *walker) linkEnds(ctx context.Context, lk *links) error {
 		last := -1
 		for len(src) > 0 || len(dst) > 0 {
 			var m titleMiss
+			col := "source"
 			if len(dst) == 0 || len(src) > 0 && src[0].row <= dst[0].row {
 				m, src = src[0], src[1:]
 			} else {
-				m, dst = dst[0], dst[1:]
+				m, dst, col = dst[0], dst[1:], "target"
+			}
+			if m.title == "" {
+				return t.err(col, int64(m.row), ErrEmptyKey)
 			}
 			resolve(m.title)
 			if m.row != last {

@@ -130,6 +130,18 @@ func (c *cols) eachStr(set func(int, string), num bool, names ...string) {
 	c.do(func(ctx context.Context, t *table) error { return t.strEach(ctx, field, num, set) })
 }
 
+// noEmpty returns an ErrEmptyKey *Error for the first of n rows whose
+// value in the key column field (the first of names present) is null or
+// empty.
+func noEmpty(t *table, n int, get func(i int) string, names ...string) error {
+	for i := range n {
+		if get(i) == "" {
+			return t.err(t.first(names...), int64(i), ErrEmptyKey)
+		}
+	}
+	return nil
+}
+
 // eachReq reads a required text column: the first of names present.
 func (c *cols) eachReq(set func(int, string), num bool, names ...string) {
 	field, err := c.t.require(names...)
@@ -185,6 +197,9 @@ func readDocuments(ctx context.Context, t *table) ([]Document, error) {
 	if err := c.wait(); err != nil {
 		return nil, err
 	}
+	if err := noEmpty(t, len(id), func(i int) string { return id[i] }, "id"); err != nil {
+		return nil, err
+	}
 	docs := make([]Document, t.rows)
 	for i := range docs {
 		docs[i] = Document{
@@ -218,6 +233,9 @@ func readTextUnits(ctx context.Context, t *table) ([]TextUnit, error) {
 	c.list(&rels, false, "relationship_ids")
 	c.list(&covs, false, "covariate_ids")
 	if err := c.wait(); err != nil {
+		return nil, err
+	}
+	if err := noEmpty(t, len(id), func(i int) string { return id[i] }, "id"); err != nil {
 		return nil, err
 	}
 	tus := make([]TextUnit, t.rows)
@@ -282,6 +300,14 @@ func readRelationships(ctx context.Context, t *table) ([]Relationship, error) {
 	c.eachList(func(i int, l []string) { rs[i].TextUnitIDs = l }, false, "text_unit_ids")
 	if err := c.wait(); err != nil {
 		return nil, err
+	}
+	for _, k := range []struct {
+		col string
+		get func(i int) string
+	}{{"id", func(i int) string { return rs[i].ID }}, {"source", func(i int) string { return rs[i].Source }}, {"target", func(i int) string { return rs[i].Target }}} {
+		if err := noEmpty(t, len(rs), k.get, k.col); err != nil {
+			return nil, err
+		}
 	}
 	return rs, nil
 }
@@ -499,6 +525,9 @@ func readCovariates(ctx context.Context, t *table) ([]Covariate, error) {
 	c.str(&src, "source_text")
 	c.str(&tu, "text_unit_id")
 	if err := c.wait(); err != nil {
+		return nil, err
+	}
+	if err := noEmpty(t, len(id), func(i int) string { return id[i] }, "id"); err != nil {
 		return nil, err
 	}
 	cs := make([]Covariate, t.rows)
