@@ -2,6 +2,7 @@ package graphrag
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -151,6 +152,55 @@ func isNullType(c *parquet.Column) bool {
 	}
 	_, ok := lt.Value.(*format.NullType)
 	return ok
+}
+
+// errFound stops a scan that has seen what it looked for.
+var errFound = errors.New("found")
+
+// hasValues reports whether the column name holds any non-null value: a
+// column can be present and empty, as 0.4's description_embedding and
+// graph_embedding are (its vectors went to LanceDB). The column chunk
+// statistics answer when they count every value as null; otherwise the
+// column is read up to its first non-null value.
+func (t *table) hasValues(ctx context.Context, name string) (bool, error) {
+	c := t.pf.Root().Column(name)
+	for c != nil && !c.Leaf() {
+		kids := c.Columns()
+		if len(kids) == 0 {
+			return false, nil
+		}
+		c = kids[0]
+	}
+	if c == nil || isNullType(c) {
+		return false, nil
+	}
+	allNull := true
+	for _, rg := range t.pf.Metadata().RowGroups {
+		if c.Index() >= len(rg.Columns) {
+			allNull = false
+			break
+		}
+		md := rg.Columns[c.Index()].MetaData
+		if md.NumValues > 0 && md.Statistics.NullCount != md.NumValues {
+			allNull = false
+			break
+		}
+	}
+	if allNull {
+		return false, nil
+	}
+	err := t.fork().scan(ctx, name, c, func(vs []parquet.Value) error {
+		for _, v := range vs {
+			if !v.IsNull() {
+				return errFound
+			}
+		}
+		return nil
+	})
+	if errors.Is(err, errFound) {
+		return true, nil
+	}
+	return false, err
 }
 
 // scan streams the values of one leaf column, across row groups and pages,

@@ -111,21 +111,45 @@ type (
 
 func ptr[T any](v T) *T { return &v }
 
+// embeddings says what an old entities table holds of description
+// embeddings.
+type embeddings int
+
+const (
+	noVectors    embeddings = iota // no column (0.4)
+	vectors                        // a vector per entity (0.2, 0.3)
+	emptyVectors                   // the column, all null (0.4 as found: vectors in LanceDB)
+)
+
+// entity04Null is entity04 with 0.4's empty embedding columns.
+type entity04Null struct {
+	entity04
+	DescriptionEmbedding []float64 `parquet:"description_embedding,list,optional"`
+	GraphEmbedding       []float64 `parquet:"graph_embedding,list,optional"`
+}
+
 // writeOld writes a tiny dataset with the columns of releases <= 0.4 into
-// dir; embeddings makes it look like 0.2/0.3.
-func writeOld(t *testing.T, dir string, embeddings bool) {
+// dir; emb says whether it looks like 0.2/0.3 or 0.4.
+func writeOld(t *testing.T, dir string, emb embeddings) {
 	ents := []entity04{
 		{ID: "e1", Name: "ALICE", Type: "PERSON", HumanReadableID: 0, TextUnitIDs: []string{"t1"}},
 		{ID: "e2", Name: "BOB", Type: "PERSON", HumanReadableID: 1, TextUnitIDs: []string{"t1", "t2"}},
 		{ID: "e3", Name: "CAROL", Type: "PERSON", HumanReadableID: 2, TextUnitIDs: []string{"t2"}},
 	}
-	if embeddings {
+	switch emb {
+	case vectors:
 		var with []entity03
 		for _, e := range ents {
 			with = append(with, entity03{e.ID, e.Name, e.Type, e.Description, e.HumanReadableID, e.TextUnitIDs, []float64{0.5, -0.25}})
 		}
 		writeParquet(t, filepath.Join(dir, "create_final_entities.parquet"), with)
-	} else {
+	case emptyVectors:
+		var with []entity04Null
+		for _, e := range ents {
+			with = append(with, entity04Null{entity04: e})
+		}
+		writeParquet(t, filepath.Join(dir, "create_final_entities.parquet"), with)
+	default:
 		writeParquet(t, filepath.Join(dir, "create_final_entities.parquet"), ents)
 	}
 	writeParquet(t, filepath.Join(dir, "create_final_relationships.parquet"), []relationship04{
@@ -163,23 +187,29 @@ func writeOld(t *testing.T, dir string, embeddings bool) {
 
 func TestOpenOldLayouts(t *testing.T) {
 	root := t.TempDir()
-	// 0.2: output/<timestamp>/artifacts; the newest run must win.
-	writeOld(t, filepath.Join(root, "p02", "output", "20240101-000000", "artifacts"), true)
-	writeOld(t, filepath.Join(root, "p02", "output", "20240812-142512", "artifacts"), true)
-	writeOld(t, filepath.Join(root, "p03"), true)
-	writeOld(t, filepath.Join(root, "p04"), false)
+	// output/<timestamp>/artifacts (0.2-0.4); the newest run must win,
+	// and the release is the data's whichever folder is given.
+	writeOld(t, filepath.Join(root, "p02", "output", "20240101-000000", "artifacts"), vectors)
+	writeOld(t, filepath.Join(root, "p02", "output", "20240812-142512", "artifacts"), vectors)
+	writeOld(t, filepath.Join(root, "p03"), vectors)
+	writeOld(t, filepath.Join(root, "p04"), noVectors)
+	writeOld(t, filepath.Join(root, "p04null", "output", "20241001-120000", "artifacts"), emptyVectors)
 	newest := filepath.Join(root, "p02", "output", "20240812-142512", "artifacts")
+	newest04 := filepath.Join(root, "p04null", "output", "20241001-120000", "artifacts")
 	tests := []struct {
 		dir     string
 		release graphrag.Release
 		tables  string
 	}{
-		{filepath.Join(root, "p02"), graphrag.Release02, newest},
-		{filepath.Join(root, "p02", "output"), graphrag.Release02, newest},
-		{filepath.Join(root, "p02", "output", "20240812-142512"), graphrag.Release02, newest},
-		{newest, graphrag.Release02, newest},
+		{filepath.Join(root, "p02"), graphrag.Release03, newest},
+		{filepath.Join(root, "p02", "output"), graphrag.Release03, newest},
+		{filepath.Join(root, "p02", "output", "20240812-142512"), graphrag.Release03, newest},
+		{newest, graphrag.Release03, newest},
 		{filepath.Join(root, "p03"), graphrag.Release03, filepath.Join(root, "p03")},
 		{filepath.Join(root, "p04"), graphrag.Release04, filepath.Join(root, "p04")},
+		{filepath.Join(root, "p04null"), graphrag.Release04, newest04},
+		{filepath.Join(root, "p04null", "output", "20241001-120000"), graphrag.Release04, newest04},
+		{newest04, graphrag.Release04, newest04},
 	}
 	for _, tt := range tests {
 		t.Run(strings.TrimPrefix(tt.dir, root), func(t *testing.T) {
@@ -196,8 +226,11 @@ func TestOpenOldLayouts(t *testing.T) {
 			if got, want := ds.Absent, []string{"covariates"}; !slices.Equal(got, want) {
 				t.Errorf("Absent = %v; want %v", got, want)
 			}
-			if tt.release == graphrag.Release02 && !strings.Contains(tt.dir, "2024") && len(ds.Notes) == 0 {
-				t.Errorf("Notes empty; want the chosen run named")
+			if !strings.Contains(tt.dir, "2024") && strings.Contains(tt.tables, "2024") && !strings.Contains(strings.Join(ds.Notes, "\n"), "read run") {
+				t.Errorf("Notes = %q; want the chosen run named", ds.Notes)
+			}
+			if strings.Contains(tt.dir, "p04null") && !strings.Contains(strings.Join(ds.Notes, "\n"), "holds no vector") {
+				t.Errorf("Notes = %q; want the empty embedding column explained", ds.Notes)
 			}
 			checkOld(t, ds, tt.release != graphrag.Release04)
 		})
@@ -374,4 +407,62 @@ func TestOpenRelease05(t *testing.T) {
 func entityEqual(a, b graphrag.Entity) bool {
 	return a.ID == b.ID && a.Title == b.Title && a.Placeholder == b.Placeholder && a.Type == b.Type &&
 		a.Description == b.Description && len(a.TextUnitIDs) == 0 && len(b.TextUnitIDs) == 0
+}
+
+// TestOpenFromSettings: a project folder whose GraphRAG settings put the
+// output elsewhere than output/ is read from there (output.base_dir, or
+// storage.base_dir before 1.0, with ${timestamp} runs), and a settings
+// file that does not parse is an error naming it.
+func TestOpenFromSettings(t *testing.T) {
+	root := t.TempDir()
+	link := func(dst string) {
+		t.Helper()
+		if err := os.MkdirAll(dst, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		src := sample(t, "v3")
+		files, _ := os.ReadDir(src)
+		for _, f := range files {
+			if err := os.Symlink(filepath.Join(src, f.Name()), filepath.Join(dst, f.Name())); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	write := func(p, s string) {
+		t.Helper()
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	yamlProject := filepath.Join(root, "yaml")
+	link(filepath.Join(yamlProject, "output", "artifacts"))
+	write(filepath.Join(yamlProject, "settings.yaml"), "models: {}\noutput:\n  type: file\n  base_dir: \"output/artifacts\"\n")
+
+	jsonProject := filepath.Join(root, "json")
+	writeOld(t, filepath.Join(jsonProject, "runs", "20240101-000000", "artifacts"), vectors)
+	writeOld(t, filepath.Join(jsonProject, "runs", "20240301-000000", "artifacts"), vectors)
+	write(filepath.Join(jsonProject, "settings.json"), `{"storage": {"type": "file", "base_dir": "runs/${timestamp}/artifacts"}}`)
+
+	tests := []struct {
+		dir, tables, note string
+	}{
+		{yamlProject, filepath.Join(yamlProject, "output", "artifacts"), "settings.yaml"},
+		{jsonProject, filepath.Join(jsonProject, "runs", "20240301-000000", "artifacts"), "settings.json"},
+	}
+	for _, tt := range tests {
+		ds, err := graphrag.Open(context.Background(), tt.dir)
+		if err != nil {
+			t.Fatalf("Open(%s): %v", tt.dir, err)
+		}
+		if ds.Dir != tt.tables || !strings.Contains(strings.Join(ds.Notes, "\n"), tt.note) {
+			t.Errorf("Open(%s): Dir %s, notes %q; want %s and a note naming %s", tt.dir, ds.Dir, ds.Notes, tt.tables, tt.note)
+		}
+	}
+
+	bad := filepath.Join(root, "bad")
+	link(filepath.Join(bad, "output", "artifacts"))
+	write(filepath.Join(bad, "settings.yaml"), "output: [unclosed\n")
+	if _, err := graphrag.Open(context.Background(), bad); err == nil || !strings.Contains(err.Error(), filepath.Join(bad, "settings.yaml")) {
+		t.Errorf("Open with a broken settings.yaml: %v; want an error naming it", err)
+	}
 }

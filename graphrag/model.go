@@ -7,9 +7,8 @@ type Release string
 // The output layouts kgrag recognises. The zero value means "not detected".
 const (
 	ReleaseUnknown Release = ""
-	Release02      Release = "0.2"     // output/<timestamp>/artifacts, create_final_* with name
-	Release03      Release = "0.3"     // create_final_*, entities with name and description_embedding
-	Release04      Release = "0.4"     // like 0.3 without embeddings in parquet
+	Release03      Release = "0.2-0.3" // create_final_*, entities with name and description_embedding vectors (0.2 and 0.3 write the same columns)
+	Release04      Release = "0.4"     // like 0.3 without vectors in parquet (the columns may be there, empty)
 	Release05      Release = "0.5-0.9" // create_final_*, entities with title, communities with entity_ids
 	Release1       Release = "1.x"     // create_final_*, communities with parent
 	Release2       Release = "2.x"     // short names (entities.parquet ...), communities with children

@@ -34,17 +34,21 @@ func hasTables(dir string) (found, long bool) {
 
 // layout is where a dataset's tables live.
 type layout struct {
-	dir         string
-	long        bool
-	timestamped bool // output/<timestamp>/artifacts (0.2)
-	notes       []string
+	dir   string
+	long  bool
+	notes []string
 }
 
 // resolve finds the table directory below dir. It accepts the table
-// directory itself, a 0.2 timestamp dir (holding artifacts/), a project root
+// directory itself, a project root whose GraphRAG settings name the output
+// folder (settingsOutput), a timestamp dir (holding artifacts/, 0.2-0.4), a project root
 // (holding output/), or an output dir of timestamped runs, where the newest
 // run (timestamps sort as text) is chosen.
-func resolve(dir string) (layout, error) {
+func resolve(dir string) (layout, error) { return resolveIn(dir, true) }
+
+// resolveIn is resolve, reading the settings file only when settings is
+// set: the folder a settings file names is not searched for another.
+func resolveIn(dir string, settings bool) (layout, error) {
 	fi, err := os.Stat(dir)
 	if err != nil {
 		return layout{}, &Error{Op: "open", Path: dir, Row: -1, Err: unwrapPath(err)}
@@ -53,11 +57,17 @@ func resolve(dir string) (layout, error) {
 		return layout{}, &Error{Op: "open", Path: dir, Row: -1, Err: errors.New("not a directory")}
 	}
 	if ok, long := hasTables(dir); ok {
-		return layout{dir: dir, long: long, timestamped: filepath.Base(dir) == "artifacts"}, nil
+		return layout{dir: dir, long: long}, nil
+	}
+	// A project folder: its settings say where the output went.
+	if settings {
+		if l, ok, err := fromSettings(dir); err != nil || ok {
+			return l, err
+		}
 	}
 	if d := filepath.Join(dir, "artifacts"); isDir(d) {
 		if ok, long := hasTables(d); ok {
-			return layout{dir: d, long: long, timestamped: true}, nil
+			return layout{dir: d, long: long}, nil
 		}
 	}
 	out := filepath.Join(dir, "output")
@@ -81,7 +91,7 @@ func resolve(dir string) (layout, error) {
 		newest := runs[len(runs)-1]
 		d := filepath.Join(out, newest, "artifacts")
 		_, long := hasTables(d)
-		l := layout{dir: d, long: long, timestamped: true}
+		l := layout{dir: d, long: long}
 		l.notes = append(l.notes, fmt.Sprintf("read run %s, the newest of %d in %s", newest, len(runs), out))
 		return l, nil
 	}
@@ -92,7 +102,7 @@ func resolve(dir string) (layout, error) {
 		}
 	}
 	return layout{}, &Error{Op: "open", Path: dir, Row: -1, Err: fmt.Errorf(
-		"%w: looked for %s in %s, its artifacts/ and output/ subdirectories and output/<timestamp>/artifacts",
+		"%w: looked for %s in %s, the output folder its settings.yaml names, its artifacts/ and output/ subdirectories and output/<timestamp>/artifacts",
 		ErrNoTables, strings.Join(want, ", "), dir)}
 }
 
@@ -135,7 +145,7 @@ func Open(ctx context.Context, dir string) (*Dataset, error) {
 
 // openTables resolves dir, opens the footer of every table file present
 // and detects the release. The caller closes the walker.
-func openTables(dir string) (*walker, error) {
+func openTables(ctx context.Context, dir string) (*walker, error) {
 	l, err := resolve(dir)
 	if err != nil {
 		return nil, err
@@ -161,7 +171,14 @@ func openTables(dir string) (*walker, error) {
 		}
 		tables[n] = t
 	}
-	ds.Release = detect(l, tables)
+	ds.Release, err = detect(ctx, l, tables)
+	if err != nil {
+		w.close()
+		return nil, err
+	}
+	if ds.Release == Release04 && tables[TableEntities].has("description_embedding") {
+		ds.Notes = append(ds.Notes, "entities.description_embedding is present but holds no vector (0.4 keeps them in LanceDB): read as 0.4; kgrag embed embeds the descriptions")
+	}
 	if ds.Release.long() {
 		// Releases without communities.entity_ids need the nodes table for
 		// membership; those whose entities have no degree, for degree.
@@ -195,7 +212,7 @@ func openTables(dir string) (*walker, error) {
 // long reports whether the release names its files create_final_*.
 func (r Release) long() bool {
 	switch r {
-	case Release02, Release03, Release04, Release05, Release1:
+	case Release03, Release04, Release05, Release1:
 		return true
 	}
 	return false
@@ -204,44 +221,47 @@ func (r Release) long() bool {
 // nodeMembership reports whether community membership is only recorded in
 // create_final_nodes (releases <= 0.4 have no communities.entity_ids).
 func (r Release) nodeMembership() bool {
-	return r == Release02 || r == Release03 || r == Release04
+	return r == Release03 || r == Release04
 }
 
-// detect names the release from the layout and the columns present:
+// detect names the release from the files and columns present, and from
+// the data where a column alone does not tell: never from the folder the
+// files are in (0.2, 0.3 and 0.4 all wrote output/<timestamp>/artifacts):
 //   - short names: 3.x when text_units has document_id (or documents has
 //     raw_data), else 2.x;
-//   - long names, entities with name: 0.2 in the timestamped layout, else 0.3
-//     with description_embedding, else 0.4 (0.2 and 0.3 share their columns);
+//   - long names, entities with name: 0.2-0.3 when description_embedding
+//     holds vectors, else 0.4 (which keeps the column, empty);
 //   - long names, entities with title: 1.x when communities (or reports) have
 //     parent, else 0.5-0.9.
-func detect(l layout, tables map[string]*table) Release {
+func detect(ctx context.Context, l layout, tables map[string]*table) (Release, error) {
 	has := func(name, col string) bool {
 		t := tables[name]
 		return t != nil && t.has(col)
 	}
 	if !l.long {
 		if has(TableTextUnits, "document_id") || (tables[TableTextUnits] == nil && has(TableDocuments, "raw_data")) {
-			return Release3
+			return Release3, nil
 		}
-		return Release2
+		return Release2, nil
 	}
 	switch {
 	case has(TableEntities, "name") && !has(TableEntities, "title"):
-		switch {
-		case l.timestamped:
-			return Release02
-		case has(TableEntities, "description_embedding"):
-			return Release03
+		vectors, err := tables[TableEntities].hasValues(ctx, "description_embedding")
+		if err != nil {
+			return ReleaseUnknown, err
 		}
-		return Release04
+		if vectors {
+			return Release03, nil
+		}
+		return Release04, nil
 	case has(TableCommunities, "parent") || has(TableCommunityReports, "parent"):
-		return Release1
+		return Release1, nil
 	case has(TableEntities, "title"):
-		return Release05
+		return Release05, nil
 	case has(TableCommunities, "entity_ids"):
-		return Release05
+		return Release05, nil
 	case has(TableCommunities, "raw_community") || has(TableCommunityReports, "rank_explanation") && !has(TableCommunityReports, "human_readable_id"):
-		return Release04
+		return Release04, nil
 	}
-	return Release1
+	return Release1, nil
 }

@@ -65,7 +65,7 @@ type Walker struct {
 // the tables and are dropped as the tables that need them are handed over.
 // Errors are those of Open.
 func NewWalker(ctx context.Context, dir string) (*Walker, error) {
-	w, err := openTables(dir)
+	w, err := openTables(ctx, dir)
 	if err != nil {
 		return nil, err
 	}

@@ -215,11 +215,11 @@ func reuseEmbeddings(ctx context.Context, ds *graphrag.Dataset, opts embedOption
 			continue
 		}
 		if len(e.DescriptionEmbedding) == 0 {
-			if ds.Release != graphrag.Release02 && ds.Release != graphrag.Release03 {
-				return fmt.Errorf("embed: --reuse-embeddings: %s is GraphRAG %s output, whose entities table has no description_embedding (only 0.2 and 0.3 wrote it): embed with a model instead",
+			if ds.Release != graphrag.Release03 {
+				return usagef("kgrag embed --input "+opts.input, "--reuse-embeddings: %s is GraphRAG %s output, whose entities table holds no description_embedding vectors (only 0.2 and 0.3 wrote them to parquet): leave out --reuse-embeddings to embed the descriptions with --embed-model",
 					opts.input, ds.Release)
 			}
-			return fmt.Errorf("embed: --reuse-embeddings: %s: entities row %d (%q) has no description_embedding", opts.input, i, e.Title)
+			return fmt.Errorf("embed: --reuse-embeddings: %s: entities row %d (%q) has no description_embedding; leave out --reuse-embeddings to embed the descriptions with --embed-model", opts.input, i, e.Title)
 		}
 		if len(vecs) > 0 && len(e.DescriptionEmbedding) != len(vecs[0]) {
 			return fmt.Errorf("embed: --reuse-embeddings: %s: entities row %d (%q): description_embedding has %d dimensions, earlier rows %d",

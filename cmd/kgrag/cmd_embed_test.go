@@ -281,8 +281,10 @@ print(json.dumps({"n": len(t), "rows": t[:5]}))`
 	// A release without the column, and a missing model name, are refused.
 	v3 := embedTestOptions(filepath.Join(test.GraphRAGSamples(t), "v3"), t.TempDir(), "http://127.0.0.1:1/v1", "m")
 	v3.reuse, v3.modelSet = true, true
-	if err := runEmbed(t.Context(), v3, term); err == nil || !strings.Contains(err.Error(), "no description_embedding") {
-		t.Errorf("reuse on 3.x: err = %v; want one saying the output has no description_embedding", err)
+	if err := runEmbed(t.Context(), v3, term); err == nil || !strings.Contains(err.Error(), "no description_embedding") ||
+		!strings.Contains(err.Error(), "leave out --reuse-embeddings") || exitCode(t.Context(), err) != exitUsage {
+		t.Errorf("reuse on 3.x: err = %v (exit %d); want a usage error saying the output has no description_embedding and what to do",
+			err, exitCode(t.Context(), err))
 	}
 	opts.modelSet = false
 	if err := runEmbed(t.Context(), opts, term); err == nil || !strings.Contains(err.Error(), "--embed-model") {
