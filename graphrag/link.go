@@ -419,17 +419,33 @@ func (w *walker) linkEnds(ctx context.Context, lk *links) error {
 		if err := c.wait(); err != nil {
 			return err
 		}
+		prose, example := 0, ""
 		for i := 0; i < int(t.rows); i++ {
 			var ps, po bool
-			if s := at(subj, i); !IsNone(s) {
+			s, o := at(subj, i), at(obj, i)
+			if claimEnd(s) {
 				ps = resolve(s)
 			}
-			if o := at(obj, i); !IsNone(o) {
+			if claimEnd(o) {
 				po = resolve(o)
 			}
 			if ps || po {
 				w.ds.PlaceholderCovariates++
 			}
+			for _, v := range []string{s, o} {
+				if IsProse(v) {
+					prose++
+					if example == "" {
+						example = v
+					}
+				}
+			}
+		}
+		if prose > 0 {
+			if len(example) > 80 {
+				example = example[:80] + "..."
+			}
+			w.ds.Notes = append(w.ds.Notes, fmt.Sprintf("%d claim subjects or objects are sentences, not entity names (e.g. %q): those claims name no entity there", prose, example))
 		}
 	}
 	w.ds.Placeholders = len(lk.placeholders)

@@ -254,10 +254,10 @@ func (w *walker) covariates(ctx context.Context, lk *links, v Visitor) error {
 	}
 	for i := range rows {
 		c := &rows[i]
-		if !IsNone(c.SubjectID) {
+		if claimEnd(c.SubjectID) {
 			c.SubjectEntityID = byTitle[c.SubjectID]
 		}
-		if !IsNone(c.ObjectID) {
+		if claimEnd(c.ObjectID) {
 			c.ObjectEntityID = byTitle[c.ObjectID]
 		}
 	}

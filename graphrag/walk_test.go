@@ -177,8 +177,8 @@ func TestWalker(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	if ds := w.Dataset(); ds.Release != graphrag.Release3 || ds.Placeholders != 99 {
-		t.Errorf("Dataset() = %s with %d placeholders; want 3.x with 99", ds.Release, ds.Placeholders)
+	if ds := w.Dataset(); ds.Release != graphrag.Release3 || ds.Placeholders != 79 {
+		t.Errorf("Dataset() = %s with %d placeholders; want 3.x with 79", ds.Release, ds.Placeholders)
 	}
 	if err := w.Walk(ctx, graphrag.Visitor{}); err != nil {
 		t.Fatal(err)

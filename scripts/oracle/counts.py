@@ -16,6 +16,21 @@ import sys
 import pyarrow.parquet as pq
 
 
+def claim_end(v):
+    """Whether a claim's subject or object names an entity, by kgrag's
+    documented rule: not a way of writing "none" (NONE, **NONE**, N/A,
+    null, ...) and not a sentence (more than ten words, or six or more
+    ending in . ! ? or a quote)."""
+    if v is None:
+        return False
+    if v.strip().strip("*_`'\".").upper() in ("", "NONE", "NULL", "NAN", "N/A"):
+        return False
+    words = v.split()
+    if len(words) > 10 or (len(words) >= 6 and v.strip()[-1] in ".!?'\""):
+        return False
+    return True
+
+
 def table(d, *names):
     for n in names:
         p = os.path.join(d, n + ".parquet")
@@ -47,7 +62,7 @@ def main():
     if covs is not None:
         for col in ("subject_id", "object_id"):
             for t in covs.column(col).to_pylist():
-                if t is None or t.strip() in ("", "NONE", "**NONE**", "None", "none", "null", "NULL", "NaN"):
+                if not claim_end(t):
                     continue
                 if t not in titles:
                     unresolved.add(t)
