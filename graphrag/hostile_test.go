@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -161,5 +162,48 @@ func TestOpenEmptyKeys(t *testing.T) {
 				t.Errorf("error at %s, column %q, row %d; want %s, %q, %d (%v)", ge.Path, ge.Field, ge.Row, tt.file, tt.column, tt.row, err)
 			}
 		})
+	}
+}
+
+// TestOpenNoCommunity: GraphRAG's community -1 ("in no community"), with
+// a report and members, is left out: no community, report or membership
+// comes of it, and a note says so.
+func TestOpenNoCommunity(t *testing.T) {
+	ds, err := graphrag.Open(context.Background(), sample(t, "v3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds.Entities = ds.Entities[:529]
+	want := len(ds.Communities)
+	none := ds.Communities[0]
+	none.ID, none.Community, none.HumanReadableID, none.Level, none.Parent, none.Children = "c-none", "-1", "-1", 0, "", nil
+	none.EntityIDs = []string{ds.Entities[0].ID, ds.Entities[1].ID}
+	rep := *none.Report
+	rep.ID, rep.Title, rep.Community, rep.HumanReadableID = "r-none", "Entities in no community", "-1", "-1"
+	none.Report = &rep
+	ds.Communities = append(ds.Communities, none)
+	dir := t.TempDir()
+	if err := graphrag.Write3x(context.Background(), dir, ds); err != nil {
+		t.Fatal(err)
+	}
+	got, err := graphrag.Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Communities) != want {
+		t.Errorf("%d communities; want %d (the -1 one left out)", len(got.Communities), want)
+	}
+	for _, c := range got.Communities {
+		if c.Community == "-1" || c.Report != nil && c.Report.Title == rep.Title {
+			t.Errorf("community %s (%v) read; want -1 left out", c.Community, c.Report)
+		}
+	}
+	for _, e := range got.Entities {
+		if slices.Contains(e.Communities, "-1") {
+			t.Errorf("entity %s is in community -1", e.Title)
+		}
+	}
+	if !strings.Contains(strings.Join(got.Notes, "\n"), "numbered -1") {
+		t.Errorf("Notes = %q; want one saying community -1 was left out", got.Notes)
 	}
 }

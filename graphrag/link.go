@@ -3,6 +3,7 @@ package graphrag
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/parquet-go/parquet-go"
 )
@@ -41,7 +42,14 @@ type commLink struct {
 	children  []string // derived from parents; nil when not derived
 	entityIDs []string // entity_ids, or the members create_final_nodes names
 	weight    float64
+	// none marks GraphRAG's community -1 (any negative number): "in no
+	// community", which Walk leaves out with its report and memberships.
+	none bool
 }
+
+// noCommunity reports whether a Leiden number is GraphRAG's "no
+// community" (-1).
+func noCommunity(num string) bool { return strings.HasPrefix(num, "-") }
 
 // link runs the link pass over the opened tables.
 func (w *walker) link(ctx context.Context) (*links, error) {
@@ -81,6 +89,16 @@ func (w *walker) link(ctx context.Context) (*links, error) {
 				lk.comms[p].children = append(lk.comms[p].children, c.community)
 			}
 		}
+	}
+	none := 0
+	for i := range lk.comms {
+		if c := &lk.comms[i]; noCommunity(c.community) {
+			c.none, c.entityIDs, c.children = true, nil, nil
+			none++
+		}
+	}
+	if none > 0 {
+		w.ds.Notes = append(w.ds.Notes, fmt.Sprintf("%d communities (and their reports) numbered -1, GraphRAG's \"no community\", left out", none))
 	}
 	members := make([][]string, len(lk.comms))
 	for i, c := range lk.comms {
@@ -228,7 +246,7 @@ func (w *walker) linkNodes(ctx context.Context, t *table, lk *links) error {
 	seen := make(map[[2]string]bool)
 	unknown := 0
 	for i := range title {
-		if comm[i] == "" {
+		if comm[i] == "" || noCommunity(comm[i]) {
 			continue
 		}
 		j, ok := index[comm[i]]

@@ -3,6 +3,7 @@ package graphrag
 import (
 	"context"
 	"errors"
+	"slices"
 )
 
 // Visitor receives a GraphRAG output one table at a time from Walk. Each
@@ -232,14 +233,20 @@ func (w *walker) communities(ctx context.Context, lk *links, v Visitor) error {
 	}
 	rows = mergeReports(rows, reps)
 	reps = nil
+	kept := rows[:0]
 	for i := range rows {
-		c, l := &rows[i], &comms[i]
+		c, l := rows[i], &comms[i]
+		if l.none {
+			continue
+		}
 		c.EntityIDs, c.Parent, c.Weight = l.entityIDs, l.parent, l.weight
 		if lk.deriveChildren {
 			c.Children = l.children
 		}
+		c.Children = slices.DeleteFunc(c.Children, noCommunity)
+		kept = append(kept, c)
 	}
-	return v.Communities(ctx, rows)
+	return v.Communities(ctx, kept)
 }
 
 func (w *walker) covariates(ctx context.Context, lk *links, v Visitor) error {
