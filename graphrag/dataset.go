@@ -1,5 +1,7 @@
 package graphrag
 
+import "maps"
+
 // Logical table names, the same for every release. The file holding a table
 // is "<name>.parquet" from 2.0 on and "create_final_<name>.parquet" before.
 const (
@@ -57,6 +59,12 @@ type Dataset struct {
 	Placeholders             int
 	PlaceholderRelationships int
 	PlaceholderCovariates    int
+	// DanglingMembers counts the community memberships naming an entity id
+	// that the entities table lacks, which were left out.
+	DanglingMembers int
+	// Duplicates, per table read, counts the rows left out for repeating
+	// an earlier row's id; set by the walk (Open has it complete).
+	Duplicates map[string]Duplicates
 }
 
 // Summary is what `kgrag inspect` prints about a Dataset.
@@ -69,6 +77,8 @@ type Summary struct {
 	Placeholders             int
 	PlaceholderRelationships int
 	PlaceholderCovariates    int
+	DanglingMembers          int
+	Duplicates               map[string]Duplicates
 	// Rows counts the model records per logical table after fix-ups
 	// (entities include placeholders; communities include report-only ones).
 	Rows map[string]int
@@ -91,6 +101,8 @@ func (d *Dataset) Summary() Summary {
 		Placeholders:             d.Placeholders,
 		PlaceholderRelationships: d.PlaceholderRelationships,
 		PlaceholderCovariates:    d.PlaceholderCovariates,
+		DanglingMembers:          d.DanglingMembers,
+		Duplicates:               maps.Clone(d.Duplicates),
 		Rows: map[string]int{
 			TableDocuments:        len(d.Documents),
 			TableTextUnits:        len(d.TextUnits),

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/kgrag/kgrag/graphrag"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
@@ -205,5 +206,72 @@ func TestOpenNoCommunity(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(got.Notes, "\n"), "numbered -1") {
 		t.Errorf("Notes = %q; want one saying community -1 was left out", got.Notes)
+	}
+}
+
+// TestOpenUpdateTables: tables as `graphrag update` merges them, with rows
+// that repeat an id (identical, or with another title) and community
+// members the entities table lacks. The first row of each id is kept, the
+// rest counted by table with an example, and the dangling members left out
+// and counted: no id is handed over twice.
+func TestOpenUpdateTables(t *testing.T) {
+	ds, err := graphrag.Open(context.Background(), sample(t, "v3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds.Entities = ds.Entities[:529]
+	doc := ds.Documents[0]
+	doc.Title, doc.HumanReadableID = "renamed.txt", "7"
+	ds.Documents = append(ds.Documents, doc)
+	ds.TextUnits = append(ds.TextUnits, ds.TextUnits[3], ds.TextUnits[5])
+	ent := ds.Entities[10]
+	ent.Description = "another description from the update run"
+	ds.Entities = append(ds.Entities, ent)
+	ds.Relationships = append(ds.Relationships, ds.Relationships[0])
+	ds.Communities[0].EntityIDs = append(ds.Communities[0].EntityIDs, "no-such-entity-1", "no-such-entity-2")
+	dir := t.TempDir()
+	if err := graphrag.Write3x(context.Background(), dir, ds); err != nil {
+		t.Fatal(err)
+	}
+	got, err := graphrag.Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]graphrag.Duplicates{
+		graphrag.TableDocuments:     {Different: 1, Example: `id "` + doc.ID + `": HumanReadableID, Title differ`},
+		graphrag.TableTextUnits:     {Same: 2},
+		graphrag.TableEntities:      {Different: 1, Example: `id "` + ent.ID + `": Description differ`},
+		graphrag.TableRelationships: {Same: 1},
+	}
+	if d := cmp.Diff(want, got.Duplicates); d != "" {
+		t.Errorf("Duplicates (-want +got):\n%s", d)
+	}
+	if got.DanglingMembers != 2 {
+		t.Errorf("DanglingMembers = %d; want 2", got.DanglingMembers)
+	}
+	if len(got.Documents) != 1 || got.Documents[0].Title == "renamed.txt" || len(got.TextUnits) != 42 || len(got.Relationships) != 978 {
+		t.Errorf("%d documents (title %q), %d text units, %d relationships; want the first rows only: 1, 42, 978",
+			len(got.Documents), got.Documents[0].Title, len(got.TextUnits), len(got.Relationships))
+	}
+	seen := map[string]bool{}
+	for _, e := range got.Entities {
+		if seen[e.ID] {
+			t.Errorf("entity %s handed over twice", e.ID)
+		}
+		seen[e.ID] = true
+		if e.ID == ent.ID && e.Description == ent.Description {
+			t.Errorf("entity %s: the later row's description was kept", e.ID)
+		}
+	}
+	for _, c := range got.Communities {
+		if slices.Contains(c.EntityIDs, "no-such-entity-1") {
+			t.Errorf("community %s keeps a member the entities table lacks", c.Community)
+		}
+	}
+	notes := strings.Join(got.Notes, "\n")
+	for _, w := range []string{"documents: 1 rows repeat the id", "text_units: 2 rows", "2 community memberships name an entity id"} {
+		if !strings.Contains(notes, w) {
+			t.Errorf("Notes = %q; want one saying %q", got.Notes, w)
+		}
 	}
 }

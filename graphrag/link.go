@@ -100,6 +100,7 @@ func (w *walker) link(ctx context.Context) (*links, error) {
 	if none > 0 {
 		w.ds.Notes = append(w.ds.Notes, fmt.Sprintf("%d communities (and their reports) numbered -1, GraphRAG's \"no community\", left out", none))
 	}
+	w.dropDanglingMembers(lk, ents.ids)
 	members := make([][]string, len(lk.comms))
 	for i, c := range lk.comms {
 		members[i] = c.entityIDs
@@ -114,6 +115,42 @@ func (w *walker) link(ctx context.Context) (*links, error) {
 		}
 	}
 	return lk, nil
+}
+
+// dropDanglingMembers takes out of the communities' members the entity ids
+// that no entity (nor placeholder) has, as the merged tables of `graphrag
+// update` hold them, and notes how many and which: such a membership would
+// put an entity in a community that is not in the graph.
+func (w *walker) dropDanglingMembers(lk *links, ids []string) {
+	known := make(map[string]bool, len(ids)+len(lk.placeholders))
+	for _, id := range ids {
+		known[id] = true
+	}
+	for _, p := range lk.placeholders {
+		known[p.ID] = true
+	}
+	dropped, example := 0, ""
+	for i := range lk.comms {
+		c := &lk.comms[i]
+		kept := c.entityIDs[:0:0]
+		for _, id := range c.entityIDs {
+			if known[id] {
+				kept = append(kept, id)
+				continue
+			}
+			dropped++
+			if example == "" {
+				example = fmt.Sprintf("community %s names %q", c.community, id)
+			}
+		}
+		if len(kept) != len(c.entityIDs) {
+			c.entityIDs = kept
+		}
+	}
+	if dropped > 0 {
+		w.ds.DanglingMembers = dropped
+		w.ds.Notes = append(w.ds.Notes, fmt.Sprintf("%d community memberships name an entity id that the entities table lacks (e.g. %s): left out", dropped, example))
+	}
 }
 
 // entityLinks are the entity columns the link pass reads; they are dropped

@@ -8,8 +8,10 @@ import (
 
 // Visitor receives a GraphRAG output one table at a time from Walk. Each
 // non-nil callback is called exactly once, in field order, after the one
-// before it has returned, with all rows of its table in file order (nil
-// when the table is absent and nothing stands in for it). The rows are
+// before it has returned, with the rows of its table in file order (nil
+// when the table is absent and nothing stands in for it): the first row
+// of each id, as a later row with the same id is left out and counted in
+// Dataset.Duplicates. The rows are
 // complete as Open fills them: placeholders end Entities, relationship and
 // claim ends are resolved, Entity.Communities, derived TextUnit.EntityIDs
 // and community Children, members and Weight are set, and reports are
@@ -155,6 +157,8 @@ func (w *walker) documents(ctx context.Context, _ *links, v Visitor) error {
 	if err != nil {
 		return err
 	}
+	rows, d := dedupe(rows, func(r *Document) string { return r.ID })
+	w.noteDuplicates(TableDocuments, d)
 	return v.Documents(ctx, rows)
 }
 
@@ -168,14 +172,11 @@ func (w *walker) textUnits(ctx context.Context, lk *links, v Visitor) error {
 	if err != nil {
 		return err
 	}
+	rows, d := dedupe(rows, func(r *TextUnit) string { return r.ID })
+	w.noteDuplicates(TableTextUnits, d)
 	if derived != nil {
-		// The last row with an id takes the id's entities, as Open always did.
-		last := make(map[string]int, len(rows))
 		for i := range rows {
-			last[rows[i].ID] = i
-		}
-		for id, i := range last {
-			rows[i].EntityIDs = append(rows[i].EntityIDs, derived[id]...)
+			rows[i].EntityIDs = append(rows[i].EntityIDs, derived[rows[i].ID]...)
 		}
 	}
 	return v.TextUnits(ctx, rows)
@@ -191,6 +192,8 @@ func (w *walker) entities(ctx context.Context, lk *links, v Visitor) error {
 	if err != nil {
 		return err
 	}
+	rows, d := dedupe(rows, func(r *Entity) string { return r.ID })
+	w.noteDuplicates(TableEntities, d)
 	rows = append(rows, placeholders...)
 	for i := range rows {
 		e := &rows[i]
@@ -210,6 +213,8 @@ func (w *walker) relationships(ctx context.Context, lk *links, v Visitor) error 
 	if err != nil {
 		return err
 	}
+	rows, d := dedupe(rows, func(r *Relationship) string { return r.ID })
+	w.noteDuplicates(TableRelationships, d)
 	for i := range rows {
 		r := &rows[i]
 		r.SourceID, r.TargetID = lk.byTitle[r.Source], lk.byTitle[r.Target]
@@ -259,6 +264,8 @@ func (w *walker) covariates(ctx context.Context, lk *links, v Visitor) error {
 	if err != nil {
 		return err
 	}
+	rows, d := dedupe(rows, func(r *Covariate) string { return r.ID })
+	w.noteDuplicates(TableCovariates, d)
 	for i := range rows {
 		c := &rows[i]
 		if claimEnd(c.SubjectID) {

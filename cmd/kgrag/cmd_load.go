@@ -220,6 +220,11 @@ func runLoad(ctx context.Context, opts loadOptions, term terminal) error {
 		}
 		fmt.Fprintf(term.err, "kgrag: wrote %s to %s in %.1fs\n", what, dest, time.Since(start).Seconds())
 		fmt.Fprintf(term.err, "  %s\n", describeStats(ds, stats))
+		// What the reader fixed or left out (duplicate ids, dangling
+		// members, ...), as kgrag inspect lists it.
+		for _, n := range ds.Notes {
+			fmt.Fprintf(term.err, "  note: %s\n", n)
+		}
 	}
 	if opts.embed != nil {
 		return runEmbed(ctx, *opts.embed, term)

@@ -322,3 +322,48 @@ func TestLoadRepeatedLinks(t *testing.T) {
 		t.Errorf("stderr %q; want %q", stderr, want)
 	}
 }
+
+// TestLoadUpdateTables: an output whose entities table repeats an id with
+// another title (as `graphrag update` merges tables) loads with one title
+// per entity node and a note saying what was left out, and embeds too.
+func TestLoadUpdateTables(t *testing.T) {
+	ds, err := graphrag.Open(t.Context(), filepath.Join(test.GraphRAGSamples(t), "v3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds.Entities = ds.Entities[:529]
+	dup := ds.Entities[4]
+	dup.Title = "A SECOND TITLE"
+	ds.Entities = append(ds.Entities, dup)
+	in := t.TempDir()
+	if err := graphrag.Write3x(t.Context(), in, ds); err != nil {
+		t.Fatal(err)
+	}
+	nt := filepath.Join(t.TempDir(), "g.nt")
+	_, stderr, code := runKgrag(t, "load", "--input", in, "--ntriples", nt)
+	if code != 0 || !strings.Contains(stderr, "note: entities: 1 rows repeat the id of an earlier row (0 identical to it, 1 different") {
+		t.Fatalf("kgrag load: exit %d, stderr %q; want 0 and a note on the repeated id", code, stderr)
+	}
+	b, err := os.ReadFile(nt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	titles := map[string]int{}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) > 2 && f[1] == "<http://ormynet.com/ns/msft-graphrag#title>" {
+			titles[f[0]]++
+		}
+	}
+	for s, n := range titles {
+		if n > 1 {
+			t.Errorf("%s has %d gr:title triples; want 1", s, n)
+		}
+	}
+	if strings.Contains(string(b), "A SECOND TITLE") {
+		t.Error("the repeated row's title was written")
+	}
+	srv := llmtest.Start(t, llmtest.Config{Dim: 8})
+	if _, stderr, code := runKgrag(t, "embed", "-q", "--input", in, "--index", t.TempDir(), "--llm-url", srv.URL(), "--embed-model", "m"); code != 0 {
+		t.Errorf("kgrag embed: exit %d: %s", code, stderr)
+	}
+}
