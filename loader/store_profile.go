@@ -2,6 +2,7 @@ package loader
 
 import (
 	"fmt"
+	"github.com/kgrag/kgrag/internal/redact"
 	"net/url"
 	"sort"
 	"strings"
@@ -139,7 +140,7 @@ func ProfileFor(name, baseURL string) (Profile, error) {
 	}
 	u, err := url.Parse(baseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return Profile{}, fmt.Errorf("loader: store URL %q is not an http(s) URL", sparqlq.Redact(baseURL))
+		return Profile{}, fmt.Errorf("loader: store URL %q is not an http(s) URL", redact.URL(baseURL))
 	}
 	base := strings.TrimRight(baseURL, "/")
 	join := func(p string) string {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kgrag/kgrag/internal/redact"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -310,7 +311,7 @@ func (s *SPARQLStore) retry(ctx context.Context, what string, f func(context.Con
 }
 
 func (s *SPARQLStore) opError(op, endpoint, graph string, err error, hint string) *Error {
-	ep := sparqlq.Redact(endpoint)
+	ep := redact.URL(endpoint)
 	h := hintFor(err, ep)
 	switch {
 	case h == "":

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/kgrag/kgrag/internal/redact"
 	"io"
 	"net/http"
 	"os"
@@ -132,8 +133,8 @@ func (s *SPARQLStore) LoadInPlace(ctx context.Context, graph string, fill func(w
 	if sendErr != nil {
 		return 0, s.opError("load graph in place", u.endpoint, graph, sendErr, hint)
 	}
-	return 0, &Error{Op: "load graph in place", URL: sparqlq.Redact(u.endpoint), Graph: graph, Err: fillErr,
-		Hint: joinHint(hintFor(fillErr, sparqlq.Redact(u.endpoint)), hint)}
+	return 0, &Error{Op: "load graph in place", URL: redact.URL(u.endpoint), Graph: graph, Err: fillErr,
+		Hint: joinHint(hintFor(fillErr, redact.URL(u.endpoint)), hint)}
 }
 
 // tempGraph returns a fresh temporary graph IRI for graph.
@@ -273,8 +274,8 @@ func (s *SPARQLStore) abort(ctx context.Context, u *upload, fillErr, sendErr err
 	if sendErr != nil {
 		return s.opError("replace graph", u.endpoint, u.graph, sendErr, hint)
 	}
-	return &Error{Op: "replace graph", URL: sparqlq.Redact(u.endpoint), Graph: u.graph, Err: fillErr,
-		Hint: joinHint(hintFor(fillErr, sparqlq.Redact(u.endpoint)), hint)}
+	return &Error{Op: "replace graph", URL: redact.URL(u.endpoint), Graph: u.graph, Err: fillErr,
+		Hint: joinHint(hintFor(fillErr, redact.URL(u.endpoint)), hint)}
 }
 
 func joinHint(a, b string) string {
@@ -485,7 +486,7 @@ func (s *SPARQLStore) replaceByPut(ctx context.Context, graph string, fill func(
 	defer os.Remove(f.Name())
 	defer f.Close()
 	enc := NewNTriplesEncoder(f)
-	ep := sparqlq.Redact(s.p.GraphStoreURL)
+	ep := redact.URL(s.p.GraphStoreURL)
 	if err := fill(enc); err != nil {
 		return 0, &Error{Op: "replace graph", URL: ep, Graph: graph, Err: err, Hint: "the previous graph is unchanged"}
 	}

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/kgrag/kgrag/internal/redact"
 	"hash"
 	"net/http"
 	"strings"
@@ -21,6 +22,9 @@ type Auth interface {
 	// challenge reads a 401 answer to req and reports whether sending the
 	// request again may now succeed.
 	challenge(req *http.Request, resp *http.Response) bool
+	// mask adds the credentials, in the forms they travel in, to what
+	// error messages must not show.
+	mask(s redact.Secrets) redact.Secrets
 	String() string
 }
 
@@ -35,6 +39,7 @@ func (a *basicAuth) authorize(req *http.Request) error {
 }
 func (a *basicAuth) challenge(*http.Request, *http.Response) bool { return false }
 func (a *basicAuth) String() string                               { return "basic(" + a.user + ")" }
+func (a *basicAuth) mask(s redact.Secrets) redact.Secrets         { return s.Basic(a.user, a.password) }
 
 // BearerAuth returns bearer token authentication (RFC 6750).
 func BearerAuth(token string) Auth { return &bearerAuth{token: token} }
@@ -47,6 +52,7 @@ func (a *bearerAuth) authorize(req *http.Request) error {
 }
 func (a *bearerAuth) challenge(*http.Request, *http.Response) bool { return false }
 func (a *bearerAuth) String() string                               { return "bearer" }
+func (a *bearerAuth) mask(s redact.Secrets) redact.Secrets         { return s.Token(a.token) }
 
 // DigestAuth returns HTTP digest authentication (RFC 7616) with the MD5,
 // MD5-sess, SHA-256 and SHA-256-sess algorithms and qop "auth" (or none, for
@@ -70,7 +76,8 @@ type digestChallenge struct {
 	userhash                             bool
 }
 
-func (a *digestAuth) String() string { return "digest(" + a.user + ")" }
+func (a *digestAuth) String() string                       { return "digest(" + a.user + ")" }
+func (a *digestAuth) mask(s redact.Secrets) redact.Secrets { return s.Add(a.password) }
 
 func (a *digestAuth) challenge(req *http.Request, resp *http.Response) bool {
 	for _, v := range resp.Header.Values("WWW-Authenticate") {

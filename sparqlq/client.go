@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"github.com/kgrag/kgrag/internal/redact"
 	"io"
 	"net/http"
 	"net/url"
@@ -93,6 +94,7 @@ type Client struct {
 	userAgent    string
 	maxErrBody   int
 	requests     atomic.Int64
+	secrets      redact.Secrets // what no error may show
 }
 
 // New returns a Client for cfg. It fails when an endpoint URL does not parse
@@ -112,13 +114,17 @@ func New(cfg Config) (*Client, error) {
 	if c.updateURL == "" {
 		c.updateURL = c.queryURL
 	}
+	c.secrets = redact.New().URL(c.queryURL).URL(c.updateURL)
+	if c.auth != nil {
+		c.secrets = c.auth.mask(c.secrets)
+	}
 	for _, u := range []string{c.queryURL, c.updateURL} {
 		if u == "" {
 			continue
 		}
 		p, err := url.Parse(u)
 		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
-			return nil, fmt.Errorf("sparqlq: endpoint %q is not an http(s) URL", Redact(u))
+			return nil, fmt.Errorf("sparqlq: endpoint %q is not an http(s) URL", redact.URL(u))
 		}
 	}
 	if c.updateMethod == MethodGET {
@@ -193,11 +199,11 @@ func (c *Client) Update(ctx context.Context, update string) error {
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("sparqlq: update %s: %w", Redact(c.updateURL), err)
+		return fmt.Errorf("sparqlq: update %s: %w", redact.URL(c.updateURL), err)
 	}
 	resp, err := c.Do(req)
 	if err != nil {
-		return wrapOp("update", c.updateURL, err)
+		return c.wrapOp("update", c.updateURL, err)
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 	_ = resp.Body.Close()
@@ -211,7 +217,7 @@ func (c *Client) Select(ctx context.Context, query string) (*Results, error) {
 		return nil, err
 	}
 	if res.Boolean != nil {
-		return nil, fmt.Errorf("sparqlq: select %s: got a boolean result; use Ask", Redact(c.queryURL))
+		return nil, fmt.Errorf("sparqlq: select %s: got a boolean result; use Ask", redact.URL(c.queryURL))
 	}
 	return res, nil
 }
@@ -223,7 +229,7 @@ func (c *Client) Ask(ctx context.Context, query string) (bool, error) {
 		return false, err
 	}
 	if res.Boolean == nil {
-		return false, fmt.Errorf("sparqlq: ask %s: result holds no boolean", Redact(c.queryURL))
+		return false, fmt.Errorf("sparqlq: ask %s: result holds no boolean", redact.URL(c.queryURL))
 	}
 	return *res.Boolean, nil
 }
@@ -234,17 +240,17 @@ func (c *Client) query(ctx context.Context, op, query string) (*Results, error) 
 	}
 	req, err := c.newQueryRequest(ctx, query)
 	if err != nil {
-		return nil, fmt.Errorf("sparqlq: %s %s: %w", op, Redact(c.queryURL), err)
+		return nil, fmt.Errorf("sparqlq: %s %s: %w", op, redact.URL(c.queryURL), err)
 	}
 	req.Header.Set("Accept", "application/sparql-results+json, application/sparql-results+xml;q=0.9")
 	resp, err := c.Do(req)
 	if err != nil {
-		return nil, wrapOp(op, c.queryURL, err)
+		return nil, c.wrapOp(op, c.queryURL, err)
 	}
 	defer resp.Body.Close()
 	res, err := ReadResults(resp.Body, resp.Header.Get("Content-Type"))
 	if err != nil {
-		return nil, fmt.Errorf("sparqlq: %s %s: %w", op, Redact(c.queryURL), err)
+		return nil, fmt.Errorf("sparqlq: %s %s: %w", op, redact.URL(c.queryURL), err)
 	}
 	return res, nil
 }
@@ -367,10 +373,10 @@ func (c *Client) statusError(req *http.Request, resp *http.Response) *StatusErro
 	}
 	return &StatusError{
 		Method:     req.Method,
-		URL:        endpointOf(req.URL),
+		URL:        redact.URL(req.URL.String()),
 		StatusCode: resp.StatusCode,
 		Status:     resp.Status,
-		Body:       s,
+		Body:       c.secrets.Text(s), // a store may echo the request, headers and all
 		RetryAfter: resp.Header.Get("Retry-After"),
 	}
 }
@@ -419,25 +425,6 @@ func (e *StatusError) Temporary() bool {
 	return e.StatusCode >= 500
 }
 
-// Redact returns u without user information and query string, for messages.
-func Redact(u string) string {
-	p, err := url.Parse(u)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	return endpointOf(p)
-}
-
-func endpointOf(u *url.URL) string {
-	c := *u
-	c.User = nil
-	c.RawQuery = ""
-	c.ForceQuery = false
-	c.Fragment = ""
-	c.RawFragment = ""
-	return c.String()
-}
-
 // unwrapURLError drops net/http's *url.Error, whose message repeats the full
 // URL (with the query string), keeping the cause.
 func unwrapURLError(err error) error {
@@ -448,10 +435,10 @@ func unwrapURLError(err error) error {
 	return err
 }
 
-func wrapOp(op, endpoint string, err error) error {
+func (c *Client) wrapOp(op, endpoint string, err error) error {
 	var se *StatusError
 	if errors.As(err, &se) {
 		return fmt.Errorf("sparqlq: %s: %w", op, err)
 	}
-	return fmt.Errorf("sparqlq: %s %s: %w", op, Redact(endpoint), err)
+	return fmt.Errorf("sparqlq: %s %s: %w", op, redact.URL(endpoint), c.secrets.Error(err))
 }

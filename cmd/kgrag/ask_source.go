@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/kgrag/kgrag/internal/redact"
 	"net/http"
 	"slices"
 	"sync/atomic"
@@ -89,7 +90,7 @@ func openSource(ctx context.Context, opts askOptions) (source, error) {
 	if err := checkGraph(ctx, c, opts.store); err != nil {
 		return source{}, err
 	}
-	return source{name: fmt.Sprintf("<%s> at %s", opts.store.graph, sparqlq.Redact(opts.store.url)),
+	return source{name: fmt.Sprintf("<%s> at %s", opts.store.graph, redact.URL(opts.store.url)),
 		c: c, graph: opts.store.graph, store: counter}, nil
 }
 
@@ -130,7 +131,7 @@ func checkGraph(ctx context.Context, c *sparqlq.Client, o storeOptions) error {
 	}
 	if !ok {
 		return fmt.Errorf("ask: graph <%s> at %s holds no gr:Entity: check --graph, or load it with kgrag load --input DIR --store %s --graph %s",
-			o.graph, sparqlq.Redact(o.url), sparqlq.Redact(o.url), o.graph)
+			o.graph, redact.URL(o.url), redact.URL(o.url), o.graph)
 	}
 	return nil
 }

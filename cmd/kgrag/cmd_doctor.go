@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/kgrag/kgrag/internal/redact"
 	"io"
 	"io/fs"
 	"net/http"
@@ -284,7 +285,7 @@ func checkStore(ctx context.Context, opts doctorOptions, how map[string]string) 
 	if err != nil {
 		return fail(how["graph"], "--graph: %v", err)
 	}
-	where := fmt.Sprintf("%s store at %s", o.storeType, sparqlq.Redact(o.url))
+	where := fmt.Sprintf("%s store at %s", o.storeType, redact.URL(o.url))
 	res, err := c.Select(ctx, "PREFIX gr: <"+ontology.NS+">\nSELECT (COUNT(?e) AS ?n) WHERE { GRAPH "+g+" { ?e a gr:Entity } }")
 	if err != nil {
 		var se *sparqlq.StatusError
@@ -308,7 +309,7 @@ func checkStore(ctx context.Context, opts doctorOptions, how map[string]string) 
 		return fail("", "%s: the count of entities did not come back as a number", where)
 	}
 	if n == 0 {
-		fix := "correct " + how["graph"] + ", or load it: kgrag load --input DIR --store " + sparqlq.Redact(o.url) + " --graph " + o.graph
+		fix := "correct " + how["graph"] + ", or load it: kgrag load --input DIR --store " + redact.URL(o.url) + " --graph " + o.graph
 		if others := entityGraphs(ctx, c); len(others) > 0 {
 			fix += "; graphs there with entities: " + strings.Join(others, " ")
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kgrag/kgrag/internal/redact"
 	"os"
 	"path/filepath"
 
@@ -12,7 +13,6 @@ import (
 	"github.com/kgrag/kgrag/embedindex/flat"
 	"github.com/kgrag/kgrag/graphrag"
 	"github.com/kgrag/kgrag/internal/ui"
-	"github.com/kgrag/kgrag/sparqlq"
 	"github.com/urfave/cli/v3"
 )
 
@@ -139,7 +139,7 @@ func entityText(e graphrag.Entity) string { return e.Title + ":" + e.Description
 // loses at most one chunk.
 func embedChunk(opts embedOptions) int { return opts.batchSize * opts.concurrency * 4 }
 
-func runEmbed(ctx context.Context, opts embedOptions, term terminal) error {
+func runEmbed(ctx context.Context, opts embedOptions, term terminal) (err error) {
 	if err := opts.validate(); err != nil {
 		return err
 	}
@@ -163,6 +163,15 @@ func runEmbed(ctx context.Context, opts embedOptions, term terminal) error {
 	}
 	if len(ids) == 0 {
 		return fmt.Errorf("embed: %s holds no entities to embed", opts.input)
+	}
+	if _, serr := os.Stat(opts.index); serr != nil {
+		// A folder this run makes is not left behind empty by a run that
+		// failed before it cached anything (Remove leaves a full one).
+		defer func() {
+			if err != nil {
+				os.Remove(opts.index)
+			}
+		}()
 	}
 	if err := os.MkdirAll(opts.index, 0o755); err != nil {
 		return fmt.Errorf("embed: create index folder: %w", err)
@@ -258,7 +267,7 @@ func writeIndex(ctx context.Context, opts embedOptions, model string, ids []stri
 	if err := elastic.Build(ctx, opts.es.elasticConfig(), model, 0, ids, vecs); err != nil {
 		return "", indexError(opts.es, fmt.Errorf("embed: %w", err))
 	}
-	return fmt.Sprintf("%s alias %s", sparqlq.Redact(opts.es.url), opts.es.name), nil
+	return fmt.Sprintf("%s alias %s", redact.URL(opts.es.url), opts.es.name), nil
 }
 
 // embedAll embeds texts chunk by chunk through e, stopping at the first

@@ -344,3 +344,22 @@ func TestEmbedMaxBackoff(t *testing.T) {
 		})
 	}
 }
+
+// TestEmbedFailureLeavesNoFolder: an embed that fails before it cached a
+// vector does not leave an empty kgrag-index folder in the input.
+func TestEmbedFailureLeavesNoFolder(t *testing.T) {
+	src := filepath.Join(test.GraphRAGSamples(t), "v3")
+	in := t.TempDir()
+	files, _ := os.ReadDir(src)
+	for _, f := range files {
+		if err := os.Symlink(filepath.Join(src, f.Name()), filepath.Join(in, f.Name())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, code := runKgrag(t, "embed", "-q", "--input", in, "--llm-url", "http://127.0.0.1:1/v1", "--retries", "0"); code == 0 {
+		t.Fatal("embed against a server that is down succeeded")
+	}
+	if _, err := os.Stat(filepath.Join(in, defaultIndexDir)); err == nil {
+		t.Errorf("the failed embed left %s/%s behind", in, defaultIndexDir)
+	}
+}

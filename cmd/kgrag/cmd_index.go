@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/kgrag/kgrag/internal/redact"
 	"io"
 	"path/filepath"
 	"strings"
@@ -14,7 +15,6 @@ import (
 	"github.com/kgrag/kgrag/internal/graphbuild"
 	"github.com/kgrag/kgrag/internal/indexer"
 	"github.com/kgrag/kgrag/internal/ui"
-	"github.com/kgrag/kgrag/sparqlq"
 	"github.com/urfave/cli/v3"
 )
 
@@ -413,7 +413,7 @@ func reachStore(ctx context.Context, o storeOptions) error {
 		return nil // a Graph Store Protocol-only store: nothing to ask
 	}
 	if _, err := c.Ask(ctx, "ASK {}"); err != nil {
-		return storeError(fmt.Errorf("store %s: %w", sparqlq.Redact(o.url), err))
+		return storeError(fmt.Errorf("store %s: %w", redact.URL(o.url), err))
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/kgrag/kgrag/embedindex"
 	"github.com/kgrag/kgrag/internal/llm"
+	"github.com/kgrag/kgrag/internal/redact"
 	"io"
 	"slices"
 	"time"
@@ -177,7 +178,7 @@ func runLoad(ctx context.Context, opts loadOptions, term terminal) error {
 	switch {
 	case opts.store.url != "":
 		stats, err = loadStore(ctx, opts, wk, m, term, showProgress)
-		dest = fmt.Sprintf("graph <%s> of %s", opts.store.graph, opts.store.url)
+		dest = fmt.Sprintf("graph <%s> of %s", opts.store.graph, redact.URL(opts.store.url))
 	case opts.turtle != "":
 		dest = opts.turtle
 		stats, err = writeFile(ctx, opts.turtle, term.out, func(w io.Writer) (ontology.Stats, error) {

@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kgrag/kgrag/internal/redact"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -428,6 +429,9 @@ func (c *appConfig) attach(app *cli.Command) {
 	}
 	prev := app.Before
 	app.Before = func(ctx context.Context, cmd *cli.Command) (context.Context, error) {
+		if err := checkSecretFiles(os.Environ()); err != nil {
+			return ctx, err
+		}
 		if err := c.apply(cmd); err != nil {
 			return ctx, err
 		}
@@ -582,6 +586,26 @@ func readSecret(path string) (string, error) {
 	return strings.TrimRight(string(data), "\r\n"), nil
 }
 
+// checkSecretFiles fails when a KGRAG_*_FILE variable of env names a file
+// that cannot be read. The flag's lookup cannot fail, so without this a
+// missing password file would send an empty password and say nothing.
+func checkSecretFiles(env []string) error {
+	for _, kv := range env {
+		name, path, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, "KGRAG_") || !strings.HasSuffix(name, "_FILE") || path == "" {
+			continue
+		}
+		if _, err := readSecret(path); err != nil {
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return usagef("", "%s names %s, which cannot be read: %v", name, path, err)
+		}
+	}
+	return nil
+}
+
 // secretFile is the secret in the file it names (no value when the name
 // is "" or the file unreadable): cli.File without the final newline.
 type secretFile string
@@ -703,6 +727,9 @@ func (c *appConfig) settings(cmd *cli.Command) []setting {
 		if secret && s.Value != "" {
 			s.Value = "(hidden)"
 		}
+		// A URL's user information or a key in its query is a secret
+		// too, whichever flag holds it.
+		s.Value = redact.New().Text(s.Value)
 		out = append(out, s)
 	}
 	for _, f := range cmd.Flags {

@@ -7,9 +7,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/kgrag/kgrag/internal/redact"
 	"io"
 	"os"
 	"os/signal"
+	"regexp"
+	"strings"
 	"syscall"
 
 	"github.com/kgrag/kgrag/internal/llm"
@@ -21,6 +24,9 @@ func main() {
 	code := exitCode(ctx, err) // before stop, which cancels ctx
 	stop()
 	if err != nil {
+		// The clients mask the secrets they were given; this catches the
+		// rest, whatever path an error took.
+		err = secretsOf(os.Args[1:], os.Environ()).Error(err)
 		if wantsJSON(os.Args[1:]) {
 			printJSONError(os.Stderr, err, code)
 		} else {
@@ -28,6 +34,50 @@ func main() {
 		}
 	}
 	os.Exit(code)
+}
+
+// secretArg matches the names of flags and variables that hold secrets.
+var secretArg = regexp.MustCompile(`(?i)(password|token|secret|key)$`)
+
+// secretsOf collects the secrets a command line and environment give: the
+// values of secret flags and KGRAG_ variables (and the files their _FILE
+// variables name), and what URLs among the arguments carry.
+func secretsOf(args, env []string) redact.Secrets {
+	var s redact.Secrets
+	for i, a := range args {
+		if strings.Contains(a, "://") {
+			u := a
+			if _, after, ok := strings.Cut(a, "="); ok && strings.HasPrefix(a, "-") {
+				u = after // --store=URL
+			}
+			s = s.URL(u)
+		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || !secretArg.MatchString(name) {
+			continue
+		}
+		if !hasValue && i+1 < len(args) {
+			value = args[i+1]
+		}
+		s = s.Add(value)
+	}
+	for _, kv := range env {
+		name, value, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, "KGRAG_") {
+			continue
+		}
+		switch {
+		case strings.HasSuffix(name, "_FILE"):
+			if b, err := os.ReadFile(value); err == nil {
+				s = s.Add(strings.TrimSpace(string(b)))
+			}
+		case secretArg.MatchString(name):
+			s = s.Add(value)
+		case strings.Contains(value, "://"):
+			s = s.URL(value)
+		}
+	}
+	return s
 }
 
 // wantsJSON reports whether the command line asks for JSON output (--json

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kgrag/kgrag/internal/redact"
 	"net/url"
 	"os"
 	"strings"
@@ -90,7 +91,7 @@ func (o *storeOptions) validate() error {
 		kind, ok := guessStoreType(o.url)
 		if !ok {
 			return usagef("--store-type fuseki", "cannot tell what kind of store %s is: set --store-type to one of %s",
-				sparqlq.Redact(o.url), strings.Join(loader.ProfileNames(), ", "))
+				redact.URL(o.url), strings.Join(loader.ProfileNames(), ", "))
 		}
 		o.storeType = kind
 	}

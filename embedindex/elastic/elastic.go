@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/kgrag/kgrag/internal/redact"
 	"io"
 	"net"
 	"net/http"
@@ -591,48 +592,12 @@ func (c *conn) wrap(op string, err error) error {
 	return e
 }
 
-// scrub removes the secrets from err's message.
+// scrub hides the API key, the password (also as the base64 of basic
+// authentication) and what the URL carries in the text of err: an
+// Elasticsearch error may echo the request's headers.
 func (c *conn) scrub(err error) error {
-	if err == nil {
-		return nil
-	}
-	msg := err.Error()
-	out := msg
-	for _, s := range []string{c.cfg.APIKey, c.cfg.Password} {
-		if s != "" {
-			out = strings.ReplaceAll(out, s, "***")
-		}
-	}
-	if u, perr := url.Parse(c.cfg.URL); perr == nil && u.User != nil {
-		out = strings.ReplaceAll(out, u.User.String()+"@", "")
-		if p, ok := u.User.Password(); ok && p != "" {
-			out = strings.ReplaceAll(out, p, "***")
-		}
-	}
-	if out == msg {
-		return err
-	}
-	return scrubbed{msg: out, err: err}
+	return redact.New().Token(c.cfg.APIKey).Basic(c.cfg.Username, c.cfg.Password).URL(c.cfg.URL).Error(err)
 }
 
-// scrubbed shows a message with the secrets removed but still matches
-// what err matches.
-type scrubbed struct {
-	msg string
-	err error
-}
-
-func (s scrubbed) Error() string { return s.msg }
-func (s scrubbed) Unwrap() error { return s.err }
-
-// redactURL drops user info, query and fragment from a URL for messages.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	u.User = nil
-	u.RawQuery = ""
-	u.Fragment = ""
-	return strings.TrimSuffix(u.String(), "/")
-}
+// redactURL is redact.URL without a trailing slash, for messages.
+func redactURL(raw string) string { return strings.TrimSuffix(redact.URL(raw), "/") }

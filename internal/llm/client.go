@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/kgrag/kgrag/internal/redact"
 	"io"
 	"log/slog"
 	"maps"
@@ -143,6 +144,7 @@ type Client struct {
 	ollama   bool   // the server looks like Ollama: hints say "ollama pull"
 	log      *slog.Logger
 	attempts atomic.Int64
+	secrets  redact.Secrets // the API key and what the URL carries: never in an error
 }
 
 // New returns a Client for cfg. It does not contact the server; use
@@ -153,7 +155,7 @@ func New(cfg Config) (*Client, error) {
 	}
 	u, err := url.Parse(cfg.BaseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("llm: base URL %q: want http(s)://host[:port]/v1", redactURL(cfg.BaseURL))
+		return nil, fmt.Errorf("llm: base URL %q: want http(s)://host[:port]/v1", redact.URL(cfg.BaseURL))
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
@@ -181,11 +183,12 @@ func New(cfg Config) (*Client, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Client{
-		api:    openai.NewClientWithConfig(oc),
-		cfg:    cfg,
-		base:   strings.TrimRight(redactURL(cfg.BaseURL), "/"),
-		ollama: u.Port() == "11434",
-		log:    log.WithGroup("llm"),
+		api:     openai.NewClientWithConfig(oc),
+		cfg:     cfg,
+		base:    strings.TrimRight(redact.URL(cfg.BaseURL), "/"),
+		ollama:  u.Port() == "11434",
+		log:     log.WithGroup("llm"),
+		secrets: redact.New().Token(cfg.APIKey).URL(cfg.BaseURL),
 	}, nil
 }
 
@@ -723,7 +726,7 @@ func (c *Client) classify(op, endpoint, model string, err error, info *respInfo,
 	switch {
 	case errors.As(err, &bad):
 		e.Kind = ErrResponse
-		e.Err = scrub(message{bad.msg, err}, c.cfg.APIKey)
+		e.Err = c.secrets.Error(message{bad.msg, err})
 		e.Hint = bad.hint
 		return e
 	case timedOut:
@@ -753,18 +756,18 @@ func (c *Client) classify(op, endpoint, model string, err error, info *respInfo,
 		// An error event inside a 200 stream.
 		e.Kind = ErrServer
 		e.Status = 0
-		e.Err = scrub(message{msg, err}, c.cfg.APIKey)
+		e.Err = c.secrets.Error(message{msg, err})
 		return e
 	}
 	if e.Status == 0 || (apiErr == nil && reqErr == nil) {
 		// No HTTP answer: the connection failed, or a stream was cut.
 		e.Kind = ErrUnreachable
 		e.Status = 0
-		e.Err = scrub(err, c.cfg.APIKey)
+		e.Err = c.secrets.Error(err)
 		e.Hint = "is the server running? start it (ollama serve) or point --llm-url (KGRAG_LLM_URL) at it"
 		return e
 	}
-	e.Err = scrub(message{msg, err}, c.cfg.APIKey)
+	e.Err = c.secrets.Error(message{msg, err})
 	flag := "--chat-model"
 	if op == "embed" {
 		flag = "--embed-model"
@@ -801,18 +804,6 @@ func (c *Client) classify(op, endpoint, model string, err error, info *respInfo,
 		}
 	}
 	return e
-}
-
-// redactURL drops user info and query, where keys may hide, from a URL
-// for messages.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	u.User = nil
-	u.RawQuery = ""
-	return u.String()
 }
 
 // Embedder is the client seen as an embedder of one model: the shape

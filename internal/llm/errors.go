@@ -121,31 +121,6 @@ func isConnError(err error) bool {
 	return errors.Is(err, context.DeadlineExceeded)
 }
 
-// redacted hides the API key in the text of an error that came from the
-// HTTP stack or the server (a server may echo headers back), while
-// errors.Is and errors.As still see the original.
-type redacted struct {
-	err error
-	key string
-}
-
-func (r redacted) Error() string {
-	msg := r.err.Error()
-	if r.key != "" {
-		msg = strings.ReplaceAll(msg, r.key, "[redacted]")
-	}
-	return msg
-}
-
-func (r redacted) Unwrap() error { return r.err }
-
-func scrub(err error, key string) error {
-	if err == nil || key == "" {
-		return err
-	}
-	return redacted{err, key}
-}
-
 // message is an error's text for the cause of an *Error: a short one for
 // errors whose own text is noisy.
 type message struct {
