@@ -2,11 +2,11 @@ package loader
 
 import (
 	"fmt"
-	"github.com/kgrag/kgrag/internal/redact"
 	"net/url"
 	"sort"
 	"strings"
 
+	"github.com/kgrag/kgrag/internal/redact"
 	"github.com/kgrag/kgrag/sparqlq"
 )
 

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/kgrag/kgrag/internal/redact"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -15,6 +14,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/kgrag/kgrag/internal/redact"
 	"github.com/kgrag/kgrag/sparqlq"
 )
 
@@ -48,6 +48,15 @@ type Options struct {
 	Counter Counter
 	// Logger receives retries and clean-up events; nil discards them.
 	Logger *slog.Logger
+	// OnLeftovers, when not nil, gets the temporary graphs of earlier
+	// loads (killed, or with a batch that landed after their clean-up)
+	// that a load dropped once it held the graph's lock.
+	OnLeftovers func(graphs []string)
+	// BreakLock removes every lock on the graph before a load takes its
+	// own, as if all were abandoned: for a load that follows one the user
+	// killed, whose lock would otherwise stand for LockStale. Use it only
+	// when no other load of the graph is running.
+	BreakLock bool
 }
 
 // DefaultTimeout bounds each request when Options.Timeout is zero.
@@ -55,8 +64,8 @@ const DefaultTimeout = 5 * time.Minute
 
 // SPARQLStore is a Store reached over the SPARQL 1.1 Protocol, the Graph
 // Store Protocol, or both, as its Profile says. It is safe for concurrent
-// use, though concurrent replacements of the same graph race (the last
-// commit wins). Build it with Open.
+// use; loads of one graph, from this process or another, are serialised by
+// a lock kept in the store (see LoadsGraph). Build it with Open.
 type SPARQLStore struct {
 	p       Profile
 	c       *sparqlq.Client
@@ -65,6 +74,8 @@ type SPARQLStore struct {
 	backoff time.Duration
 	counter Counter
 	log     *slog.Logger
+	onLeft  func([]string)
+	breakLk bool
 }
 
 var _ Store = (*SPARQLStore)(nil)
@@ -100,7 +111,7 @@ func Open(p Profile, o Options) (*SPARQLStore, error) {
 		return nil, fmt.Errorf("loader: open %s store: %w", p.Name, err)
 	}
 	s := &SPARQLStore{p: p, c: c, batch: o.BatchSize, retries: o.Retries,
-		backoff: o.RetryBackoff, counter: o.Counter, log: o.Logger}
+		backoff: o.RetryBackoff, counter: o.Counter, log: o.Logger, onLeft: o.OnLeftovers, breakLk: o.BreakLock}
 	if s.batch <= 0 {
 		s.batch = DefaultBatchSize
 	}

@@ -3,10 +3,12 @@ package loader_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -82,17 +84,79 @@ func TestVirtuosoAuthEndpoints(t *testing.T) {
 // records updates and GSP requests and answers ASK with askAnswer.
 type fakeStore struct {
 	mu        sync.Mutex
-	updates   []string
+	updates   []string // data updates: batches, drops, the commit
+	lockOps   []string // updates of the load locks alone
 	gsp       []string // "METHOD graph lines"
 	askAnswer bool
 	// hook may answer a request itself (return true).
 	hook func(w http.ResponseWriter, r *http.Request, body string) bool
+	// The load locks it holds, and the loads whose commit carried a mark.
+	locks, committed map[string]bool
+}
+
+var lockNode = regexp.MustCompile(`<urn:kgrag:load:[0-9a-f]+>`)
+
+// lockRequest answers what the load lock sends (see loader/lock.go): it
+// keeps the lock nodes inserted and not deleted, lists them, and says
+// whether a commit carried a load's mark. It reports whether it answered.
+func (f *fakeStore) lockRequest(w http.ResponseWriter, r *http.Request, body string) bool {
+	q := r.URL.Query().Get("query")
+	if q == "" {
+		if v, err := url.ParseQuery(body); err == nil {
+			q = v.Get("query")
+		}
+	}
+	update := body
+	if v, err := url.ParseQuery(body); err == nil && v.Has("update") {
+		update = v.Get("update")
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.locks == nil {
+		f.locks, f.committed = map[string]bool{}, map[string]bool{}
+	}
+	switch {
+	case strings.Contains(update, "urn:kgrag:committed") && strings.Contains(update, "kgrag-tmp-"):
+		f.committed[lockNode.FindString(update)] = true
+		return false // the commit: recorded as a data update too
+	case strings.Contains(update, "<urn:kgrag:loads>") && r.Method == http.MethodPost && q == "":
+		f.lockOps = append(f.lockOps, update)
+		node := lockNode.FindString(update)
+		switch {
+		case strings.Contains(update, "INSERT DATA") && strings.Contains(update, "urn:kgrag:graph"):
+			f.locks[node] = true
+		case strings.HasPrefix(update, "DELETE WHERE"):
+			delete(f.locks, node)
+		}
+		w.WriteHeader(http.StatusNoContent)
+		return true
+	case strings.Contains(q, "SELECT ?l ?t"):
+		var rows []string
+		for n := range f.locks {
+			rows = append(rows, fmt.Sprintf(`{"l":{"type":"uri","value":%q},"t":{"type":"literal","value":"%d"}}`, strings.Trim(n, "<>"), time.Now().Unix()))
+		}
+		w.Header().Set("Content-Type", "application/sparql-results+json")
+		fmt.Fprintf(w, `{"head":{"vars":["l","t"]},"results":{"bindings":[%s]}}`, strings.Join(rows, ","))
+		return true
+	case strings.Contains(q, "SELECT ?g"):
+		w.Header().Set("Content-Type", "application/sparql-results+json")
+		io.WriteString(w, `{"head":{"vars":["g"]},"results":{"bindings":[]}}`)
+		return true
+	case strings.Contains(q, "urn:kgrag:committed"):
+		w.Header().Set("Content-Type", "application/sparql-results+json")
+		fmt.Fprintf(w, `{"boolean":%v}`, f.committed[lockNode.FindString(q)])
+		return true
+	}
+	return false
 }
 
 func (f *fakeStore) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	b, _ := io.ReadAll(r.Body)
 	body := string(b)
 	if f.hook != nil && f.hook(w, r, body) {
+		return
+	}
+	if f.lockRequest(w, r, body) {
 		return
 	}
 	switch {
@@ -264,21 +328,25 @@ func TestRetryPolicy(t *testing.T) {
 // must notice that the temporary graph is gone and report success.
 func TestCommitLostAnswer(t *testing.T) {
 	var commits atomic.Int32
-	f := &fakeStore{askAnswer: false, hook: func(w http.ResponseWriter, r *http.Request, body string) bool {
+	f := &fakeStore{askAnswer: false}
+	f.hook = func(w http.ResponseWriter, r *http.Request, body string) bool {
 		if strings.Contains(body, "MOVE") && commits.Add(1) == 1 {
+			// The store runs the swap (and so writes the load's mark),
+			// and the answer is lost.
+			f.lockRequest(w, r, body)
 			hj, _ := w.(http.Hijacker)
 			c, _, _ := hj.Hijack()
 			c.Close()
 			return true
 		}
 		return false
-	}}
+	}
 	s := openStore(t, "oxigraph", newFake(t, f), loader.Options{RetryBackoff: time.Millisecond})
 	if _, err := replaceN(context.Background(), s, "http://ex/g", 5, ""); err != nil {
 		t.Fatalf("ReplaceGraph: %v", err)
 	}
 	if commits.Load() != 1 {
-		t.Errorf("commit sent %d times; want 1 (the ASK shows it happened)", commits.Load())
+		t.Errorf("commit sent %d times; want 1 (the commit mark shows it happened)", commits.Load())
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/kgrag/kgrag/internal/redact"
 	"io"
 	"net/http"
 	"os"
@@ -15,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kgrag/kgrag/internal/redact"
 	"github.com/kgrag/kgrag/rdf"
 	"github.com/kgrag/kgrag/sparqlq"
 )
@@ -61,6 +61,11 @@ func (s *SPARQLStore) ReplaceGraph(ctx context.Context, graph string, fill func(
 	if err != nil {
 		return 0, &Error{Op: "replace graph", Graph: graph, Err: err}
 	}
+	lk, err := s.lockIfAble(ctx, graph)
+	if err != nil {
+		return 0, err
+	}
+	defer lk.release(ctx)
 	start := time.Now()
 	u := newUpload(ctx, s, graph, tmp)
 	fillErr := fill(u)
@@ -87,7 +92,7 @@ func (s *SPARQLStore) ReplaceGraph(ctx context.Context, graph string, fill func(
 		return 0, nil
 	}
 	sent := time.Now()
-	if err := s.commit(ctx, graph, tmp); err != nil {
+	if err := s.commit(ctx, graph, tmp, lk); err != nil {
 		return 0, err
 	}
 	s.log.Debug("graph replaced", "graph", graph, "triples", u.total, "batches", u.queued,
@@ -107,6 +112,11 @@ func (s *SPARQLStore) LoadInPlace(ctx context.Context, graph string, fill func(w
 	if _, err := sparqlq.IRIRef(graph); err != nil {
 		return 0, &Error{Op: "load graph in place", Graph: graph, Err: err}
 	}
+	lk, err := s.lockIfAble(ctx, graph)
+	if err != nil {
+		return 0, err
+	}
+	defer lk.release(ctx)
 	if err := s.Drop(ctx, graph); err != nil {
 		return 0, err
 	}
@@ -150,10 +160,12 @@ func tempGraph(graph string) (string, error) {
 	return graph + sep + TempGraphMarker + hex.EncodeToString(b[:]), nil
 }
 
-// commit swaps tmp in for graph with one update. If the outcome is unclear
-// (the answer was lost), it asks whether tmp still exists: a missing tmp
-// means the move happened.
-func (s *SPARQLStore) commit(ctx context.Context, graph, tmp string) error {
+// commit swaps tmp in for graph with one update, which with a lock also
+// writes the lock's commit mark. When the outcome is unclear (the answer
+// was lost, or ctx ended while the store ran it) the mark, or without a
+// lock the temporary graph's absence, says whether the swap happened; what
+// the error says is only what was seen.
+func (s *SPARQLStore) commit(ctx context.Context, graph, tmp string, lk *loadLock) error {
 	g, _ := sparqlq.IRIRef(graph)
 	t, _ := sparqlq.IRIRef(tmp)
 	var update string
@@ -166,13 +178,23 @@ func (s *SPARQLStore) commit(ctx context.Context, graph, tmp string) error {
 	default:
 		update = "DROP SILENT GRAPH " + g + " ;\nMOVE GRAPH " + t + " TO GRAPH " + g
 	}
+	if lk != nil {
+		update += " ;\n" + lk.commitMark()
+	}
+	// done reports whether the swap is known to have happened.
+	done := func(ctx context.Context) (bool, error) {
+		if lk != nil {
+			return lk.committed(ctx)
+		}
+		left, err := s.c.Ask(ctx, "ASK { GRAPH "+t+" { ?s ?p ?o } }")
+		return err == nil && !left, err
+	}
 	attempts := 0
 	err := s.retry(ctx, "commit", func(ctx context.Context) error {
 		attempts++
 		if attempts > 1 {
 			// A lost answer to an earlier attempt may hide a success.
-			left, aerr := s.c.Ask(ctx, "ASK { GRAPH "+t+" { ?s ?p ?o } }")
-			if aerr == nil && !left {
+			if ok, aerr := done(ctx); aerr == nil && ok {
 				return nil
 			}
 		}
@@ -181,58 +203,76 @@ func (s *SPARQLStore) commit(ctx context.Context, graph, tmp string) error {
 	if err == nil {
 		return nil
 	}
-	// Failed, or ctx ended while the update may have run: find out.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	left, aerr := s.c.Ask(cctx, "ASK { GRAPH "+t+" { ?s ?p ?o } }")
-	switch {
-	case aerr == nil && !left:
-		s.log.Info("commit answer lost but the move happened", "graph", graph)
-		return nil
-	case aerr == nil:
-		hint := "the previous graph is unchanged"
-		if derr := s.dropOnce(cctx, tmp); derr != nil {
-			hint += "; temporary graph <" + tmp + "> could not be dropped: " + derr.Error()
-		} else {
-			hint += "; temporary graph dropped"
+	var se *sparqlq.StatusError
+	if errors.As(err, &se) {
+		// The store refused the update, which it runs as one transaction.
+		if ok, aerr := done(cctx); aerr == nil && !ok {
+			hint := "the store refused the swap: the previous graph is unchanged"
+			if empty, derr := s.dropTemp(cctx, tmp); derr == nil && empty {
+				hint += "; temporary graph dropped"
+			} else {
+				hint += "; temporary graph <" + tmp + "> may remain (the next load of this graph drops it)"
+			}
+			return s.opError("replace graph (commit)", s.p.UpdateURL, graph, err, hint)
 		}
-		return s.opError("replace graph (commit)", s.p.UpdateURL, graph, err, hint)
-	default:
-		return s.opError("replace graph (commit)", s.p.UpdateURL, graph, err,
-			"outcome unknown: the store did not answer; temporary graph <"+tmp+"> may remain")
+	}
+	// Interrupted, or no answer: the store may be running the swap still.
+	// Watch for it to land rather than drop the temporary graph under it.
+	for wait := 250 * time.Millisecond; ; wait = min(2*wait, 4*time.Second) {
+		ok, aerr := done(cctx)
+		if aerr == nil && ok {
+			s.log.Info("the swap happened although its answer was lost or the load interrupted", "graph", graph)
+			return nil
+		}
+		select {
+		case <-cctx.Done():
+			return s.opError("replace graph (commit)", s.p.UpdateURL, graph, err,
+				fmt.Sprintf("outcome unknown: the swap had not happened %s later, and the store may still run it; <%s> holds the previous graph or, once it does, the new one; load again to be sure", cleanupTimeout, graph))
+		case <-time.After(wait):
+		}
 	}
 }
 
-// dropTemp drops a temporary graph after a failed upload. A batch request
-// that was abandoned (cancelled or timed out) may still be running in the
-// store and land after the first drop, so it looks again twice, dropping
-// what appeared.
-func (s *SPARQLStore) dropTemp(ctx context.Context, tmp string) error {
+// dropTemp drops a temporary graph after a failed upload and reports
+// whether it was then seen empty. A batch request that was abandoned
+// (cancelled or timed out) may still be running in the store and land after
+// the drop, so it looks again for a few seconds, dropping what appeared.
+func (s *SPARQLStore) dropTemp(ctx context.Context, tmp string) (bool, error) {
 	if err := s.dropOnce(ctx, tmp); err != nil {
-		return err
+		return false, err
 	}
 	if s.p.QueryURL == "" {
-		return nil
+		return false, nil // nothing to look with
 	}
 	t, _ := sparqlq.IRIRef(tmp)
-	for _, d := range []time.Duration{250 * time.Millisecond, time.Second} {
+	left := false
+	for _, d := range []time.Duration{250 * time.Millisecond, time.Second, 2 * time.Second} {
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return false, ctx.Err()
 		case <-time.After(d):
 		}
-		left, err := s.c.Ask(ctx, "ASK { GRAPH "+t+" { ?s ?p ?o } }")
+		var err error
+		left, err = s.c.Ask(ctx, "ASK { GRAPH "+t+" { ?s ?p ?o } }")
 		if err != nil {
-			return err
+			return false, err
 		}
 		if left {
 			s.log.Info("late batch landed in the temporary graph; dropping again", "tmp", tmp)
 			if err := s.dropOnce(ctx, tmp); err != nil {
-				return err
+				return false, err
 			}
 		}
 	}
-	return nil
+	if left {
+		// Dropped once more after the last look: see that it stuck.
+		if left, err := s.c.Ask(ctx, "ASK { GRAPH "+t+" { ?s ?p ?o } }"); err != nil || left {
+			return false, err
+		}
+	}
+	return true, nil
 }
 
 // DropTempGraphs drops temporary graphs that failed uploads of graph left
@@ -264,11 +304,14 @@ func (s *SPARQLStore) abort(ctx context.Context, u *upload, fillErr, sendErr err
 	defer cancel()
 	hint := "the previous graph is unchanged"
 	if u.queued > 0 {
-		if derr := s.dropTemp(cctx, u.tmp); derr != nil {
-			hint += "; temporary graph <" + u.tmp + "> could not be dropped (" + derr.Error() + ")"
+		switch empty, derr := s.dropTemp(cctx, u.tmp); {
+		case derr != nil:
+			hint += "; temporary graph <" + u.tmp + "> could not be dropped (" + derr.Error() + "); the next load of this graph drops it"
 			s.log.Warn("temporary graph left", "tmp", u.tmp, "err", derr)
-		} else {
+		case empty:
 			hint += "; temporary graph dropped"
+		default:
+			hint += "; temporary graph <" + u.tmp + "> dropped, but not seen empty (no query endpoint); the next load of this graph drops what is left"
 		}
 	}
 	if sendErr != nil {

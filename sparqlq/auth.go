@@ -6,11 +6,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"github.com/kgrag/kgrag/internal/redact"
 	"hash"
 	"net/http"
 	"strings"
 	"sync"
+
+	"github.com/kgrag/kgrag/internal/redact"
 )
 
 // Auth adds credentials to requests. The implementations are BasicAuth,

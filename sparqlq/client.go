@@ -7,7 +7,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"github.com/kgrag/kgrag/internal/redact"
 	"io"
 	"net/http"
 	"net/url"
@@ -15,6 +14,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/kgrag/kgrag/internal/redact"
 )
 
 // Method says how a query or an update travels over HTTP.

@@ -3,12 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/kgrag/kgrag/internal/redact"
 	"net/http"
 	"slices"
 	"sync/atomic"
 
 	"github.com/kgrag/kgrag/graphrag"
+	"github.com/kgrag/kgrag/internal/redact"
 	"github.com/kgrag/kgrag/loader"
 	"github.com/kgrag/kgrag/ontology"
 	"github.com/kgrag/kgrag/sparqlq"

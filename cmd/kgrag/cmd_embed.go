@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/kgrag/kgrag/internal/redact"
 	"os"
 	"path/filepath"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/kgrag/kgrag/embedindex/elastic"
 	"github.com/kgrag/kgrag/embedindex/flat"
 	"github.com/kgrag/kgrag/graphrag"
+	"github.com/kgrag/kgrag/internal/redact"
 	"github.com/kgrag/kgrag/internal/ui"
 	"github.com/urfave/cli/v3"
 )

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/kgrag/kgrag/internal/redact"
 	"io"
 	"path/filepath"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/kgrag/kgrag/internal/extraction"
 	"github.com/kgrag/kgrag/internal/graphbuild"
 	"github.com/kgrag/kgrag/internal/indexer"
+	"github.com/kgrag/kgrag/internal/redact"
 	"github.com/kgrag/kgrag/internal/ui"
 	"github.com/urfave/cli/v3"
 )
@@ -404,7 +404,7 @@ func printExtraction(w io.Writer, sum *indexer.Summary) {
 // be reached or refuses the credentials fails the command at once rather
 // than after the run.
 func reachStore(ctx context.Context, o storeOptions) error {
-	st, err := o.open(nil)
+	st, err := o.open(nil, nil)
 	if err != nil {
 		return err
 	}

@@ -4,11 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kgrag/kgrag/internal/test"
 	"github.com/kgrag/kgrag/loader"
@@ -174,5 +179,140 @@ func TestLoadStoreBadInput(t *testing.T) {
 		if strings.HasPrefix(g, graph+"#") && strings.Contains(g, loader.TempGraphMarker) {
 			t.Errorf("temporary graph %s left in the store", g)
 		}
+	}
+}
+
+// slowStore is a proxy in front of the store at base that holds each batch
+// 300 ms, so that a test can stop a load mid-upload; it returns the
+// store's URL through the proxy.
+func slowStore(base string) (string, *httptest.Server) {
+	target, _ := url.Parse(base)
+	rp := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: target.Scheme, Host: target.Host})
+	px := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.ContentLength > 5000 {
+			time.Sleep(300 * time.Millisecond)
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	return strings.Replace(base, target.Host, strings.TrimPrefix(px.URL, "http://"), 1), px
+}
+
+// TestLoadKilled: kgrag load killed (SIGKILL) mid-upload leaves its
+// temporary graph and its lock. The next load says another load holds the
+// graph, and does nothing; with --break-lock it loads, naming the
+// temporary graph it dropped, and leaves none. A proxy in front of the
+// store slows each batch, so that the kill lands mid-upload.
+func TestLoadKilled(t *testing.T) {
+	for _, st := range testStores() {
+		t.Run(st.profile, func(t *testing.T) {
+			base := test.Service(t, st.env)
+			slow, px := slowStore(base)
+			input := filepath.Join(test.GraphRAGSamples(t), "v3")
+			graph := fmt.Sprintf("http://kgrag.test/killed/%d/%s", time.Now().UnixNano(), st.profile)
+			args := func(store string, extra ...string) []string {
+				return append([]string{"load", "-q", "--input", input, "--store", store, "--store-type", st.profile,
+					"--graph", graph, "--batch-size", "500"}, extra...)
+			}
+			direct := openTestStore(t, st.profile, base)
+			t.Cleanup(func() { _ = direct.Drop(context.Background(), graph) })
+
+			cmd := exec.Command(os.Args[0], args(slow)...)
+			cmd.Env = append(os.Environ(), "KGRAG_TEST_RUN_MAIN=1")
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(3 * time.Second)
+			if err := cmd.Process.Kill(); err != nil {
+				t.Fatal(err)
+			}
+			cmd.Wait()
+			// Let the requests the killed load left in the proxy reach the
+			// store (or fail) before looking: a killed client's request
+			// may still land, which the next load's clean-up then catches.
+			px.Close()
+			temps := func() []string {
+				gs, err := direct.Graphs(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				var out []string
+				for _, g := range gs {
+					if strings.HasPrefix(g, graph) && strings.Contains(g, loader.TempGraphMarker) {
+						out = append(out, g)
+					}
+				}
+				return out
+			}
+			left := temps()
+			if len(left) != 1 {
+				t.Fatalf("after the kill: temporary graphs %v; want the killed load's one (was the kill mid-upload?)", left)
+			}
+
+			_, stderr, code := runKgrag(t, args(base)...)
+			if code == 0 || !strings.Contains(stderr, "another load of this graph is running") || !strings.Contains(stderr, "--break-lock") && !strings.Contains(stderr, "abandoned") {
+				t.Errorf("load after the kill: exit %d, %q; want a failure naming the other load's lock", code, stderr)
+			}
+			_, stderr, code = runKgrag(t, args(base, "--break-lock")...)
+			if code != 0 || !strings.Contains(stderr, "dropped 1 temporary graphs that earlier loads") || !strings.Contains(stderr, left[0]) {
+				t.Errorf("load --break-lock: exit %d, %q; want success naming %s", code, stderr, left[0])
+			}
+			if l := temps(); len(l) != 0 {
+				t.Errorf("temporary graphs left after the load: %v", l)
+			}
+			n, err := direct.Count(context.Background(), graph)
+			if err != nil || n < 29000 {
+				t.Errorf("graph holds %d triples (%v); want the v3 sample", n, err)
+			}
+		})
+	}
+}
+
+// TestLoadInterrupted: kgrag load interrupted (SIGINT, as Ctrl-C sends)
+// mid-upload exits 130, and what it says of the temporary graph is what
+// the store holds: "temporary graph dropped" only when none is left.
+func TestLoadInterrupted(t *testing.T) {
+	for _, st := range testStores() {
+		t.Run(st.profile, func(t *testing.T) {
+			base := test.Service(t, st.env)
+			slow, px := slowStore(base)
+			defer px.Close()
+			graph := fmt.Sprintf("http://kgrag.test/interrupted/%d/%s", time.Now().UnixNano(), st.profile)
+			direct := openTestStore(t, st.profile, base)
+			t.Cleanup(func() { _ = direct.Drop(context.Background(), graph) })
+			cmd := exec.Command(os.Args[0], "load", "-q", "--input", filepath.Join(test.GraphRAGSamples(t), "v3"), "--store", slow,
+				"--store-type", st.profile, "--graph", graph, "--batch-size", "500")
+			cmd.Env = append(os.Environ(), "KGRAG_TEST_RUN_MAIN=1")
+			var errb strings.Builder
+			cmd.Stderr = &errb
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(2 * time.Second)
+			if err := cmd.Process.Signal(os.Interrupt); err != nil {
+				t.Fatal(err)
+			}
+			cmd.Wait()
+			if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+				t.Errorf("exit %d; want %d: %s", code, exitInterrupted, errb.String())
+			}
+			gs, err := direct.Graphs(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var left []string
+			for _, g := range gs {
+				if strings.HasPrefix(g, graph) {
+					left = append(left, g)
+				}
+			}
+			said := errb.String()
+			switch {
+			case strings.Contains(said, "temporary graph dropped") && len(left) > 0:
+				t.Errorf("it said the temporary graph was dropped, but the store holds %v: %s", left, said)
+			case !strings.Contains(said, "temporary graph dropped") && !strings.Contains(said, "the next load of this graph drops"):
+				t.Errorf("stderr %q says nothing of the temporary graph", said)
+			}
+			t.Logf("%s; left: %v", said, left)
+		})
 	}
 }

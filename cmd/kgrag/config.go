@@ -12,7 +12,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/kgrag/kgrag/internal/redact"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -21,6 +20,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kgrag/kgrag/internal/redact"
 	"github.com/urfave/cli/v3"
 	"go.yaml.in/yaml/v3"
 )

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/kgrag/kgrag/internal/redact"
 	"io"
 	"os"
 	"os/signal"
@@ -16,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/kgrag/kgrag/internal/llm"
+	"github.com/kgrag/kgrag/internal/redact"
 )
 
 func main() {

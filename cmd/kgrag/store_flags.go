@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/kgrag/kgrag/internal/redact"
+	"io"
 	"net/url"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/kgrag/kgrag/graphrag"
+	"github.com/kgrag/kgrag/internal/redact"
 	"github.com/kgrag/kgrag/internal/ui"
 	"github.com/kgrag/kgrag/loader"
 	"github.com/kgrag/kgrag/ontology"
@@ -34,6 +35,7 @@ type storeOptions struct {
 	timeout       time.Duration
 	ontologyGraph string
 	inPlace       bool
+	breakLock     bool // remove other loads' locks of the graph first
 }
 
 // secretSource reads a secret from env, or from the file an env var names,
@@ -57,6 +59,7 @@ func storeFlags() []cli.Flag {
 		&cli.IntFlag{Name: "batch-size", Category: "store", Value: loader.DefaultBatchSize, Usage: "triples per upload request"},
 		&cli.IntFlag{Name: "retries", Category: "store", Value: 5, Usage: "retries of a request that failed transiently (connection reset, timeout, 5xx, 429)"},
 		&cli.DurationFlag{Name: "timeout", Category: "store", Value: loader.DefaultTimeout, Usage: "time limit of each request"},
+		&cli.BoolFlag{Name: "break-lock", Category: "store", Usage: "remove the lock of another load of --graph first: for a load after one you killed, whose lock stands for " + loader.LockStale.String() + " (a load that runs would be corrupted)"},
 		&cli.BoolFlag{Name: "in-place", Category: "store", Usage: "load straight into --graph through the store's bulk path: much faster on Oxigraph, but NOT atomic (readers see the graph fill up; a failed load leaves it incomplete)"},
 		&cli.StringFlag{Name: "ontology-graph", Category: "store", Value: ontology.OntologyIRI, Usage: "named graph `IRI` that --with-ontology loads the ontology into"},
 	}
@@ -77,6 +80,7 @@ func storeOptionsFrom(cmd *cli.Command) storeOptions {
 		timeout:       cmd.Duration("timeout"),
 		ontologyGraph: cmd.String("ontology-graph"),
 		inPlace:       cmd.Bool("in-place"),
+		breakLock:     cmd.Bool("break-lock"),
 	}
 }
 
@@ -139,18 +143,28 @@ func (o storeOptions) auth() sparqlq.Auth {
 	return nil
 }
 
-func (o storeOptions) open(counter loader.Counter) (*loader.SPARQLStore, error) {
+// open opens the store; notes, when not nil, hears of the temporary graphs
+// of earlier loads that a load dropped.
+func (o storeOptions) open(counter loader.Counter, notes io.Writer) (*loader.SPARQLStore, error) {
 	p, err := loader.ProfileFor(o.storeType, o.url)
 	if err != nil {
 		return nil, usagef("--store http://localhost:3030/ds", "%v", err)
 	}
+	var onLeft func([]string)
+	if notes != nil {
+		onLeft = func(gs []string) {
+			fmt.Fprintf(notes, "kgrag: dropped %d temporary graphs that earlier loads (killed, or interrupted) left: %s\n", len(gs), strings.Join(gs, ", "))
+		}
+	}
 	return loader.Open(p, loader.Options{
-		Auth:      o.auth(),
-		CAFile:    o.caCert,
-		Timeout:   o.timeout,
-		BatchSize: o.batchSize,
-		Retries:   o.retries,
-		Counter:   counter,
+		Auth:        o.auth(),
+		CAFile:      o.caCert,
+		Timeout:     o.timeout,
+		BatchSize:   o.batchSize,
+		Retries:     o.retries,
+		Counter:     counter,
+		OnLeftovers: onLeft,
+		BreakLock:   o.breakLock,
 	})
 }
 
@@ -163,7 +177,7 @@ func loadStore(ctx context.Context, opts loadOptions, wk *graphrag.Walker, m ont
 	if progress != nil {
 		counter = loader.CounterFunc(progress.Add)
 	}
-	st, err := opts.store.open(counter)
+	st, err := opts.store.open(counter, term.err)
 	if err != nil {
 		progress.Done()
 		return ontology.Stats{}, err

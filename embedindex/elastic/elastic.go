@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/kgrag/kgrag/internal/redact"
 	"io"
 	"net"
 	"net/http"
@@ -22,6 +21,7 @@ import (
 	"github.com/elastic/go-elasticsearch/v8"
 	"github.com/elastic/go-elasticsearch/v8/esapi"
 	"github.com/elastic/go-elasticsearch/v8/esutil"
+	"github.com/kgrag/kgrag/internal/redact"
 
 	"github.com/kgrag/kgrag/embedindex"
 )

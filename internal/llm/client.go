@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/kgrag/kgrag/internal/redact"
 	"io"
 	"log/slog"
 	"maps"
@@ -22,6 +21,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/kgrag/kgrag/internal/redact"
 	openai "github.com/sashabaranov/go-openai"
 )
 

@@ -3,13 +3,13 @@ package retrieval_test
 import (
 	"context"
 	"fmt"
-	"github.com/google/go-cmp/cmp"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/kgrag/kgrag/embedindex/flat"
 	"github.com/kgrag/kgrag/graphrag"
 	"github.com/kgrag/kgrag/internal/llm/llmtest"
