@@ -209,7 +209,8 @@ func (b *Builder) reportSection(reports []ReportRecord, budget int) ([]ReportRec
 		if c := cmp.Compare(y.Rank, x.Rank); c != 0 {
 			return c
 		}
-		if c := cmp.Compare(y.Weight, x.Weight); c != 0 {
+		// Ties keep the order GraphRAG met the communities in.
+		if c := cmp.Compare(x.FirstSeen, y.FirstSeen); c != 0 {
 			return c
 		}
 		return compareIDs(x.ID, y.ID)

@@ -200,13 +200,22 @@ func (b *MemoryBackend) Reports(ctx context.Context, entityIDs []string, maxLeve
 			}
 		}
 	}
+	order := firstSeen(entityIDs, func(id string) []string {
+		var nums []string
+		for _, ci := range b.commsOf[id] {
+			if comms[ci].Level <= maxLevel {
+				nums = append(nums, comms[ci].Community)
+			}
+		}
+		return nums
+	})
 	out := make([]ReportRecord, 0, len(members))
 	for ci, m := range members {
 		c := comms[ci]
 		out = append(out, ReportRecord{
 			ID: c.Community, CommunityID: c.ID, Level: c.Level,
 			Title: c.Report.Title, Summary: c.Report.Summary, FullContent: c.Report.FullContent,
-			Rank: c.Report.Rank, Weight: c.Weight, Members: m, Deepest: deepest[ci],
+			Rank: c.Report.Rank, Weight: c.Weight, Members: m, Deepest: deepest[ci], FirstSeen: order[c.Community],
 		})
 	}
 	slices.SortFunc(out, func(x, y ReportRecord) int { return compareIDs(x.ID, y.ID) })

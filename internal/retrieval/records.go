@@ -69,6 +69,10 @@ type ReportRecord struct {
 	// Members are the member entity ids among the ids asked for, in the
 	// order they were asked for. BuildLocalContext ranks by len(Members).
 	Members []string
+	// FirstSeen is the position at which GraphRAG's local search first
+	// meets the community walking the entities asked for (see
+	// firstSeen), which orders reports that tie in members and rank.
+	FirstSeen int
 	// Deepest says the community is, for at least one of its members, the
 	// deepest community up to the level asked for: what GraphRAG 1.x's
 	// community roll-up keeps (Params.RollUpReports).

@@ -185,8 +185,12 @@ func (b *SPARQLBackend) Reports(ctx context.Context, entityIDs []string, maxLeve
 	byID := make(map[string]*ReportRecord)
 	members := make(map[string]map[string]bool)
 	parents := make(map[string]bool)
+	commsOf := make(map[string][]string) // every community up to the level, report or not
 	err := b.run(ctx, "local_reports", entityIDs, sparqlq.Params{"level": sparqlq.IntParam(maxLevel)}, func(r *sparqlq.Row) {
 		id := strconv.FormatInt(r.Int("community"), 10)
+		if m := r.Str("member"); !slices.Contains(commsOf[m], id) {
+			commsOf[m] = append(commsOf[m], id)
+		}
 		if r.Has("parent") {
 			parents[strconv.FormatInt(r.Int("parent"), 10)] = true
 		}
@@ -208,8 +212,10 @@ func (b *SPARQLBackend) Reports(ctx context.Context, entityIDs []string, maxLeve
 	if err != nil {
 		return nil, err
 	}
+	order := firstSeen(entityIDs, func(id string) []string { return commsOf[id] })
 	out := make([]ReportRecord, 0, len(byID))
 	for id, rep := range byID {
+		rep.FirstSeen = order[id]
 		// The sub-communities of a community hold all its members, so one
 		// up to maxLevel would be among the rows (see local_reports.rq).
 		rep.Deepest = !parents[id]
