@@ -331,6 +331,9 @@ func printIndexSummary(w io.Writer, sum *indexer.Summary, quiet bool) {
 		if s.Counted > 0 {
 			counted = fmt.Sprintf(" (%d calls counted by kgrag: the server gave no usage)", s.Counted)
 		}
+		if s.Reasoned > 0 {
+			counted += fmt.Sprintf("; %d replies held reasoning (%d characters, left out)", s.Reasoned, s.ReasoningChars)
+		}
 		fmt.Fprintf(w, "%-11s %d model calls, %d from cache, %d failed; %d prompt + %d reply tokens%s; %s\n",
 			s.Stage, s.Calls, s.Cached, s.Failed, s.PromptTokens, s.CompletionTokens, counted, s.Elapsed.Round(time.Millisecond))
 	}

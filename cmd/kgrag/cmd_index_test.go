@@ -229,6 +229,7 @@ func TestIndexReasoningModel(t *testing.T) {
 	const draft = `Plan: ("entity"<|>DRAFT ENTITY<|>person<|>from the draft)` + "\n##\n" +
 		`{"title": "DRAFT REPORT", "summary": "draft", "findings": [], "rating": 9, "rating_explanation": "draft"}`
 	input := indexertest.CarolInput(t, 1200)
+	var lastStderr string
 	index := func(cfg llmtest.Config) *graphrag.Dataset {
 		srv := llmtest.Start(t, cfg)
 		indexertest.Script(srv)
@@ -242,6 +243,7 @@ func TestIndexReasoningModel(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v\n%s", err, errb.String())
 		}
+		lastStderr = errb.String()
 		ds, err := graphrag.Open(context.Background(), out)
 		if err != nil {
 			t.Fatal(err)
@@ -266,6 +268,9 @@ func TestIndexReasoningModel(t *testing.T) {
 	}
 	for _, apart := range []bool{false, true} {
 		got := summary(index(llmtest.Config{Reasoning: draft, ReasoningApart: apart}))
+		if !strings.Contains(lastStderr, "replies held reasoning") {
+			t.Errorf("apart %v: the run summary does not count the reasoning:\n%s", apart, lastStderr)
+		}
 		if d := cmp.Diff(plain, got); d != "" {
 			t.Errorf("apart %v: output differs from a model's without reasoning (-want +got):\n%s", apart, d)
 		}

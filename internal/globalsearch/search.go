@@ -144,6 +144,9 @@ type Call struct {
 	// Server is the usage the server reported, when it did.
 	Server *ServerUsage `json:"server_usage,omitempty"`
 	Millis float64      `json:"ms"`
+	// ReasoningChars counts a reasoning model's thinking, which was taken
+	// out of Reply before it was parsed.
+	ReasoningChars int `json:"reasoning_chars,omitempty"`
 	// Reply is the model's reply to a map or rating call, as it came: what
 	// to look at when a small model's replies are unusable.
 	Reply string `json:"reply,omitempty"`
@@ -163,7 +166,7 @@ type ServerUsage struct {
 }
 
 func serverUsage(u llm.Usage) *ServerUsage {
-	if u == (llm.Usage{}) {
+	if !u.Tokens() {
 		return nil
 	}
 	return &ServerUsage{u.PromptTokens, u.CompletionTokens}
@@ -435,7 +438,7 @@ func (s *Searcher) call(ctx context.Context, system, question string, schema jso
 		c.Err = err.Error()
 		return "", c, err
 	}
-	c.CompletionTokens, c.Server, c.Reply = enc.Count(reply), serverUsage(usage), reply
+	c.CompletionTokens, c.Server, c.Reply, c.ReasoningChars = enc.Count(reply), serverUsage(usage), reply, usage.ReasoningChars
 	return reply, c, nil
 }
 
@@ -496,7 +499,7 @@ func (s *Searcher) reduce(ctx context.Context, question string, points []retriev
 	if err != nil {
 		return fmt.Errorf("globalsearch: reduce: %w", err)
 	}
-	c.CompletionTokens, c.Server = enc.Count(answer), serverUsage(usage)
+	c.CompletionTokens, c.Server, c.ReasoningChars = enc.Count(answer), serverUsage(usage), usage.ReasoningChars
 	res.Reduce.Call = c
 	res.Answer = answer
 	return nil

@@ -355,8 +355,8 @@ func TestSearchReasoningModel(t *testing.T) {
 			t.Fatalf("apart %v: %d batches; want %d", apart, len(got.Batches), len(plain.Batches))
 		}
 		for i, b := range got.Batches {
-			if b.Parse != globalsearch.ParseValid {
-				t.Errorf("apart %v: batch %d parsed %s; want valid", apart, i, b.Parse)
+			if b.Parse != globalsearch.ParseValid || b.ReasoningChars < len(draft) {
+				t.Errorf("apart %v: batch %d parsed %s, %d characters of reasoning counted; want valid, %d", apart, i, b.Parse, b.ReasoningChars, len(draft))
 			}
 			if fmt.Sprint(b.Points) != fmt.Sprint(plain.Batches[i].Points) {
 				t.Errorf("apart %v: batch %d points %v; want %v", apart, i, b.Points, plain.Batches[i].Points)

@@ -126,7 +126,10 @@ type StageStats struct {
 	Calls, Cached, Failed          int64
 	PromptTokens, CompletionTokens int64
 	Counted                        int64
-	Elapsed                        time.Duration
+	// Reasoned counts the replies that held a reasoning model's thinking
+	// (taken out before they were read), ReasoningChars its size.
+	Reasoned, ReasoningChars int64
+	Elapsed                  time.Duration
 }
 
 // Summary tells what a run made.
@@ -247,7 +250,7 @@ func (r *run) stage(name string, sum *Summary) (Chatter, func()) {
 	return c, func() {
 		st := StageStats{Stage: name, Calls: c.calls.Load(), Failed: c.failed.Load(),
 			PromptTokens: c.prompt.Load(), CompletionTokens: c.completion.Load(),
-			Counted: c.counted.Load(), Elapsed: time.Since(start)}
+			Counted: c.counted.Load(), Reasoned: c.reasoned.Load(), ReasoningChars: c.reasoning.Load(), Elapsed: time.Since(start)}
 		if r.cache != nil {
 			st.Cached = r.cache.Stats().Hits - hits0
 		}
@@ -630,6 +633,7 @@ type counting struct {
 	enc                               *tokens.Encoder
 	calls, failed, prompt, completion atomic.Int64
 	counted                           atomic.Int64
+	reasoned, reasoning               atomic.Int64 // replies that held reasoning, and its characters
 }
 
 func (c *counting) Chat(ctx context.Context, msgs []llm.Message, opts llm.ChatOptions) (string, llm.Usage, error) {
@@ -649,5 +653,9 @@ func (c *counting) Chat(ctx context.Context, msgs []llm.Message, opts llm.ChatOp
 	}
 	c.prompt.Add(int64(u.PromptTokens))
 	c.completion.Add(int64(u.CompletionTokens))
+	if u.ReasoningChars > 0 {
+		c.reasoned.Add(1)
+		c.reasoning.Add(int64(u.ReasoningChars))
+	}
 	return reply, u, nil
 }
