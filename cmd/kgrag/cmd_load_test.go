@@ -367,3 +367,13 @@ func TestLoadUpdateTables(t *testing.T) {
 		t.Errorf("kgrag embed: exit %d: %s", code, stderr)
 	}
 }
+
+// TestLoadWithOntologyCount: with --with-ontology the success line does
+// not pass the data's triple count off as the file's.
+func TestLoadWithOntologyCount(t *testing.T) {
+	in := filepath.Join(test.GraphRAGSamples(t), "v3")
+	_, stderr, code := runKgrag(t, "load", "--input", in, "--turtle", filepath.Join(t.TempDir(), "g.ttl"), "--with-ontology")
+	if code != 0 || !strings.Contains(stderr, "triples of data and the gr: ontology to") {
+		t.Errorf("kgrag load --with-ontology: exit %d, %q; want the count named as the data's", code, stderr)
+	}
+}
