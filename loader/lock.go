@@ -25,14 +25,16 @@ import (
 //
 //	<urn:kgrag:load:ID> <urn:kgrag:graph> <G> ; <urn:kgrag:heartbeat> 1733050000 .
 //
+// and names the temporary graph it will fill (<tmp> <urn:kgrag:temporaryGraphOf> <G>),
 // then reads back every live lock of G. It goes on only when its own is the
 // only one, and otherwise takes its own away and fails. Whatever order two
 // loads' writes and reads come in, at most one sees itself alone: a load's
 // read comes after its write, so the second writer's read sees the first's
 // lock. Both may fail, never both go on. A lock whose heartbeat is older
 // than LockStale (a killed load) is removed by the next load, which then
-// also drops the temporary graphs left behind for G: only a lock holder
-// makes them.
+// also drops the temporary graphs named for G but its own, and their
+// names: only a lock holder makes them, and a load removes its own name
+// only once its temporary graph is gone.
 //
 // The commit writes a mark beside the lock in the same update, so that an
 // interrupted swap can be told apart: the mark there means the new graph
@@ -43,6 +45,7 @@ const (
 	lockGraph  = "urn:kgrag:graph"
 	lockBeat   = "urn:kgrag:heartbeat"
 	lockDone   = "urn:kgrag:committed"
+	lockTmpOf  = "urn:kgrag:temporaryGraphOf" // <tmp> lockTmpOf <G>: a temporary graph a load made
 	lockPrefix = "urn:kgrag:load:"
 )
 
@@ -57,6 +60,7 @@ var ErrLocked = errors.New("another load of this graph is running")
 type loadLock struct {
 	s     *SPARQLStore
 	graph string
+	tmp   string // the temporary graph the load fills; "" in place
 	node  string // <urn:kgrag:load:ID>
 	stop  context.CancelFunc
 	wg    sync.WaitGroup
@@ -68,22 +72,22 @@ type loadLock struct {
 // lockIfAble takes the load lock of graph when the store can hold one (it
 // has SPARQL Update and a query endpoint); it returns nil otherwise, and
 // release and commitMark accept nil.
-func (s *SPARQLStore) lockIfAble(ctx context.Context, graph string) (*loadLock, error) {
+func (s *SPARQLStore) lockIfAble(ctx context.Context, graph, tmp string) (*loadLock, error) {
 	if !s.p.Caps.Update || s.p.QueryURL == "" {
 		return nil, nil
 	}
-	return s.lock(ctx, graph)
+	return s.lock(ctx, graph, tmp)
 }
 
 // lock takes the load lock of graph, or fails with ErrLocked naming the
 // other load. It drops stale locks and, once it holds the lock, the
 // temporary graphs earlier loads left behind.
-func (s *SPARQLStore) lock(ctx context.Context, graph string) (*loadLock, error) {
+func (s *SPARQLStore) lock(ctx context.Context, graph, tmp string) (*loadLock, error) {
 	var b [8]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return nil, err
 	}
-	l := &loadLock{s: s, graph: graph, node: lockPrefix + hex.EncodeToString(b[:])}
+	l := &loadLock{s: s, graph: graph, tmp: tmp, node: lockPrefix + hex.EncodeToString(b[:])}
 	g, err := sparqlq.IRIRef(graph)
 	if err != nil {
 		return nil, err
@@ -98,7 +102,7 @@ func (s *SPARQLStore) lock(ctx context.Context, graph string) (*loadLock, error)
 	take := "DELETE { GRAPH " + lg + " { ?l ?p ?o } } WHERE { GRAPH " + lg + " { ?l <" + lockGraph + "> " + g +
 		" ; <" + lockBeat + "> ?t ; ?p ?o FILTER (?t < " + strconv.FormatInt(stale, 10) + ") } } ;\n" +
 		"INSERT DATA { GRAPH " + lg + " { " + node + " <" + lockGraph + "> " + g + " ; <" + lockBeat + "> " +
-		strconv.FormatInt(now, 10) + " } }"
+		strconv.FormatInt(now, 10) + " . " + l.tmpRecord() + " } }"
 	if err := s.retry(ctx, "lock", func(ctx context.Context) error { return s.c.Update(ctx, take) }); err != nil {
 		return nil, s.opError("lock graph", s.p.UpdateURL, graph, err, "")
 	}
@@ -112,7 +116,7 @@ func (s *SPARQLStore) lock(ctx context.Context, graph string) (*loadLock, error)
 	for {
 		others, ages, err = l.others(ctx, g, lg, now, stale)
 		if err != nil {
-			l.remove(ctx)
+			l.giveUp(ctx)
 			return nil, s.opError("lock graph", s.p.QueryURL, graph, err, "")
 		}
 		if len(others) == 0 {
@@ -120,7 +124,7 @@ func (s *SPARQLStore) lock(ctx context.Context, graph string) (*loadLock, error)
 		}
 		smallest := !slices.ContainsFunc(others, func(o string) bool { return lockPrefix+o < l.node })
 		if !smallest || time.Now().After(deadline) {
-			l.remove(ctx)
+			l.giveUp(ctx)
 			return nil, &Error{Op: "lock graph", URL: s.p.UpdateURL, Graph: graph,
 				Err: fmt.Errorf("%w (load %s, seen %ds ago)", ErrLocked, others[0], ages[0]),
 				Hint: fmt.Sprintf("wait for it to finish and load again; a load that was killed leaves its lock in graph <%s>, which counts as abandoned %s after it was last refreshed",
@@ -128,13 +132,13 @@ func (s *SPARQLStore) lock(ctx context.Context, graph string) (*loadLock, error)
 		}
 		select {
 		case <-ctx.Done():
-			l.remove(ctx)
+			l.giveUp(ctx)
 			return nil, s.opError("lock graph", s.p.QueryURL, graph, ctx.Err(), "")
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
 	if err := l.clearLeftovers(ctx); err != nil {
-		l.remove(ctx)
+		l.giveUp(ctx)
 		return nil, err
 	}
 	hctx, stop := context.WithCancel(context.WithoutCancel(ctx))
@@ -173,15 +177,50 @@ func (l *loadLock) others(ctx context.Context, g, lg string, now, stale int64) (
 	return others, ages, err
 }
 
-// clearLeftovers drops the temporary graphs of graph that earlier loads
-// left (killed, or a late batch landing after their clean-up).
-func (l *loadLock) clearLeftovers(ctx context.Context) error {
-	if l.s.p.QueryURL == "" {
-		return nil
+// tmpRecord is the triple naming l's temporary graph, or "".
+func (l *loadLock) tmpRecord() string {
+	if l.tmp == "" {
+		return ""
 	}
-	dropped, err := l.s.DropTempGraphs(ctx, l.graph)
+	t, _ := sparqlq.IRIRef(l.tmp)
+	g, _ := sparqlq.IRIRef(l.graph)
+	return t + " <" + lockTmpOf + "> " + g + " ."
+}
+
+// clearLeftovers drops the temporary graphs of graph that earlier loads
+// named and did not see gone (killed, or with a batch that landed after
+// their clean-up), and their names. Only names are read: listing the
+// store's graphs would scan every quad of a large store.
+func (l *loadLock) clearLeftovers(ctx context.Context) error {
+	g, _ := sparqlq.IRIRef(l.graph)
+	lg, _ := sparqlq.IRIRef(LoadsGraph)
+	var names []string
+	err := l.s.retry(ctx, "leftovers", func(ctx context.Context) error {
+		res, err := l.s.c.Select(ctx, "SELECT ?tmp WHERE { GRAPH "+lg+" { ?tmp <"+lockTmpOf+"> "+g+" } }")
+		if err != nil {
+			return err
+		}
+		names = names[:0]
+		for _, row := range res.Bindings {
+			if v := row["tmp"].Value; v != "" && v != l.tmp {
+				names = append(names, v)
+			}
+		}
+		return nil
+	})
 	if err != nil {
-		return err
+		return l.s.opError("find leftover temporary graphs", l.s.p.QueryURL, l.graph, err, "")
+	}
+	var dropped []string
+	for _, tmp := range names {
+		if err := l.s.Drop(ctx, tmp); err != nil {
+			return err
+		}
+		t, _ := sparqlq.IRIRef(tmp)
+		if err := l.s.c.Update(ctx, "DELETE DATA { GRAPH "+lg+" { "+t+" <"+lockTmpOf+"> "+g+" } }"); err != nil {
+			return l.s.opError("find leftover temporary graphs", l.s.p.UpdateURL, l.graph, err, "")
+		}
+		dropped = append(dropped, tmp)
 	}
 	if len(dropped) > 0 {
 		l.s.log.Info("dropped temporary graphs left by earlier loads", "graph", l.graph, "n", len(dropped))
@@ -191,6 +230,20 @@ func (l *loadLock) clearLeftovers(ctx context.Context) error {
 	}
 	l.leftovers = dropped
 	return nil
+}
+
+// tmpGone records that l's temporary graph is gone (moved in, or dropped
+// and seen empty), so that no later load looks for it.
+func (l *loadLock) tmpGone(ctx context.Context) {
+	if l == nil || l.tmp == "" {
+		return
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	lg, _ := sparqlq.IRIRef(LoadsGraph)
+	if err := l.s.c.Update(cctx, "DELETE DATA { GRAPH "+lg+" { "+l.tmpRecord()+" } }"); err != nil {
+		l.s.log.Warn("the temporary graph's name was not removed; the next load looks for it", "graph", l.graph, "err", err)
+	}
 }
 
 // heartbeat refreshes the lock until stopped.
@@ -242,6 +295,13 @@ func (l *loadLock) release(ctx context.Context) {
 		l.wg.Wait()
 	}
 	l.remove(ctx)
+}
+
+// giveUp takes away a lock that was not won, and the name of the
+// temporary graph it had not made yet.
+func (l *loadLock) giveUp(ctx context.Context) {
+	l.remove(ctx)
+	l.tmpGone(ctx)
 }
 
 func (l *loadLock) remove(ctx context.Context) {

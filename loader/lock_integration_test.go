@@ -139,8 +139,8 @@ func TestLeftoversOfKilledLoad(t *testing.T) {
 		tmp := g + "#" + loader.TempGraphMarker + "00112233445566ff"
 		old := time.Now().Add(-2 * loader.LockStale).Unix()
 		if err := s.Client().Update(ctx, fmt.Sprintf(`INSERT DATA { GRAPH <%s> { <http://kgrag.test/s> <http://kgrag.test/p> "left" } } ;
-INSERT DATA { GRAPH <%s> { <urn:kgrag:load:deadbeefdeadbeef> <urn:kgrag:graph> <%s> ; <urn:kgrag:heartbeat> %d } }`,
-			tmp, loader.LoadsGraph, g, old)); err != nil {
+INSERT DATA { GRAPH <%s> { <urn:kgrag:load:deadbeefdeadbeef> <urn:kgrag:graph> <%s> ; <urn:kgrag:heartbeat> %d . <%s> <urn:kgrag:temporaryGraphOf> <%s> } }`,
+			tmp, loader.LoadsGraph, g, old, tmp, g)); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = s.Drop(context.Background(), g); _ = s.Drop(context.Background(), tmp) })
@@ -153,9 +153,9 @@ INSERT DATA { GRAPH <%s> { <urn:kgrag:load:deadbeefdeadbeef> <urn:kgrag:graph> <
 		if len(dropped) != 1 || dropped[0] != tmp {
 			t.Errorf("OnLeftovers got %v; want [%s]", dropped, tmp)
 		}
-		locks, err := s.Client().Ask(ctx, fmt.Sprintf("ASK { GRAPH <%s> { ?l <urn:kgrag:graph> <%s> } }", loader.LoadsGraph, g))
+		locks, err := s.Client().Ask(ctx, fmt.Sprintf("ASK { GRAPH <%s> { ?l ?p <%s> } }", loader.LoadsGraph, g))
 		if err != nil || locks {
-			t.Errorf("locks of %s remain after the load: %v (%v)", g, locks, err)
+			t.Errorf("locks or temporary graph names of %s remain after the load: %v (%v)", g, locks, err)
 		}
 		mustCount(t, s, g, 500)
 	})

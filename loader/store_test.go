@@ -138,9 +138,9 @@ func (f *fakeStore) lockRequest(w http.ResponseWriter, r *http.Request, body str
 		w.Header().Set("Content-Type", "application/sparql-results+json")
 		fmt.Fprintf(w, `{"head":{"vars":["l","t"]},"results":{"bindings":[%s]}}`, strings.Join(rows, ","))
 		return true
-	case strings.Contains(q, "SELECT ?g"):
+	case strings.Contains(q, "SELECT ?g"), strings.Contains(q, "SELECT ?tmp"):
 		w.Header().Set("Content-Type", "application/sparql-results+json")
-		io.WriteString(w, `{"head":{"vars":["g"]},"results":{"bindings":[]}}`)
+		io.WriteString(w, `{"head":{"vars":["g","tmp"]},"results":{"bindings":[]}}`)
 		return true
 	case strings.Contains(q, "urn:kgrag:committed"):
 		w.Header().Set("Content-Type", "application/sparql-results+json")

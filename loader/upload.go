@@ -61,7 +61,7 @@ func (s *SPARQLStore) ReplaceGraph(ctx context.Context, graph string, fill func(
 	if err != nil {
 		return 0, &Error{Op: "replace graph", Graph: graph, Err: err}
 	}
-	lk, err := s.lockIfAble(ctx, graph)
+	lk, err := s.lockIfAble(ctx, graph, tmp)
 	if err != nil {
 		return 0, err
 	}
@@ -83,9 +83,10 @@ func (s *SPARQLStore) ReplaceGraph(ctx context.Context, graph string, fill func(
 		fillErr = ctx.Err()
 	}
 	if sendErr != nil || fillErr != nil {
-		return 0, s.abort(ctx, u, fillErr, sendErr)
+		return 0, s.abort(ctx, u, fillErr, sendErr, lk)
 	}
 	if u.total == 0 {
+		lk.tmpGone(ctx)
 		if err := s.Drop(ctx, graph); err != nil {
 			return 0, err
 		}
@@ -95,6 +96,7 @@ func (s *SPARQLStore) ReplaceGraph(ctx context.Context, graph string, fill func(
 	if err := s.commit(ctx, graph, tmp, lk); err != nil {
 		return 0, err
 	}
+	lk.tmpGone(ctx)
 	s.log.Debug("graph replaced", "graph", graph, "triples", u.total, "batches", u.queued,
 		"send", sent.Sub(start), "commit", time.Since(sent))
 	return u.total, nil
@@ -112,7 +114,7 @@ func (s *SPARQLStore) LoadInPlace(ctx context.Context, graph string, fill func(w
 	if _, err := sparqlq.IRIRef(graph); err != nil {
 		return 0, &Error{Op: "load graph in place", Graph: graph, Err: err}
 	}
-	lk, err := s.lockIfAble(ctx, graph)
+	lk, err := s.lockIfAble(ctx, graph, "")
 	if err != nil {
 		return 0, err
 	}
@@ -212,6 +214,7 @@ func (s *SPARQLStore) commit(ctx context.Context, graph, tmp string, lk *loadLoc
 			hint := "the store refused the swap: the previous graph is unchanged"
 			if empty, derr := s.dropTemp(cctx, tmp); derr == nil && empty {
 				hint += "; temporary graph dropped"
+				lk.tmpGone(cctx)
 			} else {
 				hint += "; temporary graph <" + tmp + "> may remain (the next load of this graph drops it)"
 			}
@@ -299,17 +302,20 @@ func (s *SPARQLStore) DropTempGraphs(ctx context.Context, graph string) ([]strin
 }
 
 // abort drops the temporary graph and builds the error.
-func (s *SPARQLStore) abort(ctx context.Context, u *upload, fillErr, sendErr error) error {
+func (s *SPARQLStore) abort(ctx context.Context, u *upload, fillErr, sendErr error, lk *loadLock) error {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	hint := "the previous graph is unchanged"
-	if u.queued > 0 {
+	if u.queued == 0 {
+		lk.tmpGone(cctx)
+	} else {
 		switch empty, derr := s.dropTemp(cctx, u.tmp); {
 		case derr != nil:
 			hint += "; temporary graph <" + u.tmp + "> could not be dropped (" + derr.Error() + "); the next load of this graph drops it"
 			s.log.Warn("temporary graph left", "tmp", u.tmp, "err", derr)
 		case empty:
 			hint += "; temporary graph dropped"
+			lk.tmpGone(cctx)
 		default:
 			hint += "; temporary graph <" + u.tmp + "> dropped, but not seen empty (no query endpoint); the next load of this graph drops what is left"
 		}

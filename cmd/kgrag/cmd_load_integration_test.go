@@ -197,6 +197,26 @@ func slowStore(base string) (string, *httptest.Server) {
 	return strings.Replace(base, target.Host, strings.TrimPrefix(px.URL, "http://"), 1), px
 }
 
+// waitTempGraph waits until a load of graph has put triples into its
+// temporary graph: it is then mid-upload, whatever the machine's speed.
+func waitTempGraph(t *testing.T, st *loader.SPARQLStore, graph string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		gs, err := st.Graphs(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range gs {
+			if strings.HasPrefix(g, graph) && strings.Contains(g, loader.TempGraphMarker) {
+				return
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("no temporary graph of %s appeared within 60s", graph)
+}
+
 // TestLoadKilled: kgrag load killed (SIGKILL) mid-upload leaves its
 // temporary graph and its lock. The next load says another load holds the
 // graph, and does nothing; with --break-lock it loads, naming the
@@ -221,7 +241,7 @@ func TestLoadKilled(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(3 * time.Second)
+			waitTempGraph(t, direct, graph)
 			if err := cmd.Process.Kill(); err != nil {
 				t.Fatal(err)
 			}
@@ -287,7 +307,7 @@ func TestLoadInterrupted(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(2 * time.Second)
+			waitTempGraph(t, direct, graph)
 			if err := cmd.Process.Signal(os.Interrupt); err != nil {
 				t.Fatal(err)
 			}
