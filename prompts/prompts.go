@@ -7,11 +7,32 @@ import (
 	"io/fs"
 	"sort"
 	"strings"
+	"sync"
 	"text/template"
 )
 
 //go:embed templates/*.tmpl
 var files embed.FS
+
+// parsed holds every template, parsed once on first use: Render runs for
+// every map call of global search and every extraction prompt. Like files,
+// it never changes after that, and a parsed template may be executed
+// concurrently.
+var parsed = sync.OnceValues(func() (map[string]*template.Template, error) {
+	out := map[string]*template.Template{}
+	for _, name := range Names() {
+		src, err := files.ReadFile("templates/" + name + ".tmpl")
+		if err != nil {
+			return nil, fmt.Errorf("prompts: read %s: %w", name, err)
+		}
+		t, err := template.New(name).Option("missingkey=error").Parse(string(src))
+		if err != nil {
+			return nil, fmt.Errorf("prompts: parse %s: %w", name, err)
+		}
+		out[name] = t
+	}
+	return out, nil
+})
 
 // DefaultResponseType is the shape of answer asked for unless the user
 // says otherwise (GraphRAG's default response type).
@@ -137,13 +158,13 @@ func Names() []string {
 // Render executes the named template with data. A missing template, a
 // field the data lacks or a template error is an error naming the template.
 func Render(name string, data any) (string, error) {
-	src, err := files.ReadFile("templates/" + name + ".tmpl")
+	all, err := parsed()
 	if err != nil {
-		return "", fmt.Errorf("prompts: no template %q (have %s)", name, strings.Join(Names(), ", "))
+		return "", err
 	}
-	t, err := template.New(name).Option("missingkey=error").Parse(string(src))
-	if err != nil {
-		return "", fmt.Errorf("prompts: parse %s: %w", name, err)
+	t, ok := all[name]
+	if !ok {
+		return "", fmt.Errorf("prompts: no template %q (have %s)", name, strings.Join(Names(), ", "))
 	}
 	var b bytes.Buffer
 	if err := t.Execute(&b, data); err != nil {

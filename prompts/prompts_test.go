@@ -137,3 +137,12 @@ func TestEveryTemplateParses(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkRender: a render parses nothing (the templates are parsed once).
+func BenchmarkRender(b *testing.B) {
+	for b.Loop() {
+		if _, err := prompts.Render("plain_answer", prompts.PlainAnswer{ResponseType: "one line"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
