@@ -129,9 +129,6 @@ func FormatDouble(f float64) string {
 // IsLiteral reports whether t is a literal.
 func (t Term) IsLiteral() bool { return t.Kind == KindLiteral }
 
-// IsIRI reports whether t is an IRI.
-func (t Term) IsIRI() bool { return t.Kind == KindIRI }
-
 // Writer consumes triples one at a time: a serialiser, a store batcher or a
 // test collector. Implementations document whether they are safe for
 // concurrent use; none in kgrag are.

@@ -76,17 +76,6 @@ func NewBuilderWithEncoder(backend Backend, p Params, enc *tokens.Encoder) (*Bui
 	return &Builder{backend: backend, params: p, enc: enc}, nil
 }
 
-// BuildLocalContext builds an tokens.Encoder and a Builder and runs
-// Builder.LocalContext once. Callers answering many questions should keep a
-// Builder instead.
-func BuildLocalContext(ctx context.Context, backend Backend, selected []string, p Params) (*Context, error) {
-	b, err := NewBuilder(backend, p)
-	if err != nil {
-		return nil, err
-	}
-	return b.LocalContext(ctx, selected)
-}
-
 // LocalContext builds the context for the entities selected (entity ids in
 // kNN order, nearest first), as GraphRAG's LocalSearchMixedContext.build_context
 // does (graphrag/query/structured_search/local_search/mixed_context.py):

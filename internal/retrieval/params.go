@@ -11,7 +11,7 @@ import (
 // context parameters of graphrag/query/factory.py). The zero value is not
 // useful; start from DefaultParams.
 type Params struct {
-	// TopKEntities is how many selected entities BuildLocalContext keeps
+	// TopKEntities is how many selected entities Builder.LocalContext keeps
 	// (GraphRAG top_k_entities). Callers should ask the vector index for
 	// TopKEntities*OversampleScaler neighbours, drop excluded ones and pass
 	// the rest in kNN order, as map_query_to_entities does.

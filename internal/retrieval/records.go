@@ -30,7 +30,7 @@ type RelationshipRecord struct {
 	// Rank is GraphRAG's combined degree of the two ends.
 	Rank        int64
 	TextUnitIDs []string
-	// Inside is set by BuildLocalContext when both ends are selected
+	// Inside is set by Builder.LocalContext when both ends are selected
 	// entities; Links is, for an outside relationship, the number of
 	// selected entities its outside end is linked to.
 	Inside bool
@@ -45,7 +45,7 @@ type TextUnitRecord struct {
 	Text            string
 	NTokens         int64
 	RelationshipIDs []string
-	// EntityOrder and Relationships are set by BuildLocalContext: the kNN
+	// EntityOrder and Relationships are set by Builder.LocalContext: the kNN
 	// position of the first selected entity that brought the unit in, and
 	// how many of that entity's relationships the unit supports.
 	EntityOrder   int
@@ -67,7 +67,7 @@ type ReportRecord struct {
 	// Weight is the community's occurrence weight (graphrag.Community.Weight).
 	Weight float64
 	// Members are the member entity ids among the ids asked for, in the
-	// order they were asked for. BuildLocalContext ranks by len(Members).
+	// order they were asked for. Builder.LocalContext ranks by len(Members).
 	Members []string
 	// FirstSeen is the position at which GraphRAG's local search first
 	// meets the community walking the entities asked for (see
