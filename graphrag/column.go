@@ -154,6 +154,19 @@ func isNullType(c *parquet.Column) bool {
 	return ok
 }
 
+// firstLeaf returns the first leaf column under c (c itself for a scalar
+// column, the element of a list), or nil.
+func firstLeaf(c *parquet.Column) *parquet.Column {
+	for c != nil && !c.Leaf() {
+		kids := c.Columns()
+		if len(kids) == 0 {
+			return nil
+		}
+		c = kids[0]
+	}
+	return c
+}
+
 // errFound stops a scan that has seen what it looked for.
 var errFound = errors.New("found")
 
@@ -163,14 +176,7 @@ var errFound = errors.New("found")
 // statistics answer when they count every value as null; otherwise the
 // column is read up to its first non-null value.
 func (t *table) hasValues(ctx context.Context, name string) (bool, error) {
-	c := t.pf.Root().Column(name)
-	for c != nil && !c.Leaf() {
-		kids := c.Columns()
-		if len(kids) == 0 {
-			return false, nil
-		}
-		c = kids[0]
-	}
+	c := firstLeaf(t.pf.Root().Column(name))
 	if c == nil || isNullType(c) {
 		return false, nil
 	}
@@ -614,14 +620,7 @@ func (t *table) strListEach(ctx context.Context, field string, num bool, set fun
 // numValues returns the number of values (leaf cells, nulls included) of a
 // top-level column, a capacity hint for list readers.
 func (t *table) numValues(field string) int64 {
-	c := t.pf.Root().Column(field)
-	for c != nil && !c.Leaf() {
-		kids := c.Columns()
-		if len(kids) == 0 {
-			return 0
-		}
-		c = kids[0]
-	}
+	c := firstLeaf(t.pf.Root().Column(field))
 	if c == nil {
 		return 0
 	}

@@ -3,6 +3,7 @@ package graphrag
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/parquet-go/parquet-go"
@@ -132,20 +133,16 @@ func (w *walker) dropDanglingMembers(lk *links, ids []string) {
 	dropped, example := 0, ""
 	for i := range lk.comms {
 		c := &lk.comms[i]
-		kept := c.entityIDs[:0:0]
-		for _, id := range c.entityIDs {
+		c.entityIDs = slices.DeleteFunc(c.entityIDs, func(id string) bool {
 			if known[id] {
-				kept = append(kept, id)
-				continue
+				return false
 			}
 			dropped++
 			if example == "" {
 				example = fmt.Sprintf("community %s names %q", c.community, id)
 			}
-		}
-		if len(kept) != len(c.entityIDs) {
-			c.entityIDs = kept
-		}
+			return true
+		})
 	}
 	if dropped > 0 {
 		w.ds.DanglingMembers = dropped
