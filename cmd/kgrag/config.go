@@ -669,8 +669,10 @@ func (secretMark) Lookup() (string, bool) { return "", false }
 func (secretMark) String() string         { return "secret" }
 func (secretMark) GoString() string       { return "secretMark{}" }
 
-// secretName catches secrets of flags that do not use secretSource.
-var secretName = regexp.MustCompile(`(^|-)(password|token|secret|key)$`)
+// secretName matches the names of flags (and of KGRAG_ variables) that
+// hold secrets: it catches secrets of flags that do not use secretSource,
+// and main masks the values of those it finds on the command line.
+var secretName = regexp.MustCompile(`(?i)(^|[-_])(password|token|secret|key)$`)
 
 func isSecret(name string, chain *cli.ValueSourceChain) bool {
 	if secretName.MatchString(name) {

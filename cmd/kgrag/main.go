@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"regexp"
 	"strings"
 	"syscall"
 
@@ -36,9 +35,6 @@ func main() {
 	os.Exit(code)
 }
 
-// secretArg matches the names of flags and variables that hold secrets.
-var secretArg = regexp.MustCompile(`(?i)(password|token|secret|key)$`)
-
 // secretsOf collects the secrets a command line and environment give: the
 // values of secret flags and KGRAG_ variables (and the files their _FILE
 // variables name), and what URLs among the arguments carry.
@@ -53,7 +49,7 @@ func secretsOf(args, env []string) redact.Secrets {
 			s = s.URL(u)
 		}
 		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if !strings.HasPrefix(a, "-") || !secretArg.MatchString(name) {
+		if !strings.HasPrefix(a, "-") || !secretName.MatchString(name) {
 			continue
 		}
 		if !hasValue && i+1 < len(args) {
@@ -68,10 +64,10 @@ func secretsOf(args, env []string) redact.Secrets {
 		}
 		switch {
 		case strings.HasSuffix(name, "_FILE"):
-			if b, err := os.ReadFile(value); err == nil {
-				s = s.Add(strings.TrimSpace(string(b)))
+			if v, err := readSecret(value); err == nil {
+				s = s.Add(v)
 			}
-		case secretArg.MatchString(name):
+		case secretName.MatchString(name):
 			s = s.Add(value)
 		case strings.Contains(value, "://"):
 			s = s.URL(value)
