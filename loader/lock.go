@@ -42,6 +42,7 @@ import (
 const (
 	// LoadsGraph is the named graph holding kgrag's load locks.
 	LoadsGraph = "urn:kgrag:loads"
+	loadsRef   = "<" + LoadsGraph + ">"
 	lockGraph  = "urn:kgrag:graph"
 	lockBeat   = "urn:kgrag:heartbeat"
 	lockDone   = "urn:kgrag:committed"
@@ -61,9 +62,11 @@ type loadLock struct {
 	s     *SPARQLStore
 	graph string
 	tmp   string // the temporary graph the load fills; "" in place
-	node  string // <urn:kgrag:load:ID>
-	stop  context.CancelFunc
-	wg    sync.WaitGroup
+	node  string // urn:kgrag:load:ID
+	// graphRef and nodeRef are graph and node as SPARQL IRI terms.
+	graphRef, nodeRef string
+	stop              context.CancelFunc
+	wg                sync.WaitGroup
 	// Leftovers lists the temporary graphs of earlier loads that were
 	// dropped when the lock was taken.
 	leftovers []string
@@ -92,8 +95,8 @@ func (s *SPARQLStore) lock(ctx context.Context, graph, tmp string) (*loadLock, e
 	if err != nil {
 		return nil, err
 	}
-	node, _ := sparqlq.IRIRef(l.node)
-	lg, _ := sparqlq.IRIRef(LoadsGraph)
+	l.graphRef, l.nodeRef = g, "<"+l.node+">" // the node is lockPrefix and hex digits
+	node, lg := l.nodeRef, loadsRef
 	now := time.Now().Unix()
 	stale := now - int64(LockStale/time.Second)
 	if s.breakLk {
@@ -183,7 +186,7 @@ func (l *loadLock) tmpRecord() string {
 		return ""
 	}
 	t, _ := sparqlq.IRIRef(l.tmp)
-	g, _ := sparqlq.IRIRef(l.graph)
+	g := l.graphRef
 	return t + " <" + lockTmpOf + "> " + g + " ."
 }
 
@@ -192,8 +195,8 @@ func (l *loadLock) tmpRecord() string {
 // their clean-up), and their names. Only names are read: listing the
 // store's graphs would scan every quad of a large store.
 func (l *loadLock) clearLeftovers(ctx context.Context) error {
-	g, _ := sparqlq.IRIRef(l.graph)
-	lg, _ := sparqlq.IRIRef(LoadsGraph)
+	g := l.graphRef
+	lg := loadsRef
 	var names []string
 	err := l.s.retry(ctx, "leftovers", func(ctx context.Context) error {
 		res, err := l.s.c.Select(ctx, "SELECT ?tmp WHERE { GRAPH "+lg+" { ?tmp <"+lockTmpOf+"> "+g+" } }")
@@ -240,7 +243,7 @@ func (l *loadLock) tmpGone(ctx context.Context) {
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	lg, _ := sparqlq.IRIRef(LoadsGraph)
+	lg := loadsRef
 	if err := l.s.c.Update(cctx, "DELETE DATA { GRAPH "+lg+" { "+l.tmpRecord()+" } }"); err != nil {
 		l.s.log.Warn("the temporary graph's name was not removed; the next load looks for it", "graph", l.graph, "err", err)
 	}
@@ -249,8 +252,8 @@ func (l *loadLock) tmpGone(ctx context.Context) {
 // heartbeat refreshes the lock until stopped.
 func (l *loadLock) heartbeat(ctx context.Context) {
 	defer l.wg.Done()
-	node, _ := sparqlq.IRIRef(l.node)
-	lg, _ := sparqlq.IRIRef(LoadsGraph)
+	node := l.nodeRef
+	lg := loadsRef
 	t := time.NewTicker(LockStale / 6)
 	defer t.Stop()
 	for {
@@ -270,17 +273,17 @@ func (l *loadLock) heartbeat(ctx context.Context) {
 // commitMark is the update that records, inside the commit's own update,
 // that this load's graph was swapped in.
 func (l *loadLock) commitMark() string {
-	node, _ := sparqlq.IRIRef(l.node)
-	lg, _ := sparqlq.IRIRef(LoadsGraph)
-	g, _ := sparqlq.IRIRef(l.graph)
+	node := l.nodeRef
+	lg := loadsRef
+	g := l.graphRef
 	return "INSERT DATA { GRAPH " + lg + " { " + node + " <" + lockDone + "> " + g + " } }"
 }
 
 // committed asks whether the commit mark is there.
 func (l *loadLock) committed(ctx context.Context) (bool, error) {
-	node, _ := sparqlq.IRIRef(l.node)
-	lg, _ := sparqlq.IRIRef(LoadsGraph)
-	g, _ := sparqlq.IRIRef(l.graph)
+	node := l.nodeRef
+	lg := loadsRef
+	g := l.graphRef
 	return l.s.c.Ask(ctx, "ASK { GRAPH "+lg+" { "+node+" <"+lockDone+"> "+g+" } }")
 }
 
@@ -307,8 +310,8 @@ func (l *loadLock) giveUp(ctx context.Context) {
 func (l *loadLock) remove(ctx context.Context) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	node, _ := sparqlq.IRIRef(l.node)
-	lg, _ := sparqlq.IRIRef(LoadsGraph)
+	node := l.nodeRef
+	lg := loadsRef
 	if err := l.s.c.Update(cctx, "DELETE WHERE { GRAPH "+lg+" { "+node+" ?p ?o } }"); err != nil {
 		l.s.log.Warn("lock not removed; it counts as abandoned after LockStale", "graph", l.graph, "err", err)
 	}
