@@ -125,6 +125,24 @@ func TestOpenNotRegular(t *testing.T) {
 	}
 }
 
+// writeV3 writes the v3 sample, changed by edit, into a new folder in the
+// 3.x layout: a fixture of an output as found, for a test to read back.
+// The placeholders Open made are not rows, so edit does not see them.
+func writeV3(t *testing.T, edit func(ds *graphrag.Dataset)) string {
+	t.Helper()
+	ds, err := graphrag.Open(context.Background(), sample(t, "v3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds.Entities = slices.DeleteFunc(ds.Entities, func(e graphrag.Entity) bool { return e.Placeholder })
+	edit(ds)
+	dir := t.TempDir()
+	if err := graphrag.Write3x(context.Background(), dir, ds); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 // TestOpenEmptyKeys: a null or empty id, entity title or relationship end
 // fails the read, naming the file, the column and the row, instead of
 // becoming an IRI that ends in "/entity/".
@@ -144,17 +162,8 @@ func TestOpenEmptyKeys(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ds, err := graphrag.Open(context.Background(), sample(t, "v3"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			ds.Entities = ds.Entities[:529] // the placeholders are not rows
-			tt.damage(ds)
-			dir := t.TempDir()
-			if err := graphrag.Write3x(context.Background(), dir, ds); err != nil {
-				t.Fatal(err)
-			}
-			_, err = graphrag.Open(context.Background(), dir)
+			dir := writeV3(t, tt.damage)
+			_, err := graphrag.Open(context.Background(), dir)
 			var ge *graphrag.Error
 			if !errors.As(err, &ge) || !errors.Is(err, graphrag.ErrEmptyKey) {
 				t.Fatalf("Open: %v; want an ErrEmptyKey *graphrag.Error", err)
@@ -170,23 +179,18 @@ func TestOpenEmptyKeys(t *testing.T) {
 // a report and members, is left out: no community, report or membership
 // comes of it, and a note says so.
 func TestOpenNoCommunity(t *testing.T) {
-	ds, err := graphrag.Open(context.Background(), sample(t, "v3"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ds.Entities = ds.Entities[:529]
-	want := len(ds.Communities)
-	none := ds.Communities[0]
-	none.ID, none.Community, none.HumanReadableID, none.Level, none.Parent, none.Children = "c-none", "-1", "-1", 0, "", nil
-	none.EntityIDs = []string{ds.Entities[0].ID, ds.Entities[1].ID}
-	rep := *none.Report
-	rep.ID, rep.Title, rep.Community, rep.HumanReadableID = "r-none", "Entities in no community", "-1", "-1"
-	none.Report = &rep
-	ds.Communities = append(ds.Communities, none)
-	dir := t.TempDir()
-	if err := graphrag.Write3x(context.Background(), dir, ds); err != nil {
-		t.Fatal(err)
-	}
+	var want int
+	var rep graphrag.CommunityReport
+	dir := writeV3(t, func(ds *graphrag.Dataset) {
+		want = len(ds.Communities)
+		none := ds.Communities[0]
+		none.ID, none.Community, none.HumanReadableID, none.Level, none.Parent, none.Children = "c-none", "-1", "-1", 0, "", nil
+		none.EntityIDs = []string{ds.Entities[0].ID, ds.Entities[1].ID}
+		rep = *none.Report
+		rep.ID, rep.Title, rep.Community, rep.HumanReadableID = "r-none", "Entities in no community", "-1", "-1"
+		none.Report = &rep
+		ds.Communities = append(ds.Communities, none)
+	})
 	got, err := graphrag.Open(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
@@ -215,24 +219,19 @@ func TestOpenNoCommunity(t *testing.T) {
 // rest counted by table with an example, and the dangling members left out
 // and counted: no id is handed over twice.
 func TestOpenUpdateTables(t *testing.T) {
-	ds, err := graphrag.Open(context.Background(), sample(t, "v3"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ds.Entities = ds.Entities[:529]
-	doc := ds.Documents[0]
-	doc.Title, doc.HumanReadableID = "renamed.txt", "7"
-	ds.Documents = append(ds.Documents, doc)
-	ds.TextUnits = append(ds.TextUnits, ds.TextUnits[3], ds.TextUnits[5])
-	ent := ds.Entities[10]
-	ent.Description = "another description from the update run"
-	ds.Entities = append(ds.Entities, ent)
-	ds.Relationships = append(ds.Relationships, ds.Relationships[0])
-	ds.Communities[0].EntityIDs = append(ds.Communities[0].EntityIDs, "no-such-entity-1", "no-such-entity-2")
-	dir := t.TempDir()
-	if err := graphrag.Write3x(context.Background(), dir, ds); err != nil {
-		t.Fatal(err)
-	}
+	var doc graphrag.Document
+	var ent graphrag.Entity
+	dir := writeV3(t, func(ds *graphrag.Dataset) {
+		doc = ds.Documents[0]
+		doc.Title, doc.HumanReadableID = "renamed.txt", "7"
+		ds.Documents = append(ds.Documents, doc)
+		ds.TextUnits = append(ds.TextUnits, ds.TextUnits[3], ds.TextUnits[5])
+		ent = ds.Entities[10]
+		ent.Description = "another description from the update run"
+		ds.Entities = append(ds.Entities, ent)
+		ds.Relationships = append(ds.Relationships, ds.Relationships[0])
+		ds.Communities[0].EntityIDs = append(ds.Communities[0].EntityIDs, "no-such-entity-1", "no-such-entity-2")
+	})
 	got, err := graphrag.Open(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
