@@ -73,6 +73,7 @@ type grContext struct {
 	Sources          []string          `json:"sources"`
 	Text             string            `json:"text"`
 	Seconds          float64           `json:"seconds"`
+	Query            string            `json:"query"`
 	ReportCandidates []json.RawMessage `json:"report_candidates"`
 }
 
@@ -108,9 +109,20 @@ func (o grContext) candidates(t testing.TB) []grCandidate {
 // returns its contexts. The oracle runs while the test builds kgrag's.
 func grStartOracle(t testing.TB, py, dir string, p retrieval.Params, sels [][]string, flags ...string) (wait func() []grContext) {
 	t.Helper()
+	lines := make([]any, len(sels))
+	for i, s := range sels {
+		lines[i] = s
+	}
+	return grStartOracleLines(t, py, dir, p, lines, flags...)
+}
+
+// grStartOracleLines is grStartOracle with any stdin lines the oracle
+// takes: id lists, or objects with ids, question and history.
+func grStartOracleLines(t testing.TB, py, dir string, p retrieval.Params, lines []any, flags ...string) (wait func() []grContext) {
+	t.Helper()
 	var in bytes.Buffer
 	enc := json.NewEncoder(&in)
-	for _, s := range sels {
+	for _, s := range lines {
 		if err := enc.Encode(s); err != nil {
 			t.Fatal(err)
 		}
@@ -136,7 +148,7 @@ func grStartOracle(t testing.TB, py, dir string, p retrieval.Params, sels [][]st
 			lines := strings.Split(strings.TrimRight(stderr.String(), "\n"), "\n")
 			t.Fatalf("graphrag_local.py %s: %v\n%s", dir, err, strings.Join(lines[max(0, len(lines)-20):], "\n"))
 		}
-		return grParse(t, stdout.Bytes(), len(sels))
+		return grParse(t, stdout.Bytes(), len(lines))
 	}
 }
 
@@ -266,7 +278,12 @@ func grText(c *retrieval.Context) string {
 		}
 	}
 	if len(c.Reports) == 0 {
-		text = "[]\n\n" + text
+		// After the conversation history, which GraphRAG prints first.
+		at := 0
+		if c.HistoryTurns > 0 {
+			at = strings.Index(text, "\n\n-----") + 2
+		}
+		text = text[:at] + "[]\n\n" + text[at:]
 	}
 	return text
 }

@@ -28,17 +28,21 @@ type Context struct {
 	Entities      []EntityRecord
 	Relationships []RelationshipRecord
 	TextUnits     []TextUnitRecord
+	// HistoryTurns is the number of earlier questions printed in the
+	// Conversation History table, which comes first in Text.
+	HistoryTurns int
 	// RelationshipEntities is the length of the prefix of the selected
 	// entities whose relationships Relationships holds: Inside and Links
 	// are relative to that prefix.
 	RelationshipEntities int
-	// Text is the context handed to the model: the Reports, Entities,
-	// Relationships and Sources sections, non-empty ones only, joined by a
-	// blank line.
+	// Text is the context handed to the model: the Conversation History,
+	// Reports, Entities, Relationships and Sources sections, non-empty ones
+	// only, joined by a blank line.
 	Text string
-	// Tokens counts Text. ReportTokens, LocalTokens (entities and
-	// relationships) and TextUnitTokens count the three parts of Text.
+	// Tokens counts Text. HistoryTokens, ReportTokens, LocalTokens
+	// (entities and relationships) and TextUnitTokens count its parts.
 	Tokens         int
+	HistoryTokens  int
 	ReportTokens   int
 	LocalTokens    int
 	TextUnitTokens int
@@ -108,13 +112,19 @@ func NewBuilderWithEncoder(backend Backend, p Params, enc *tokens.Encoder) (*Bui
 //   - The relationships table never grows a "links" column (GraphRAG's does
 //     when its first row happens to be an outside relationship, because the
 //     ranking leaves the attribute on the record).
-//   - Claims (covariates) and conversation history are not included.
+//   - Claims (covariates) are not included.
 //   - If joining the sections makes the text longer than MaxContextTokens
 //     (GraphRAG does not count the blank lines between sections), trailing
 //     text units are dropped until it fits.
 //
+// History is the conversation before the question, oldest first: its
+// first HistoryTurns questions are printed in a Conversation History
+// table before the others, within the budget, and the other sections
+// share what the table leaves of MaxContextTokens, as in GraphRAG. The
+// caller embeds SearchText to select the entities.
+//
 // Errors come from the Backend, wrapped with the lookup that failed.
-func (b *Builder) LocalContext(ctx context.Context, selected []string) (*Context, error) {
+func (b *Builder) LocalContext(ctx context.Context, selected []string, history ...Turn) (*Context, error) {
 	p := b.params
 	ents, err := b.backend.Entities(ctx, selected)
 	if err != nil {
@@ -152,8 +162,11 @@ func (b *Builder) LocalContext(ctx context.Context, selected []string) (*Context
 		}
 	}
 
-	// Same arithmetic as GraphRAG: max(int(max_context_tokens * prop), 0).
-	total := float64(p.MaxContextTokens)
+	histT, turns := b.historyTable(history, p.MaxContextTokens)
+	out.HistoryTurns = turns
+	// Same arithmetic as GraphRAG: max(int(max_context_tokens * prop), 0),
+	// of what the history left.
+	total := float64(p.MaxContextTokens - histT.tokens)
 	communityTokens := int(total * p.CommunityProp)
 	localTokens := int(total * (1 - p.CommunityProp - p.TextUnitProp))
 	unitTokens := int(total * p.TextUnitProp)
@@ -163,7 +176,7 @@ func (b *Builder) LocalContext(ctx context.Context, selected []string) (*Context
 	out.Entities, out.Relationships, out.RelationshipEntities, localT = b.localSection(ents, rels, localTokens)
 	ranked := rankTextUnits(ents, rels, units)
 	out.TextUnits, unitT = b.unitSection(ranked, unitTokens)
-	all := joinTables(b.enc, reportT, localT, unitT)
+	all := joinTables(b.enc, histT, reportT, localT, unitT)
 	out.Text, out.Tokens = all.text, all.count(b.enc)
 	for out.Tokens > p.MaxContextTokens && len(out.TextUnits) > 0 {
 		out.TextUnits = out.TextUnits[:len(out.TextUnits)-1]
@@ -171,9 +184,10 @@ func (b *Builder) LocalContext(ctx context.Context, selected []string) (*Context
 		if len(out.TextUnits) == 0 {
 			unitT = table{exact: true}
 		}
-		all = joinTables(b.enc, reportT, localT, unitT)
+		all = joinTables(b.enc, histT, reportT, localT, unitT)
 		out.Text, out.Tokens = all.text, all.count(b.enc)
 	}
+	out.HistoryTokens = histT.count(b.enc)
 	out.ReportTokens = reportT.count(b.enc)
 	out.LocalTokens = localT.count(b.enc)
 	out.TextUnitTokens = unitT.count(b.enc)

@@ -48,6 +48,13 @@ type Params struct {
 	ColumnDelimiter           string
 	// Encoding names the tiktoken encoding that counts tokens.
 	Encoding string
+	// HistoryTurns is how many earlier questions of a conversation are
+	// used: appended to the question that is embedded, and printed in the
+	// context's Conversation History table (GraphRAG
+	// conversation_history_max_turns). HistoryAnswers adds the answers to
+	// that table (GraphRAG conversation_history_user_turns_only=False).
+	HistoryTurns   int
+	HistoryAnswers bool
 }
 
 // DefaultParams returns GraphRAG's local search defaults.
@@ -68,6 +75,7 @@ func DefaultParams() Params {
 		IncludeRelationshipWeight: true,
 		ColumnDelimiter:           "|",
 		Encoding:                  tokens.EncodingCL100K,
+		HistoryTurns:              5,
 	}
 }
 
@@ -85,6 +93,8 @@ func (p Params) Validate() error {
 			p.CommunityProp, p.TextUnitProp)
 	case p.ColumnDelimiter == "":
 		return fmt.Errorf("retrieval: params: column delimiter is empty")
+	case p.HistoryTurns < 0:
+		return fmt.Errorf("retrieval: params: history turns %d: must be >= 0", p.HistoryTurns)
 	}
 	return nil
 }

@@ -28,8 +28,13 @@ type SeedMemoryBackend struct {
 
 // NewSeedMemoryBackend indexes ds. ds must not be nil.
 func NewSeedMemoryBackend(ds *graphrag.Dataset) *SeedMemoryBackend {
+	return newSeedMemoryBackend(ds, NewMemoryBackend(ds))
+}
+
+// newSeedMemoryBackend indexes ds on top of m, m's own index of ds.
+func newSeedMemoryBackend(ds *graphrag.Dataset, m *MemoryBackend) *SeedMemoryBackend {
 	b := &SeedMemoryBackend{
-		m:       NewMemoryBackend(ds),
+		m:       m,
 		unitsOf: make(map[string][]string),
 		comms:   make(map[string]int, len(ds.Communities)),
 	}

@@ -8,13 +8,17 @@ usage: graphrag_local.py [options] DIR < selections.jsonl > contexts.jsonl
 Run it with the venv python of scripts/graphrag-py.sh. DIR is a GraphRAG
 2.x/3.x output (entities, relationships, text_units, communities,
 community_reports .parquet). Each stdin line is a JSON list of entity ids,
-nearest first (what a vector index returns); each stdout line is a JSON
-object for it:
+nearest first (what a vector index returns), or an object {"ids": [...],
+"question": "...", "history": [{"role": "user", "content": "..."}, ...]}
+for a question asked after earlier turns (passed as GraphRAG's
+ConversationHistory); each stdout line is a JSON object for it:
 
   reports, entities, relationships, sources
       the "id" column of each table in GraphRAG's context_records, in
       order (absent table: [])
   text      GraphRAG's context_chunks
+  query     the text build_context handed to map_query_to_entities (the
+            question with the earlier user turns appended)
   seconds   wall time of build_context alone (perf_counter)
   report_candidates
             with --report-candidates: [id, matches, rank] of every report
@@ -40,6 +44,9 @@ Two choices, both to match what kgrag claims to implement:
     --keep-state skips this (GraphRAG's behaviour in a long-lived process).
     The reset is outside the timed part.
 
+--history-turns and --history-answers are conversation_history_max_turns
+and (negated) conversation_history_user_turns_only.
+
 --no-links-column is a what-if for explaining differences, not GraphRAG
 as shipped: after each _filter_relationships call the "links" attribute it
 left is removed again, so that the relationships table never grows a
@@ -61,6 +68,7 @@ os.environ.setdefault("TIKTOKEN_CACHE_DIR", os.path.join(sys.prefix, "tiktoken-c
 import pandas as pd  # noqa: E402
 from graphrag.query import indexer_adapters as ia  # noqa: E402
 from graphrag.query.context_builder import local_context  # noqa: E402
+from graphrag.query.context_builder.conversation_history import ConversationHistory  # noqa: E402
 from graphrag.query.input.retrieval.entities import get_entity_by_id  # noqa: E402
 from graphrag.query.structured_search.local_search import mixed_context  # noqa: E402
 from graphrag.tokenizer.get_tokenizer import get_tokenizer  # noqa: E402
@@ -83,6 +91,8 @@ def parse_args():
     p.add_argument("--keep-state", action="store_true")
     p.add_argument("--no-links-column", action="store_true")
     p.add_argument("--report-candidates", action="store_true")
+    p.add_argument("--history-turns", type=int, default=5)
+    p.add_argument("--history-answers", action="store_true")
     return p.parse_args()
 
 
@@ -113,8 +123,10 @@ def main():
     a = parse_args()
     builder = load(a.dir, a.community_level, a.encoding)
     current = []
+    queries = []
 
-    def selected(*_args, all_entities_dict, **_kwargs):
+    def selected(*_args, all_entities_dict, **kwargs):
+        queries.append(kwargs.get("query"))
         out = []
         for eid in current:
             e = get_entity_by_id(all_entities_dict, eid)
@@ -153,17 +165,26 @@ def main():
     for n, line in enumerate(sys.stdin, 1):
         if not line.strip():
             continue
+        question, history = "kgrag oracle", None
         try:
-            current = [str(x) for x in json.loads(line)]
-        except (ValueError, TypeError) as e:
-            sys.exit(f"graphrag_local: stdin line {n}: want a JSON list of entity ids: {e}")
+            v = json.loads(line)
+            if isinstance(v, dict):
+                question = v.get("question", question)
+                if v.get("history"):
+                    history = ConversationHistory.from_list(v["history"])
+                v = v["ids"]
+            current = [str(x) for x in v]
+        except (ValueError, TypeError, KeyError) as e:
+            sys.exit(f"graphrag_local: stdin line {n}: want a JSON list of entity ids or an object with ids: {e}")
         candidates.clear()
+        queries.clear()
         if not a.keep_state:
             for r in rels:
                 r.attributes = None
         t0 = time.perf_counter()
         res = builder.build_context(
-            query="kgrag oracle",  # unused: map_query_to_entities is replaced
+            query=question,  # only recorded: map_query_to_entities is replaced
+            conversation_history=history,
             max_context_tokens=a.max_context_tokens,
             text_unit_prop=a.text_unit_prop,
             community_prop=a.community_prop,
@@ -173,11 +194,11 @@ def main():
             include_relationship_weight=True,
             include_community_rank=False,
             return_candidate_context=False,
-            conversation_history_max_turns=5,
-            conversation_history_user_turns_only=True,
+            conversation_history_max_turns=a.history_turns,
+            conversation_history_user_turns_only=not a.history_answers,
         )
         secs = time.perf_counter() - t0
-        out = {"selection": current, "text": res.context_chunks, "seconds": secs}
+        out = {"selection": current, "text": res.context_chunks, "seconds": secs, "query": queries[0] if queries else None}
         if a.report_candidates:
             out["report_candidates"] = candidates
         for name in TABLES:
