@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	answerjson "github.com/kgrag/kgrag/internal/answer"
 	"github.com/kgrag/kgrag/internal/globalsearch"
 	"github.com/kgrag/kgrag/internal/llm"
 	"github.com/kgrag/kgrag/internal/retrieval"
@@ -104,20 +105,14 @@ func askGlobal(ctx context.Context, opts askOptions, client *llm.Client, res *as
 		return err
 	}
 	res.Source = src.name
-	var rs retrieval.ReportSource
-	if src.ds != nil {
-		rs = retrieval.NewMemoryBackend(src.ds)
-	} else {
-		rs = retrieval.NewSPARQLBackend(src.c, src.graph)
-	}
+	rs := src.retrieval()
 	b, err := retrieval.NewGlobalBuilder(opts.global.params, nil)
 	if err != nil {
 		return err
 	}
 	so := opts.global.search
 	so.ResponseType = opts.responseType
-	temp := float32(opts.temperature)
-	so.Chat = llm.ChatOptions{Model: opts.chatModel, Temperature: &temp, MaxTokens: opts.maxTokens}
+	so.Chat = opts.chatOptions()
 	s, err := globalsearch.New(rs, b, client, so)
 	if err != nil {
 		return err
@@ -169,7 +164,7 @@ func askGlobal(ctx context.Context, opts askOptions, client *llm.Client, res *as
 		res.Timings[k] = v
 	}
 	res.Answer = &r.Answer
-	res.Global = globalRecords(r, opts.global.params.CommunityLevel)
+	res.Global = answerjson.GlobalResult(r, opts.global.params.CommunityLevel)
 	if !opts.json {
 		if r.Answer != "" && !strings.HasSuffix(r.Answer, "\n") {
 			fmt.Fprintln(term.out)
@@ -197,9 +192,9 @@ func globalContextOnly(ctx context.Context, opts askOptions, rs retrieval.Report
 		n := src.requests() - before
 		res.SPARQLRequests = &n
 	}
-	g := &globalJSON{CommunityLevel: opts.global.params.CommunityLevel, Reports: len(all)}
+	g := &answerjson.Global{CommunityLevel: opts.global.params.CommunityLevel, Reports: len(all)}
 	for i, bt := range batches {
-		bj := batchJSON{Index: i, ContextTokens: bt.Tokens, Truncated: bt.Truncated, Text: bt.Text}
+		bj := answerjson.Batch{Index: i, ContextTokens: bt.Tokens, Truncated: bt.Truncated, Text: bt.Text}
 		for _, r := range bt.Reports {
 			bj.ReportIDs = append(bj.ReportIDs, r.ID)
 		}
@@ -357,98 +352,4 @@ func globalLine(r *globalsearch.Result, opts askOptions) string {
 		fmt.Fprintf(&b, " · cites reports %s", strings.Join(r.Cited, ", "))
 	}
 	return b.String()
-}
-
-// globalJSON is the "global" object of `kgrag ask --mode global --json`.
-type globalJSON struct {
-	CommunityLevel  int64                     `json:"community_level"`
-	Reports         int                       `json:"reports"`
-	SelectedReports int                       `json:"selected_reports"`
-	Dynamic         *globalsearch.Selection   `json:"dynamic,omitempty"`
-	Batches         []batchJSON               `json:"batches"`
-	MapParse        *globalsearch.ParseCounts `json:"map_parse,omitempty"`
-	MapFailed       int                       `json:"map_failed"`
-	Points          int                       `json:"points"`
-	ScoredPoints    int                       `json:"scored_points"`
-	Reduce          *reduceJSON               `json:"reduce,omitempty"`
-	NoData          bool                      `json:"no_data"`
-	LLMCalls        int                       `json:"llm_calls"`
-	PromptTokens    int                       `json:"prompt_tokens"`
-	CompletionTok   int                       `json:"completion_tokens"`
-	Cited           []string                  `json:"cited_reports"`
-	UnknownCited    []string                  `json:"unknown_cited_reports"`
-}
-
-type batchJSON struct {
-	Index         int      `json:"index"`
-	ReportIDs     []string `json:"report_ids"`
-	ContextTokens int      `json:"context_tokens"`
-	Truncated     int      `json:"truncated_reports,omitempty"`
-	// Text is the batch's report table, with --context-only.
-	Text string `json:"text,omitempty"`
-	*globalsearch.Call
-	Points        []pointJSON `json:"points,omitempty"`
-	DroppedPoints int         `json:"dropped_points,omitempty"`
-}
-
-type pointJSON struct {
-	Description string `json:"description"`
-	Score       int    `json:"score"`
-}
-
-type reduceJSON struct {
-	globalsearch.Call
-	ContextTokens int `json:"context_tokens"`
-	// Points are the points in the context, best first: batch index and
-	// score.
-	Points []reducePointJSON `json:"points"`
-}
-
-type reducePointJSON struct {
-	Batch int `json:"batch"`
-	Score int `json:"score"`
-}
-
-func globalRecords(r *globalsearch.Result, level int64) *globalJSON {
-	g := &globalJSON{CommunityLevel: level, Reports: r.Reports, SelectedReports: r.Selected, Dynamic: r.Selection,
-		MapParse: &r.MapParse, MapFailed: r.MapFailed, NoData: r.NoData, LLMCalls: r.LLMCalls,
-		Cited: nonNil(r.Cited), UnknownCited: nonNil(r.UnknownCited), Batches: []batchJSON{}}
-	if sel := r.Selection; sel != nil {
-		for _, x := range sel.Rated {
-			g.PromptTokens += x.PromptTokens
-			g.CompletionTok += x.CompletionTokens
-		}
-	}
-	for i := range r.Batches {
-		x := &r.Batches[i]
-		bj := batchJSON{Index: x.Index, ReportIDs: x.ReportIDs, ContextTokens: x.ContextTokens, Truncated: x.Truncated,
-			Call: &x.Call, DroppedPoints: x.Dropped}
-		for _, p := range x.Points {
-			bj.Points = append(bj.Points, pointJSON{p.Description, p.Score})
-			g.Points++
-			if p.Score > 0 {
-				g.ScoredPoints++
-			}
-		}
-		g.PromptTokens += x.PromptTokens
-		g.CompletionTok += x.CompletionTokens
-		g.Batches = append(g.Batches, bj)
-	}
-	if rd := r.Reduce; rd != nil && !r.NoData {
-		rj := &reduceJSON{Call: rd.Call, ContextTokens: rd.Context.Tokens, Points: []reducePointJSON{}}
-		for _, p := range rd.Context.Points {
-			rj.Points = append(rj.Points, reducePointJSON{p.Batch, p.Score})
-		}
-		g.PromptTokens += rd.PromptTokens
-		g.CompletionTok += rd.CompletionTokens
-		g.Reduce = rj
-	}
-	return g
-}
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kgrag/kgrag/graphrag"
 	"github.com/kgrag/kgrag/internal/redact"
+	"github.com/kgrag/kgrag/internal/retrieval"
 	"github.com/kgrag/kgrag/loader"
 	"github.com/kgrag/kgrag/ontology"
 	"github.com/kgrag/kgrag/sparqlq"
@@ -46,14 +47,15 @@ func validateAskStore(o *storeOptions) error {
 }
 
 // source is where the graph is read from: a dataset in memory, or a
-// graph in a store.
+// graph in a store, as every mode reads it.
 type source struct {
-	name  string            // for messages: the input folder, or <graph> at the store
-	ds    *graphrag.Dataset // --input
-	c     *sparqlq.Client   // --store
-	graph string
+	name  string // for messages: the input folder, or <graph> at the store
+	src   retrieval.Source
 	store *countingTransport // nil for --input
 }
+
+// retrieval is the graph as the modes read it.
+func (s source) retrieval() retrieval.Source { return s.src }
 
 // requests is the number of SPARQL requests sent so far.
 func (s source) requests() int {
@@ -81,7 +83,7 @@ func openSource(ctx context.Context, opts askOptions) (source, error) {
 		if err != nil {
 			return source{}, err
 		}
-		return source{name: opts.input, ds: ds}, nil
+		return source{name: opts.input, src: retrieval.NewMemorySource(ds)}, nil
 	}
 	c, counter, err := storeClient(opts.store)
 	if err != nil {
@@ -91,7 +93,7 @@ func openSource(ctx context.Context, opts askOptions) (source, error) {
 		return source{}, err
 	}
 	return source{name: fmt.Sprintf("<%s> at %s", opts.store.graph, redact.URL(opts.store.url)),
-		c: c, graph: opts.store.graph, store: counter}, nil
+		src: retrieval.NewSPARQLSource(c, opts.store.graph), store: counter}, nil
 }
 
 // storeClient returns a query client of the store whose requests are

@@ -8,8 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kgrag/kgrag/embedindex"
+	answerjson "github.com/kgrag/kgrag/internal/answer"
 	"github.com/kgrag/kgrag/internal/llm"
+	"github.com/kgrag/kgrag/internal/localsearch"
 	"github.com/kgrag/kgrag/internal/retrieval"
 	"github.com/kgrag/kgrag/internal/tokens"
 	"github.com/kgrag/kgrag/prompts"
@@ -18,10 +19,13 @@ import (
 
 // Modes of `kgrag ask`.
 const (
-	modeLocal  = "local"
-	modeSeed   = "seed"
+	modeLocal  = localsearch.ModeLocal
+	modeSeed   = localsearch.ModeSeed
 	modeGlobal = "global"
 )
+
+// askResult is what --json prints.
+type askResult = answerjson.Result
 
 // defaultChatModel is a chat model Ollama users are likely to have pulled.
 const defaultChatModel = "llama3.2"
@@ -257,7 +261,7 @@ func runAsk(ctx context.Context, opts askOptions, term terminal) error {
 			// What came before the cut is still reported, as partial;
 			// the error follows on stderr and sets the exit status.
 			res.Timings["total"] = ms(time.Since(start))
-			if werr := res.write(term.out); werr != nil {
+			if werr := res.Write(term.out); werr != nil {
 				return errors.Join(err, werr)
 			}
 		}
@@ -267,7 +271,7 @@ func runAsk(ctx context.Context, opts askOptions, term terminal) error {
 		return nil
 	}
 	res.Timings["total"] = ms(time.Since(start))
-	return res.write(term.out)
+	return res.Write(term.out)
 }
 
 // ask retrieves the context, unless --no-context, and answers, unless
@@ -284,91 +288,75 @@ func ask(ctx context.Context, opts askOptions, client *llm.Client, res *askResul
 	if opts.mode == modeGlobal {
 		return askGlobal(ctx, opts, client, res, term)
 	}
-	c, err := retrieve(ctx, opts, client, res, term)
+	t := time.Now()
+	idx, err := opts.index.open(ctx)
 	if err != nil {
 		return err
+	}
+	src, err := openSource(ctx, opts)
+	if err != nil {
+		return err
+	}
+	res.Source = src.name
+	emb := client.Embedder()
+	res.EmbedModel = emb.Model()
+	s, err := localsearch.New(src.retrieval(), idx, emb, client, opts.localOptions(src.name))
+	if err != nil {
+		return err
+	}
+	res.Timings["open"] = ms(time.Since(t))
+
+	before := src.requests()
+	r, err := s.Context(ctx, localsearch.Question{Text: opts.question})
+	if err != nil {
+		return searchError(opts, src, err)
+	}
+	res.AddSearch(r)
+	if src.counted() {
+		n := src.requests() - before
+		res.SPARQLRequests = &n
+	}
+	if term.tty && !opts.quiet && !opts.json {
+		fmt.Fprintf(term.err, "%s\n", retrievalLine(res))
 	}
 	if opts.contextOnly {
 		if opts.json {
 			return nil
 		}
-		_, err := fmt.Fprintln(term.out, c.Text)
+		_, err := fmt.Fprintln(term.out, r.Text())
 		return err
 	}
-	system, err := prompts.Render("local_answer", prompts.LocalAnswer{Context: c.Text, ResponseType: opts.responseType})
+	system, err := prompts.Render("local_answer", prompts.LocalAnswer{Context: r.Text(), ResponseType: opts.responseType})
 	if err != nil {
 		return err
 	}
 	return answer(ctx, opts, client, system, res, term)
 }
 
-// retrieve finds the entities nearest the question and builds the context
-// of the mode, filling res with what it did.
-func retrieve(ctx context.Context, opts askOptions, client *llm.Client, res *askResult, term terminal) (*contextJSON, error) {
-	t := time.Now()
-	idx, err := opts.index.open(ctx)
-	if err != nil {
-		return nil, err
-	}
-	src, err := openSource(ctx, opts)
-	if err != nil {
-		return nil, err
-	}
-	res.Source = src.name
-	mode, err := newMode(opts, src)
-	if err != nil {
-		return nil, err
-	}
-	res.Timings["open"] = ms(time.Since(t))
+// localOptions are the search engine's options for the local and seed
+// modes.
+func (o askOptions) localOptions(source string) localsearch.Options {
+	return localsearch.Options{Mode: o.mode, Params: o.params, Seed: o.seed, ResponseType: o.responseType,
+		Chat: o.chatOptions(), Source: source}
+}
 
-	emb := client.Embedder()
-	res.EmbedModel = emb.Model()
-	info := idx.Info()
-	if err := embedindex.Check(info, emb.Model(), 0); err != nil {
-		return nil, err
-	}
-	t = time.Now()
-	vecs, err := emb.Embed(ctx, []string{opts.question})
-	if err != nil {
-		return nil, fmt.Errorf("ask: embed the question: %w", err)
-	}
-	res.Timings["embed"] = ms(time.Since(t))
-	if err := embedindex.Check(info, emb.Model(), len(vecs[0])); err != nil {
-		return nil, err
-	}
+func (o askOptions) chatOptions() llm.ChatOptions {
+	temp := float32(o.temperature)
+	return llm.ChatOptions{Model: o.chatModel, Temperature: &temp, MaxTokens: o.maxTokens}
+}
 
-	t = time.Now()
-	hits, err := idx.Search(ctx, vecs[0], mode.neighbours())
-	if err != nil {
-		return nil, indexError(opts.index, fmt.Errorf("ask: search %s: %w", info.Path, err))
+// searchError says which service a failed search needs checked.
+func searchError(opts askOptions, src source, err error) error {
+	var ie *localsearch.IndexError
+	var se *localsearch.SourceError
+	err = fmt.Errorf("ask: %w", err)
+	switch {
+	case errors.As(err, &ie):
+		return indexError(opts.index, err)
+	case errors.As(err, &se):
+		return src.wrap(err)
 	}
-	res.Timings["knn"] = ms(time.Since(t))
-	ids := make([]string, len(hits))
-	for i, h := range hits {
-		ids[i] = h.ID
-		res.Neighbours = append(res.Neighbours, hitJSON{ID: h.ID, Score: h.Score})
-	}
-
-	t = time.Now()
-	before := src.requests()
-	c, err := mode.build(ctx, ids)
-	if err != nil {
-		return nil, src.wrap(fmt.Errorf("ask: build the context: %w", err))
-	}
-	res.Timings["retrieval"] = ms(time.Since(t))
-	if src.counted() {
-		n := src.requests() - before
-		res.SPARQLRequests = &n
-	}
-	if len(c.Records.Entities) == 0 {
-		return nil, fmt.Errorf("ask: none of the %d entities nearest the question in index %s is in %s: "+
-			"was the index built from this graph? rebuild it with kgrag embed", len(hits), info.Path, src.name)
-	}
-	res.Context = c
-	if term.tty && !opts.quiet && !opts.json {
-		fmt.Fprintf(term.err, "%s\n", res.retrievalLine())
-	}
-	return c, nil
+	return err
 }
 
 // answer asks the chat model: system prompt, then the question. The answer
@@ -376,12 +364,11 @@ func retrieve(ctx context.Context, opts askOptions, client *llm.Client, res *ask
 // reasoning model's thinking is never part of it: it goes to stderr (or
 // the JSON object) with --show-reasoning, and is counted either way.
 func answer(ctx context.Context, opts askOptions, client *llm.Client, system string, res *askResult, term terminal) error {
-	temp := float32(opts.temperature)
-	chatOpts := llm.ChatOptions{Model: opts.chatModel, Temperature: &temp, MaxTokens: opts.maxTokens}
+	var hooks localsearch.Hooks
 	var reasoning strings.Builder
 	shown := false // thinking printed to stderr, to be ended by a line break
 	if opts.showReasoning {
-		chatOpts.OnReasoning = func(piece string) error {
+		hooks.Reasoning = func(piece string) error {
 			if opts.json {
 				reasoning.WriteString(piece)
 				return nil
@@ -391,12 +378,9 @@ func answer(ctx context.Context, opts askOptions, client *llm.Client, system str
 			return err
 		}
 	}
-	msgs := []llm.Message{{Role: llm.RoleSystem, Content: system}, {Role: llm.RoleUser, Content: opts.question}}
-	res.ChatModel = opts.chatModel
-	t := time.Now()
 	// Streamed with --json too, so that an answer cut short can be
 	// reported as far as it came.
-	text, usage, err := client.ChatStream(ctx, msgs, chatOpts, func(piece string) error {
+	hooks.Answer = func(piece string) error {
 		if opts.json {
 			return nil
 		}
@@ -406,41 +390,51 @@ func answer(ctx context.Context, opts askOptions, client *llm.Client, system str
 		}
 		_, err := io.WriteString(term.out, piece)
 		return err
-	})
+	}
+	res.ChatModel = opts.chatModel
+	t := time.Now()
+	reply, err := localsearch.Answer(ctx, client, opts.chatOptions(), system, opts.question, hooks)
+	text := reply.Answer
 	if !opts.json && text != "" && !strings.HasSuffix(text, "\n") {
 		fmt.Fprintln(term.out)
 	}
 	res.Timings["llm"] = ms(time.Since(t))
-	if usage.ReasoningChars > 0 {
-		res.ReasoningChars = usage.ReasoningChars
-		if opts.showReasoning && opts.json {
-			r := strings.TrimSpace(reasoning.String())
-			res.Reasoning = &r
-		}
-	}
-	res.FinishReason = usage.FinishReason
-	if usage.Tokens() {
-		res.Usage = &usageJSON{Prompt: usage.PromptTokens, Completion: usage.CompletionTokens, Total: usage.TotalTokens}
+	if reply.Usage.ReasoningChars > 0 && opts.showReasoning && opts.json {
+		r := strings.TrimSpace(reasoning.String())
+		res.Reasoning = &r
 	}
 	if err != nil {
-		if text != "" && errors.Is(err, llm.ErrResponse) {
-			res.Answer, res.AnswerPartial = &text, true
-			return fmt.Errorf("ask: answer: %w; the answer printed is incomplete", err)
+		if reply.Partial {
+			res.AddReply(reply)
+			return fmt.Errorf("ask: %w; the answer printed is incomplete", err)
 		}
-		return fmt.Errorf("ask: answer: %w", err)
+		res.ReasoningChars, res.FinishReason = reply.Usage.ReasoningChars, reply.Usage.FinishReason
+		if reply.Usage.Tokens() {
+			res.Usage = &answerjson.Usage{Prompt: reply.Usage.PromptTokens, Completion: reply.Usage.CompletionTokens, Total: reply.Usage.TotalTokens}
+		}
+		return fmt.Errorf("ask: %w", err)
 	}
-	if strings.TrimSpace(text) == "" && usage.ReasoningChars > 0 {
-		return fmt.Errorf("ask: answer: the model reasoned (%d characters) but gave no answer (finish_reason %q): "+
-			"raise --max-tokens, which the reasoning counts against, or leave it 0", usage.ReasoningChars, usage.FinishReason)
-	}
-	if usage.FinishReason == "length" {
+	res.AddReply(reply)
+	if reply.Usage.FinishReason == "length" {
 		fmt.Fprintf(term.err, "warning: the answer was cut short by the token limit (finish_reason length): raise --max-tokens (now %d; 0 is the server's limit)\n", opts.maxTokens)
 	}
-	res.Answer = &text
 	if term.tty && !opts.quiet && !opts.json {
-		fmt.Fprintf(term.err, "%s\n", res.answerLine())
+		fmt.Fprintf(term.err, "%s\n", answerLine(res))
 	}
 	return nil
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// seedParams are seed mode's parameters from the flags local search shares
+// with it. The community level is the seed's own default (0, the root
+// level, where every entity has a community) unless the flag was given.
+func seedParams(p retrieval.Params, levelSet bool) retrieval.SeedParams {
+	s := retrieval.DefaultSeedParams()
+	if levelSet {
+		s.CommunityLevel = p.CommunityLevel
+	}
+	s.MaxContextTokens = p.MaxContextTokens
+	s.TopInside, s.TopOutside = p.TopKRelationships, p.TopKRelationships
+	return s
+}

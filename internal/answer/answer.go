@@ -1,0 +1,305 @@
+// Package answer holds the record of one question answered: the JSON
+// object kgrag ask --json prints and kgrag serve's API returns, built from
+// what the search engines (localsearch, globalsearch) return. Field names
+// are part of the interface scripts read: add, do not rename.
+package answer
+
+import (
+	"encoding/json"
+	"io"
+
+	"github.com/kgrag/kgrag/internal/globalsearch"
+	"github.com/kgrag/kgrag/internal/localsearch"
+	"github.com/kgrag/kgrag/internal/retrieval"
+)
+
+// Result is one question answered: what `kgrag ask --json` prints, one
+// object per question.
+type Result struct {
+	Question string `json:"question"`
+	// Answer is null with --context-only.
+	Answer *string `json:"answer"`
+	// AnswerPartial marks an answer the server stopped sending before it
+	// ended (the exit status is then 11).
+	AnswerPartial bool `json:"answer_partial,omitempty"`
+	// FinishReason is the server's: "stop", or "length" for an answer
+	// cut by --max-tokens.
+	FinishReason string `json:"finish_reason,omitempty"`
+	// ReasoningChars counts a reasoning model's thinking, which is never
+	// in Answer; Reasoning holds it with --show-reasoning.
+	ReasoningChars int     `json:"reasoning_chars,omitempty"`
+	Reasoning      *string `json:"reasoning,omitempty"`
+	// Mode is local, global, seed or no-context.
+	Mode       string `json:"mode"`
+	Source     string `json:"source,omitempty"`
+	EmbedModel string `json:"embed_model,omitempty"`
+	ChatModel  string `json:"chat_model,omitempty"`
+	// Neighbours are the kNN hits, nearest first, before the backend
+	// dropped unknown ids and kept top-k.
+	Neighbours []Hit    `json:"neighbours,omitempty"`
+	Context    *Context `json:"context,omitempty"`
+	Usage      *Usage   `json:"usage,omitempty"`
+	// Timings are milliseconds per phase: open (index, graph and token
+	// encoder), embed
+	// (the question), knn, retrieval (the context), llm, total.
+	Timings map[string]float64 `json:"timings_ms"`
+	// SPARQLRequests counts the requests the retrieval phase sent to the
+	// store (not the graph check before it); absent with --input.
+	SPARQLRequests *int `json:"sparql_requests,omitempty"`
+	// Global is what --mode global did: batches, points, calls.
+	Global *Global `json:"global,omitempty"`
+	// Plan is --plan's answer (with --mode global).
+	Plan *globalsearch.Plan `json:"plan,omitempty"`
+}
+
+// Hit is one kNN neighbour of the question.
+type Hit struct {
+	ID    string  `json:"id"`
+	Score float32 `json:"score"`
+}
+
+// Usage is the answer call's token counts, as the server reported them.
+type Usage struct {
+	Prompt     int `json:"prompt_tokens"`
+	Completion int `json:"completion_tokens"`
+	Total      int `json:"total_tokens"`
+}
+
+// Context is the context sent to the model: its text, token counts and
+// the records of each table, in the order printed. Record ids are the ids
+// the answer cites.
+type Context struct {
+	Text   string `json:"text"`
+	Tokens int    `json:"tokens"`
+	// ReportTokens, LocalTokens (entities and relationships) and
+	// TextUnitTokens split Tokens in local mode; seed mode has no split.
+	ReportTokens   *int `json:"report_tokens,omitempty"`
+	LocalTokens    *int `json:"local_tokens,omitempty"`
+	TextUnitTokens *int `json:"text_unit_tokens,omitempty"`
+	// HistoryTurns and HistoryTokens are the earlier questions of a
+	// conversation printed first (kgrag serve), and their tokens.
+	HistoryTurns  int     `json:"history_turns,omitempty"`
+	HistoryTokens int     `json:"history_tokens,omitempty"`
+	Records       Records `json:"records"`
+}
+
+// Records are the records of each context table, in the order printed.
+type Records struct {
+	Reports       []Report       `json:"reports"`
+	Entities      []Entity       `json:"entities"`
+	Relationships []Relationship `json:"relationships"`
+	Sources       []Source       `json:"sources"`
+}
+
+// Report is one community report of a context.
+type Report struct {
+	ID          string  `json:"id"`
+	CommunityID string  `json:"community_id"`
+	Level       int64   `json:"level"`
+	Title       string  `json:"title"`
+	Rank        float64 `json:"rank"`
+}
+
+// Entity is one entity of a context.
+type Entity struct {
+	ID       string `json:"id"`
+	EntityID string `json:"entity_id"`
+	Title    string `json:"title"`
+	Rank     int64  `json:"rank"`
+}
+
+// Relationship is one relationship of a context.
+type Relationship struct {
+	ID             string  `json:"id"`
+	RelationshipID string  `json:"relationship_id"`
+	Source         string  `json:"source"`
+	Target         string  `json:"target"`
+	Weight         float64 `json:"weight"`
+	Rank           int64   `json:"rank"`
+	Inside         bool    `json:"inside"`
+}
+
+// Source is one text unit of a context.
+type Source struct {
+	ID         string `json:"id"`
+	TextUnitID string `json:"text_unit_id"`
+}
+
+// AddSearch records a local or seed search in r: its neighbours, context
+// and phase timings (the answer is AddReply's).
+func (r *Result) AddSearch(s *localsearch.Result) {
+	r.Neighbours = r.Neighbours[:0]
+	for _, h := range s.Neighbours {
+		r.Neighbours = append(r.Neighbours, Hit{ID: h.ID, Score: h.Score})
+	}
+	if s.Seed != nil {
+		r.Context = SeedContext(s.Seed)
+	} else {
+		r.Context = LocalContext(s.Local)
+	}
+	if r.Timings == nil {
+		r.Timings = map[string]float64{}
+	}
+	for k, v := range s.Timings {
+		r.Timings[k] = v
+	}
+}
+
+// AddReply records a chat model's answer in r.
+func (r *Result) AddReply(rp localsearch.Reply) {
+	text := rp.Answer
+	r.Answer, r.AnswerPartial = &text, rp.Partial
+	r.FinishReason = rp.Usage.FinishReason
+	r.ReasoningChars = rp.Usage.ReasoningChars
+	if u := rp.Usage; u.Tokens() {
+		r.Usage = &Usage{Prompt: u.PromptTokens, Completion: u.CompletionTokens, Total: u.TotalTokens}
+	}
+}
+
+// LocalContext is a local search context as --json prints it.
+func LocalContext(c *retrieval.Context) *Context {
+	return &Context{Text: c.Text, Tokens: c.Tokens, HistoryTurns: c.HistoryTurns, HistoryTokens: c.HistoryTokens,
+		ReportTokens: &c.ReportTokens, LocalTokens: &c.LocalTokens, TextUnitTokens: &c.TextUnitTokens,
+		Records: records(c.Reports, c.Entities, c.Relationships, c.TextUnits)}
+}
+
+// SeedContext is a seed mode context as --json prints it: communities as
+// reports, chunks as sources, as the text prints them.
+func SeedContext(r *retrieval.SeedResult) *Context {
+	reports := make([]retrieval.ReportRecord, len(r.Communities))
+	for i, c := range r.Communities {
+		reports[i] = c.ReportRecord
+	}
+	units := make([]retrieval.TextUnitRecord, len(r.Chunks))
+	for i, c := range r.Chunks {
+		units[i] = c.TextUnitRecord
+	}
+	return &Context{Text: r.Text, Tokens: r.Tokens, Records: records(reports, r.Entities, r.Relationships, units)}
+}
+
+func records(reports []retrieval.ReportRecord, ents []retrieval.EntityRecord, rels []retrieval.RelationshipRecord, units []retrieval.TextUnitRecord) Records {
+	r := Records{
+		Reports:       make([]Report, 0, len(reports)),
+		Entities:      make([]Entity, 0, len(ents)),
+		Relationships: make([]Relationship, 0, len(rels)),
+		Sources:       make([]Source, 0, len(units)),
+	}
+	for _, x := range reports {
+		r.Reports = append(r.Reports, Report{x.ID, x.CommunityID, x.Level, x.Title, x.Rank})
+	}
+	for _, x := range ents {
+		r.Entities = append(r.Entities, Entity{x.ID, x.EntityID, x.Title, x.Rank})
+	}
+	for _, x := range rels {
+		r.Relationships = append(r.Relationships, Relationship{x.ID, x.RelationshipID, x.Source, x.Target, x.Weight, x.Rank, x.Inside})
+	}
+	for _, x := range units {
+		r.Sources = append(r.Sources, Source{x.ID, x.TextUnitID})
+	}
+	return r
+}
+
+// Write prints r as kgrag ask --json does: indented, one object.
+func (r *Result) Write(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// Global is the "global" object of `kgrag ask --mode global --json`.
+type Global struct {
+	CommunityLevel  int64                     `json:"community_level"`
+	Reports         int                       `json:"reports"`
+	SelectedReports int                       `json:"selected_reports"`
+	Dynamic         *globalsearch.Selection   `json:"dynamic,omitempty"`
+	Batches         []Batch                   `json:"batches"`
+	MapParse        *globalsearch.ParseCounts `json:"map_parse,omitempty"`
+	MapFailed       int                       `json:"map_failed"`
+	Points          int                       `json:"points"`
+	ScoredPoints    int                       `json:"scored_points"`
+	Reduce          *Reduce                   `json:"reduce,omitempty"`
+	NoData          bool                      `json:"no_data"`
+	LLMCalls        int                       `json:"llm_calls"`
+	PromptTokens    int                       `json:"prompt_tokens"`
+	CompletionTok   int                       `json:"completion_tokens"`
+	Cited           []string                  `json:"cited_reports"`
+	UnknownCited    []string                  `json:"unknown_cited_reports"`
+}
+
+// Batch is one map batch of a global search.
+type Batch struct {
+	Index         int      `json:"index"`
+	ReportIDs     []string `json:"report_ids"`
+	ContextTokens int      `json:"context_tokens"`
+	Truncated     int      `json:"truncated_reports,omitempty"`
+	// Text is the batch's report table, with --context-only.
+	Text string `json:"text,omitempty"`
+	*globalsearch.Call
+	Points        []Point `json:"points,omitempty"`
+	DroppedPoints int     `json:"dropped_points,omitempty"`
+}
+
+// Point is one key point a map call gave.
+type Point struct {
+	Description string `json:"description"`
+	Score       int    `json:"score"`
+}
+
+// Reduce is the answer call of a global search.
+type Reduce struct {
+	globalsearch.Call
+	ContextTokens int `json:"context_tokens"`
+	// Points are the points in the context, best first: batch index and
+	// score.
+	Points []ReducePoint `json:"points"`
+}
+
+// ReducePoint is a point in the answer call's context.
+type ReducePoint struct {
+	Batch int `json:"batch"`
+	Score int `json:"score"`
+}
+
+func GlobalResult(r *globalsearch.Result, level int64) *Global {
+	g := &Global{CommunityLevel: level, Reports: r.Reports, SelectedReports: r.Selected, Dynamic: r.Selection,
+		MapParse: &r.MapParse, MapFailed: r.MapFailed, NoData: r.NoData, LLMCalls: r.LLMCalls,
+		Cited: nonNil(r.Cited), UnknownCited: nonNil(r.UnknownCited), Batches: []Batch{}}
+	if sel := r.Selection; sel != nil {
+		for _, x := range sel.Rated {
+			g.PromptTokens += x.PromptTokens
+			g.CompletionTok += x.CompletionTokens
+		}
+	}
+	for i := range r.Batches {
+		x := &r.Batches[i]
+		bj := Batch{Index: x.Index, ReportIDs: x.ReportIDs, ContextTokens: x.ContextTokens, Truncated: x.Truncated,
+			Call: &x.Call, DroppedPoints: x.Dropped}
+		for _, p := range x.Points {
+			bj.Points = append(bj.Points, Point{p.Description, p.Score})
+			g.Points++
+			if p.Score > 0 {
+				g.ScoredPoints++
+			}
+		}
+		g.PromptTokens += x.PromptTokens
+		g.CompletionTok += x.CompletionTokens
+		g.Batches = append(g.Batches, bj)
+	}
+	if rd := r.Reduce; rd != nil && !r.NoData {
+		rj := &Reduce{Call: rd.Call, ContextTokens: rd.Context.Tokens, Points: []ReducePoint{}}
+		for _, p := range rd.Context.Points {
+			rj.Points = append(rj.Points, ReducePoint{p.Batch, p.Score})
+		}
+		g.PromptTokens += rd.PromptTokens
+		g.CompletionTok += rd.CompletionTokens
+		g.Reduce = rj
+	}
+	return g
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

@@ -1,0 +1,290 @@
+package localsearch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/kgrag/kgrag/embedindex"
+	"github.com/kgrag/kgrag/internal/llm"
+	"github.com/kgrag/kgrag/internal/retrieval"
+	"github.com/kgrag/kgrag/internal/tokens"
+	"github.com/kgrag/kgrag/prompts"
+)
+
+// Modes a Searcher builds contexts in.
+const (
+	ModeLocal = "local" // GraphRAG's local search
+	ModeSeed  = "seed"  // the seed article's five retrievals
+)
+
+// Chatter is the chat model as a Searcher uses it; *llm.Client is one.
+// It must be safe for concurrent use.
+type Chatter interface {
+	ChatStream(ctx context.Context, msgs []llm.Message, opts llm.ChatOptions, onDelta func(string) error) (string, llm.Usage, error)
+}
+
+// Options are what a Searcher is built with.
+type Options struct {
+	// Mode is ModeLocal or ModeSeed.
+	Mode string
+	// Params are local search's; in ModeSeed their TopKEntities is the
+	// number of neighbours taken and HistoryTurns still applies to the
+	// text embedded.
+	Params retrieval.Params
+	// Seed are ModeSeed's.
+	Seed retrieval.SeedParams
+	// ResponseType is the shape of the answer, in words.
+	ResponseType string
+	// Chat is passed to the answer call: model, temperature, max tokens.
+	Chat llm.ChatOptions
+	// Source names the graph in errors ("./output", "<g> at URL").
+	Source string
+}
+
+// Searcher answers questions from one graph, one vector index, one
+// embedding model and one chat model. It is safe for concurrent use.
+type Searcher struct {
+	idx   embedindex.Index
+	emb   embedindex.Embedder
+	chat  Chatter
+	local *retrieval.Builder
+	seed  *retrieval.SeedBuilder
+	opts  Options
+}
+
+// New checks that the index was built with emb's model and builds the
+// context builder of opts.Mode over src. chat may be nil for contexts
+// alone.
+func New(src retrieval.Source, idx embedindex.Index, emb embedindex.Embedder, chat Chatter, opts Options) (*Searcher, error) {
+	if err := embedindex.Check(idx.Info(), emb.Model(), 0); err != nil {
+		return nil, err
+	}
+	if opts.ResponseType == "" {
+		opts.ResponseType = prompts.DefaultResponseType
+	}
+	s := &Searcher{idx: idx, emb: emb, chat: chat, opts: opts}
+	enc, err := tokens.NewEncoder(opts.Params.Encoding)
+	if err != nil {
+		return nil, err
+	}
+	switch opts.Mode {
+	case ModeLocal:
+		s.local, err = retrieval.NewBuilderWithEncoder(src, opts.Params, enc)
+	case ModeSeed:
+		if err = opts.Params.Validate(); err == nil {
+			s.seed, err = retrieval.NewSeedBuilder(src, opts.Seed, enc)
+		}
+	default:
+		err = fmt.Errorf("localsearch: mode %q: want %s or %s", opts.Mode, ModeLocal, ModeSeed)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Mode is the mode the Searcher builds contexts in.
+func (s *Searcher) Mode() string { return s.opts.Mode }
+
+// EmbedModel is the embedding model the question is embedded with.
+func (s *Searcher) EmbedModel() string { return s.emb.Model() }
+
+// Question is one question, asked after History (oldest first; empty for
+// a first question).
+type Question struct {
+	Text    string
+	History []retrieval.Turn
+}
+
+// Hooks are called as a search goes. Any may be nil; an error a hook
+// returns stops the search and is returned.
+type Hooks struct {
+	// Retrieved is called with the result once the context is built,
+	// before the model is asked.
+	Retrieved func(*Result) error
+	// Answer gets the answer as it streams.
+	Answer func(piece string) error
+	// Reasoning gets a reasoning model's thinking as it streams; it is
+	// never part of the answer.
+	Reasoning func(piece string) error
+}
+
+// Result is what a search found and answered.
+type Result struct {
+	// Neighbours are the kNN hits, nearest first, before unknown ids were
+	// dropped and top-k kept.
+	Neighbours []embedindex.Hit
+	// Local is the context in ModeLocal, Seed in ModeSeed.
+	Local *retrieval.Context
+	Seed  *retrieval.SeedResult
+	// Reply is the answer; zero after Context.
+	Reply Reply
+	// Timings are milliseconds per phase: embed, knn, retrieval, llm.
+	Timings map[string]float64
+}
+
+// Text is the context handed to the model.
+func (r *Result) Text() string {
+	if r.Seed != nil {
+		return r.Seed.Text
+	}
+	return r.Local.Text
+}
+
+// Reply is a chat model's answer.
+type Reply struct {
+	Answer string
+	// Partial marks an answer the server stopped sending before it ended;
+	// the error returned with it says why.
+	Partial bool
+	// Usage counts tokens and a reasoning model's thinking
+	// (ReasoningChars), which Hooks.Reasoning got.
+	Usage llm.Usage
+}
+
+// NoEntitiesError is returned when no neighbour the index gave is in the
+// graph: the index was built from another graph.
+type NoEntitiesError struct {
+	Neighbours int
+	Index      string
+	Source     string
+}
+
+func (e *NoEntitiesError) Error() string {
+	return fmt.Sprintf("none of the %d entities nearest the question in index %s is in %s: "+
+		"was the index built from this graph? rebuild it with kgrag embed", e.Neighbours, e.Index, e.Source)
+}
+
+// neighbours is how many kNN hits to ask for: in local mode more than
+// are kept, as GraphRAG's map_query_to_entities does, since some may be
+// unknown to the graph; the seed takes the k nearest as they come.
+func (s *Searcher) neighbours() int {
+	if s.opts.Mode == ModeSeed {
+		return s.opts.Params.TopKEntities
+	}
+	return s.opts.Params.TopKEntities * s.opts.Params.OversampleScaler
+}
+
+// Context embeds the question, finds its nearest entities and builds the
+// context of the mode. It calls no chat model.
+func (s *Searcher) Context(ctx context.Context, q Question) (*Result, error) {
+	res := &Result{Timings: map[string]float64{}}
+	t := time.Now()
+	vecs, err := s.emb.Embed(ctx, []string{retrieval.SearchText(q.Text, q.History, s.opts.Params.HistoryTurns)})
+	if err != nil {
+		return nil, fmt.Errorf("embed the question: %w", err)
+	}
+	res.Timings["embed"] = ms(time.Since(t))
+	info := s.idx.Info()
+	if err := embedindex.Check(info, s.emb.Model(), len(vecs[0])); err != nil {
+		return nil, err
+	}
+
+	t = time.Now()
+	hits, err := s.idx.Search(ctx, vecs[0], s.neighbours())
+	if err != nil {
+		return nil, &IndexError{fmt.Errorf("search %s: %w", info.Path, err)}
+	}
+	res.Timings["knn"] = ms(time.Since(t))
+	res.Neighbours = hits
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ID
+	}
+
+	t = time.Now()
+	found := 0
+	if s.seed != nil {
+		res.Seed, err = s.seed.SeedContext(ctx, ids)
+		if err == nil {
+			found = len(res.Seed.Entities)
+		}
+	} else {
+		res.Local, err = s.local.LocalContext(ctx, ids, q.History...)
+		if err == nil {
+			found = len(res.Local.Entities)
+		}
+	}
+	if err != nil {
+		return nil, &SourceError{fmt.Errorf("build the context: %w", err)}
+	}
+	res.Timings["retrieval"] = ms(time.Since(t))
+	if found == 0 {
+		return nil, &NoEntitiesError{Neighbours: len(hits), Index: info.Path, Source: s.opts.Source}
+	}
+	return res, nil
+}
+
+// Search builds the context of the question and has the chat model answer
+// from it, streaming the answer to h.Answer. The result is returned with
+// the error too when there is one after the context was built, so that
+// an answer cut short can be reported as far as it came.
+func (s *Searcher) Search(ctx context.Context, q Question, h Hooks) (*Result, error) {
+	res, err := s.Context(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	if h.Retrieved != nil {
+		if err := h.Retrieved(res); err != nil {
+			return res, err
+		}
+	}
+	name, data := "local_answer", any(prompts.LocalAnswer{Context: res.Text(), ResponseType: s.opts.ResponseType})
+	system, err := prompts.Render(name, data)
+	if err != nil {
+		return res, err
+	}
+	t := time.Now()
+	res.Reply, err = Answer(ctx, s.chat, s.opts.Chat, system, q.Text, h)
+	res.Timings["llm"] = ms(time.Since(t))
+	return res, err
+}
+
+// Answer asks chat the question under the system prompt, streaming the
+// answer to h.Answer and any reasoning to h.Reasoning. It fails on an
+// answer that is empty because a reasoning model spent its tokens
+// thinking; an answer cut by the connection is returned, Partial, with
+// an error wrapping llm.ErrResponse.
+func Answer(ctx context.Context, chat Chatter, o llm.ChatOptions, system, question string, h Hooks) (Reply, error) {
+	if chat == nil {
+		return Reply{}, errors.New("localsearch: no chat model")
+	}
+	o.OnReasoning = h.Reasoning
+	msgs := []llm.Message{{Role: llm.RoleSystem, Content: system}, {Role: llm.RoleUser, Content: question}}
+	onDelta := h.Answer
+	if onDelta == nil {
+		onDelta = func(string) error { return nil }
+	}
+	text, usage, err := chat.ChatStream(ctx, msgs, o, onDelta)
+	r := Reply{Answer: text, Usage: usage}
+	if err != nil {
+		if text != "" && errors.Is(err, llm.ErrResponse) {
+			r.Partial = true
+		}
+		return r, fmt.Errorf("answer: %w", err)
+	}
+	if strings.TrimSpace(text) == "" && usage.ReasoningChars > 0 {
+		return r, fmt.Errorf("answer: the model reasoned (%d characters) but gave no answer (finish_reason %q): "+
+			"raise --max-tokens, which the reasoning counts against, or leave it 0", usage.ReasoningChars, usage.FinishReason)
+	}
+	return r, nil
+}
+
+// IndexError marks an error of the vector index (a search that failed),
+// SourceError one of the graph's source (a store query that failed), so
+// that callers can say which service to check.
+type IndexError struct{ Err error }
+
+func (e *IndexError) Error() string { return e.Err.Error() }
+func (e *IndexError) Unwrap() error { return e.Err }
+
+// SourceError: see IndexError.
+type SourceError struct{ Err error }
+
+func (e *SourceError) Error() string { return e.Err.Error() }
+func (e *SourceError) Unwrap() error { return e.Err }
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
