@@ -38,6 +38,12 @@ func ValidateBase(base string) error {
 	return nil
 }
 
+// EntityIRI is the IRI Mapper gives the entity with GraphRAG id id under
+// base.
+func EntityIRI(base, id string) string {
+	return string(AppendSegment([]byte(base+segEntity), id))
+}
+
 // AppendSegment appends id to b as one IRI path segment: every character
 // that is not unreserved (RFC 3987 iunreserved) is percent-encoded as UTF-8,
 // so ids holding '/', '#', '?', spaces or quotes cannot change the IRI's

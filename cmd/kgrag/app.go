@@ -58,6 +58,7 @@ Start with:
 			newInspectCommand(term),
 			newLoadCommand(term),
 			newOntologyCommand(term),
+			newServeCommand(term),
 		},
 	}
 	cfg.attach(app) // after the commands: it walks their flags

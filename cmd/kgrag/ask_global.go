@@ -83,6 +83,12 @@ func (o *askOptions) validateGlobal() error {
 	if o.mode != modeGlobal {
 		return nil
 	}
+	return o.checkGlobal()
+}
+
+// checkGlobal checks global search's parameters.
+func (o *askOptions) checkGlobal() error {
+	g := &o.global
 	if err := g.params.Validate(); err != nil {
 		return usagef("kgrag ask --help", "%s", flagNames(err.Error()))
 	}

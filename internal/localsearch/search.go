@@ -288,3 +288,24 @@ func (e *SourceError) Error() string { return e.Err.Error() }
 func (e *SourceError) Unwrap() error { return e.Err }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// ChatModel is the model that writes the answers.
+func (s *Searcher) ChatModel() string { return s.opts.Chat.Model }
+
+// Nearest returns the k entities nearest text in the vector index, nearest
+// first: what search-by-meaning needs without a context.
+func (s *Searcher) Nearest(ctx context.Context, text string, k int) ([]embedindex.Hit, error) {
+	vecs, err := s.emb.Embed(ctx, []string{text})
+	if err != nil {
+		return nil, fmt.Errorf("embed the text: %w", err)
+	}
+	info := s.idx.Info()
+	if err := embedindex.Check(info, s.emb.Model(), len(vecs[0])); err != nil {
+		return nil, err
+	}
+	hits, err := s.idx.Search(ctx, vecs[0], k)
+	if err != nil {
+		return nil, &IndexError{fmt.Errorf("search %s: %w", info.Path, err)}
+	}
+	return hits, nil
+}

@@ -2,6 +2,8 @@ package retrieval
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/kgrag/kgrag/graphrag"
@@ -16,6 +18,17 @@ type Source interface {
 	Backend
 	ReportSource
 	SeedBackend
+	// EntityRefs finds the entities with the given ids and those with the
+	// given titles: ids first, in the order asked, then titles, each
+	// entity once. Unknown ids and titles are left out.
+	EntityRefs(ctx context.Context, ids, titles []string) ([]EntityRef, error)
+}
+
+// EntityRef names an entity: its GraphRAG id, its title and, from a store,
+// its IRI there (from memory IRI is "": it depends on the base IRI of a
+// load).
+type EntityRef struct {
+	ID, Title, IRI string
 }
 
 var (
@@ -29,13 +42,46 @@ var (
 // concurrent use as long as the dataset is not written to.
 type MemorySource struct {
 	*MemoryBackend
-	seed func() *SeedMemoryBackend
+	seed   func() *SeedMemoryBackend
+	titles func() map[string]int // title -> first index in ds.Entities
 }
 
 // NewMemorySource indexes ds. ds must not be nil.
 func NewMemorySource(ds *graphrag.Dataset) *MemorySource {
 	m := NewMemoryBackend(ds)
-	return &MemorySource{MemoryBackend: m, seed: sync.OnceValue(func() *SeedMemoryBackend { return newSeedMemoryBackend(ds, m) })}
+	return &MemorySource{MemoryBackend: m,
+		seed: sync.OnceValue(func() *SeedMemoryBackend { return newSeedMemoryBackend(ds, m) }),
+		titles: sync.OnceValue(func() map[string]int {
+			t := make(map[string]int, len(ds.Entities))
+			for i, e := range ds.Entities {
+				if _, dup := t[e.Title]; !dup && !e.Placeholder {
+					t[e.Title] = i
+				}
+			}
+			return t
+		}),
+	}
+}
+
+func (s *MemorySource) EntityRefs(ctx context.Context, ids, titles []string) ([]EntityRef, error) {
+	var out []EntityRef
+	seen := map[int]bool{}
+	add := func(i int, ok bool) {
+		if ok && !seen[i] {
+			seen[i] = true
+			e := &s.ds.Entities[i]
+			out = append(out, EntityRef{ID: e.ID, Title: e.Title})
+		}
+	}
+	for _, id := range ids {
+		i, ok := s.entities[id]
+		add(i, ok)
+	}
+	for _, t := range titles {
+		i, ok := s.titles()[t]
+		add(i, ok)
+	}
+	return out, nil
 }
 
 func (s *MemorySource) SeedEntities(ctx context.Context, ids []string) ([]EntityRecord, error) {
@@ -65,4 +111,30 @@ type SPARQLSource struct {
 // NewSPARQLSource reads from the named graph graph through c.
 func NewSPARQLSource(c *sparqlq.Client, graph string) *SPARQLSource {
 	return &SPARQLSource{NewSPARQLBackend(c, graph), NewSeedSPARQLBackend(c, graph)}
+}
+
+// EntityRefs runs the entity_lookup template: one query.
+func (s *SPARQLSource) EntityRefs(ctx context.Context, ids, titles []string) ([]EntityRef, error) {
+	var out []EntityRef
+	seen := map[string]bool{}
+	err := sparqlq.SelectRows(ctx, s.SPARQLBackend.c, "entity_lookup", s.SPARQLBackend.graph,
+		sparqlq.Params{"ids": sparqlq.StringsParam(ids), "titles": sparqlq.StringsParam(titles)}, func(r *sparqlq.Row) error {
+			if id := r.Str("id"); !seen[id] {
+				seen[id] = true
+				out = append(out, EntityRef{ID: id, Title: r.Str("title"), IRI: r.Str("entity")})
+			}
+			return r.Err()
+		})
+	if err != nil {
+		return nil, fmt.Errorf("retrieval: entity lookup: %w", err)
+	}
+	// The store returns rows in any order: ids first, as asked, then titles.
+	order := func(e EntityRef) int {
+		if i := slices.Index(ids, e.ID); i >= 0 {
+			return i
+		}
+		return len(ids) + slices.Index(titles, e.Title)
+	}
+	slices.SortStableFunc(out, func(a, b EntityRef) int { return order(a) - order(b) })
+	return out, nil
 }

@@ -1,0 +1,229 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"math"
+	"net"
+	"os"
+	"os/signal"
+	"slices"
+	"syscall"
+	"time"
+
+	"github.com/kgrag/kgrag/internal/globalsearch"
+	"github.com/kgrag/kgrag/internal/localsearch"
+	"github.com/kgrag/kgrag/internal/retrieval"
+	"github.com/kgrag/kgrag/internal/serve"
+	"github.com/kgrag/kgrag/ontology"
+	"github.com/urfave/cli/v3"
+)
+
+// defaultServeAddr is where kgrag serve listens: this machine only.
+const defaultServeAddr = "127.0.0.1:8765"
+
+// serveOptions are kgrag serve's: the graph and engines as ask reads
+// them, and the server's own.
+type serveOptions struct {
+	ask   askOptions
+	addr  string
+	base  string // base IRI of entity IRIs read from --input
+	drain time.Duration
+	cfg   serve.Config
+	// indexGiven says --index or --index-url was set: then a missing
+	// index is an error rather than a graph served for global search only.
+	indexGiven bool
+}
+
+// askOnlyFlags are ask's flags about one question, which serve has not.
+var askOnlyFlags = []string{"mode", "context-only", "no-context", "json", "show-reasoning", "plan"}
+
+func newServeCommand(term terminal) *cli.Command {
+	def := serve.DefaultConfig()
+	const cat = "server"
+	flags := slices.DeleteFunc(askFlags(), func(f cli.Flag) bool { return slices.Contains(askOnlyFlags, f.Names()[0]) })
+	flags = append([]cli.Flag{
+		&cli.StringFlag{Name: "addr", Category: cat, Value: defaultServeAddr, Usage: "`HOST:PORT` to listen on (0.0.0.0:8765 to let other machines in: set --api-key then)", Sources: cli.EnvVars("KGRAG_SERVE_ADDR")},
+		&cli.StringFlag{Name: "api-key", Category: cat, Usage: "key every request but /healthz and /readyz must send as Authorization: Bearer KEY (better: env KGRAG_SERVE_KEY or KGRAG_SERVE_KEY_FILE)", Sources: secretSource("KGRAG_SERVE_KEY")},
+		&cli.StringSliceFlag{Name: "cors-origin", Category: cat, Usage: "browser `ORIGIN` allowed to call the API from another site (repeat; * for any); none by default"},
+		&cli.IntFlag{Name: "max-model-calls", Category: cat, Value: def.MaxModelCalls, Usage: "questions asking the model servers at once"},
+		&cli.IntFlag{Name: "max-queued", Category: cat, Value: def.MaxQueued, Usage: "questions waiting for a turn; more are answered 429 with Retry-After"},
+		&cli.DurationFlag{Name: "request-timeout", Category: cat, Value: def.RequestTimeout, Usage: "longest a request may take, its model calls included"},
+		&cli.IntFlag{Name: "max-question-chars", Category: cat, Value: def.MaxQuestionChars, Usage: "longest question taken, in characters"},
+		&cli.IntFlag{Name: "max-turns", Category: cat, Value: def.MaxTurns, Usage: "most messages taken in one conversation"},
+		&cli.Int64Flag{Name: "max-body-bytes", Category: cat, Value: def.MaxBodyBytes, Usage: "largest request body taken"},
+		&cli.DurationFlag{Name: "drain-timeout", Category: cat, Value: 30 * time.Second, Usage: "on SIGTERM, how long requests in flight (streams too) may run on before they are cut"},
+		&cli.BoolFlag{Name: "admin", Category: cat, Usage: "serve POST /admin/reload (reload the graph and index, as SIGHUP does)"},
+		&cli.BoolFlag{Name: "log-questions", Category: cat, Usage: "put the question text in the access log (left out by default)"},
+		&cli.StringFlag{Name: "base", Category: cat, Value: defaultBase, Usage: "base `IRI` kgrag load used, for the entity IRIs shown with --input", Sources: cli.EnvVars("KGRAG_BASE")},
+	}, flags...)
+	return &cli.Command{
+		Name:  "serve",
+		Usage: "serve the graph to chat UIs, agents and scripts: OpenAI-compatible chat, a JSON API",
+		Description: `Loads the graph and its vector index once, as kgrag ask reads them (--input DIR,
+or --store URL --graph IRI, with --index), and answers over HTTP on --addr
+(default ` + defaultServeAddr + `, this machine only) with the same retrieval:
+
+   GET  /v1/models              kgrag-local, kgrag-global, kgrag-seed: one model per mode
+   POST /v1/chat/completions    OpenAI's chat API; streamed with "stream": true. Earlier
+                                turns of the conversation join the question, as in
+                                GraphRAG's local search. The records the answer cites come
+                                back in "citations" (URLs) and "kgrag" (the ask --json record)
+   POST /api/ask                {"question", "mode", "context_only", "history"}: the record
+                                kgrag ask --json prints
+   GET  /api/entities/ID        an entity with its relationships, text units, communities
+                                and IRI (?by=title to name it by title)
+   GET  /api/entities?q=TEXT    the entities nearest TEXT in the vector index
+   GET  /api/communities/N      a community's report
+   GET  /api/text-units/ID      a text unit
+   GET  /healthz, /readyz       liveness, and which graph is loaded
+
+Any OpenAI client talks to it:
+   kgrag serve --input ./output
+   curl http://127.0.0.1:8765/v1/chat/completions -H 'Content-Type: application/json' \
+       -d '{"model": "kgrag-local", "messages": [{"role": "user", "content": "Who is Scrooge?"}]}'
+   (Open WebUI: Settings, Connections, OpenAI API, URL http://127.0.0.1:8765/v1)
+
+SIGHUP (or POST /admin/reload with --admin) reloads the graph and index and
+swaps them in whole: requests in flight finish on the graph they started
+with. SIGTERM stops taking requests and lets those in flight end, up to
+--drain-timeout. At most --max-model-calls questions ask the model at once
+and --max-queued wait; beyond that the answer is 429 with Retry-After.
+One access log line per request goes to stderr, without the question
+unless --log-questions.
+` + exitStatusHelp,
+		Flags: flags,
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			o := serveOptions{ask: askOptionsFrom(cmd), addr: cmd.String("addr"), base: cmd.String("base"),
+				drain: cmd.Duration("drain-timeout"), indexGiven: cmd.IsSet("index") || cmd.IsSet("index-url")}
+			o.ask.mode, o.ask.question = modeLocal, "(served)"
+			o.cfg = serve.Config{APIKey: cmd.String("api-key"), CORSOrigins: cmd.StringSlice("cors-origin"),
+				MaxModelCalls: cmd.Int("max-model-calls"), MaxQueued: cmd.Int("max-queued"),
+				RequestTimeout: cmd.Duration("request-timeout"), MaxQuestionChars: cmd.Int("max-question-chars"),
+				MaxTurns: cmd.Int("max-turns"), MaxBodyBytes: cmd.Int64("max-body-bytes"),
+				Admin: cmd.Bool("admin"), LogQuestions: cmd.Bool("log-questions")}
+			return runServe(ctx, o, term)
+		},
+	}
+}
+
+func (o *serveOptions) validate() error {
+	const try = "kgrag serve --input ./output"
+	c := o.cfg
+	switch {
+	case c.MaxModelCalls <= 0:
+		return usagef("--max-model-calls 4", "--max-model-calls %d: must be at least 1", c.MaxModelCalls)
+	case c.MaxQueued < 0:
+		return usagef("--max-queued 64", "--max-queued %d is negative", c.MaxQueued)
+	case c.RequestTimeout <= 0, o.drain <= 0:
+		return usagef("--request-timeout 5m", "--request-timeout and --drain-timeout must be positive")
+	case c.MaxQuestionChars <= 0 || c.MaxTurns <= 0 || c.MaxBodyBytes <= 0:
+		return usagef(try, "--max-question-chars, --max-turns and --max-body-bytes must be positive")
+	case o.ask.input != "" && ontology.ValidateBase(o.base) != nil:
+		return usagef("--base http://example.org/my-dataset/", "--base: %v", ontology.ValidateBase(o.base))
+	}
+	if _, _, err := net.SplitHostPort(o.addr); err != nil {
+		return usagef("--addr "+defaultServeAddr, "--addr %q: %v", o.addr, err)
+	}
+	if err := o.ask.validate(); err != nil {
+		return err
+	}
+	return o.ask.checkGlobal()
+}
+
+// runServe loads the graph, listens, and serves until ctx is done
+// (SIGTERM, Ctrl-C); SIGHUP reloads.
+func runServe(ctx context.Context, o serveOptions, term terminal) error {
+	if err := o.validate(); err != nil {
+		return err
+	}
+	o.cfg.Log = slog.New(slog.NewTextHandler(term.err, nil))
+	s, err := serve.New(ctx, o.cfg, o.load)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return fmt.Errorf("serve: listen on %s: %w (is another kgrag serve running? choose another --addr)", o.addr, err)
+	}
+	g := s.Graph()
+	fmt.Fprintf(term.err, "kgrag: serving %s on http://%s (OpenAI API at http://%s/v1)\n", g.Name, ln.Addr(), ln.Addr())
+	if g.Local == nil {
+		fmt.Fprintln(term.err, "kgrag: warning: no vector index: only kgrag-global answers (build one with kgrag embed)")
+	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				if err := s.Reload(ctx); err != nil {
+					o.cfg.Log.Error("reload failed: still serving the graph loaded before", "err", err)
+				}
+			}
+		}
+	}()
+	err = s.Serve(ctx, ln, o.drain)
+	if ctx.Err() != nil && err == nil {
+		fmt.Fprintln(term.err, "kgrag: stopped")
+		return nil
+	}
+	return err
+}
+
+// load opens the graph, the index and the engines: serve's Loader.
+func (o serveOptions) load(ctx context.Context) (*serve.Graph, error) {
+	a := o.ask
+	client, err := a.llm.client()
+	if err != nil {
+		return nil, err
+	}
+	src, err := openSource(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	g := &serve.Graph{Name: src.name, Source: src.retrieval(), GlobalLevel: a.global.params.CommunityLevel}
+	if a.input != "" {
+		g.Base = o.base
+	}
+	gb, err := retrieval.NewGlobalBuilder(a.global.params, nil)
+	if err != nil {
+		return nil, err
+	}
+	so := a.global.search
+	so.ResponseType, so.Chat = a.responseType, a.chatOptions()
+	if g.Global, err = globalsearch.New(src.retrieval(), gb, client, so); err != nil {
+		return nil, err
+	}
+	if g.Reports, err = src.retrieval().CommunityReports(ctx, math.MaxInt64); err != nil {
+		return nil, src.wrap(fmt.Errorf("serve: read the community reports: %w", err))
+	}
+	idx, err := a.index.open(ctx)
+	if err != nil && !o.indexGiven && a.index.url == "" && errors.Is(statErr(a.index.path), fs.ErrNotExist) {
+		return g, nil // global search only; runServe warns
+	}
+	if err != nil {
+		return nil, err
+	}
+	emb := client.Embedder()
+	local := a.localOptions(src.name)
+	if g.Local, err = localsearch.New(src.retrieval(), idx, emb, client, local); err != nil {
+		return nil, err
+	}
+	local.Mode = localsearch.ModeSeed
+	if g.Seed, err = localsearch.New(src.retrieval(), idx, emb, client, local); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+func statErr(path string) error {
+	_, err := os.Stat(path)
+	return err
+}

@@ -1,0 +1,232 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/kgrag/kgrag/internal/answer"
+	"github.com/kgrag/kgrag/internal/globalsearch"
+	"github.com/kgrag/kgrag/internal/localsearch"
+	"github.com/kgrag/kgrag/internal/retrieval"
+)
+
+// Modes served, and the model names that choose them.
+const (
+	modeLocal  = localsearch.ModeLocal
+	modeSeed   = localsearch.ModeSeed
+	modeGlobal = "global"
+)
+
+// models are the model names /v1/models lists, in order.
+var models = []struct{ name, mode, about string }{
+	{"kgrag-local", modeLocal, "GraphRAG local search: the entities nearest the question, their relationships, text and community reports"},
+	{"kgrag-global", modeGlobal, "GraphRAG global search: map-reduce over the community reports, for questions about the whole corpus"},
+	{"kgrag-seed", modeSeed, "the seed article's retrieval: top chunks, communities and relationships of the nearest entities"},
+}
+
+// modeOf is the mode a model name chooses: "kgrag-local" or "local".
+func modeOf(model string) (string, bool) {
+	for _, m := range models {
+		if model == m.name || model == m.mode {
+			return m.mode, true
+		}
+	}
+	return "", false
+}
+
+// question is one question to answer.
+type question struct {
+	mode        string
+	text        string
+	history     []retrieval.Turn
+	contextOnly bool
+}
+
+// reply is an answered question: the record kgrag ask --json prints, and
+// the records the answer cites.
+type reply struct {
+	*answer.Result
+	Citations []Citation `json:"citations"`
+}
+
+// errNoIndex: a local-kind mode on a graph served without a vector index.
+var errNoIndex = errors.New("no vector index is loaded: kgrag serve needs --index (or an index in --input) for this mode")
+
+// ask answers q on g, streaming the answer to onAnswer (which may be nil).
+// The limiter bounds it. The reply is returned with the error when the
+// error came after the context was built.
+func (s *Server) ask(ctx context.Context, g *Graph, q question, onAnswer func(string) error) (*reply, error) {
+	release, err := s.limit.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	t := time.Now()
+	res := &answer.Result{Question: q.text, Mode: q.mode, Source: g.Name, Timings: map[string]float64{}}
+	out := &reply{Result: res, Citations: []Citation{}}
+	if q.mode == modeGlobal {
+		if q.contextOnly {
+			return nil, fmt.Errorf("%w: context_only is for the local and seed modes", errBadQuestion)
+		}
+		gr, err := g.Global.Search(ctx, q.text, globalsearch.Hooks{Answer: onAnswer})
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range gr.Timings {
+			res.Timings[k] = v
+		}
+		res.Answer = &gr.Answer
+		res.Global = answer.GlobalResult(gr, g.GlobalLevel)
+		out.Citations = citations(gr.Answer, g, res)
+		res.Timings["total"] = ms(time.Since(t))
+		return out, nil
+	}
+	ls := g.searcher(q.mode)
+	if ls == nil {
+		return nil, errNoIndex
+	}
+	res.EmbedModel = ls.EmbedModel()
+	lq := localsearch.Question{Text: q.text, History: q.history}
+	var r *localsearch.Result
+	if q.contextOnly {
+		r, err = ls.Context(ctx, lq)
+	} else {
+		res.ChatModel = ls.ChatModel()
+		r, err = ls.Search(ctx, lq, localsearch.Hooks{Answer: onAnswer})
+	}
+	if r != nil {
+		res.AddSearch(r)
+		if !q.contextOnly && (err == nil || r.Reply.Partial) {
+			res.AddReply(r.Reply)
+			out.Citations = citations(r.Reply.Answer, g, res)
+		}
+	}
+	res.Timings["total"] = ms(time.Since(t))
+	if err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+// errBadQuestion marks a question the client got wrong (400).
+var errBadQuestion = errors.New("bad question")
+
+// Citation is one record an answer cites ("[Data: Entities (5, 7)]")
+// that was in its context, with where to read it.
+type Citation struct {
+	// Kind is entity, relationship, source (a text unit) or report.
+	Kind string `json:"kind"`
+	// ID is the id as cited (GraphRAG's human_readable_id, or the
+	// community number of a report); RecordID the record's own id.
+	ID       string `json:"id"`
+	RecordID string `json:"record_id"`
+	Title    string `json:"title,omitempty"`
+	// URL is the record in this server's API, relative to its root.
+	URL string `json:"url"`
+}
+
+// citeRE finds GraphRAG's citations: "[Data: Entities (1, 2, +more);
+// Relationships (3)]".
+var (
+	citeRE  = regexp.MustCompile(`\[Data:\s*([^\]]*)\]`)
+	groupRE = regexp.MustCompile(`([A-Za-z ]+?)\s*\(([^)]*)\)`)
+)
+
+// citations lists the records answer cites that res's context holds, in
+// the order cited, each once. Ids cited that the context does not hold
+// (the model made them up, or "+more") are left out.
+func citations(text string, g *Graph, res *answer.Result) []Citation {
+	out := []Citation{}
+	seen := map[string]bool{}
+	add := func(c Citation) {
+		if k := c.Kind + "/" + c.ID; !seen[k] {
+			seen[k] = true
+			out = append(out, c)
+		}
+	}
+	for _, m := range citeRE.FindAllStringSubmatch(text, -1) {
+		for _, grp := range groupRE.FindAllStringSubmatch(m[1], -1) {
+			kind := strings.ToLower(strings.TrimSpace(grp[1]))
+			for _, id := range strings.Split(grp[2], ",") {
+				id = strings.TrimSpace(id)
+				if id == "" || strings.HasPrefix(id, "+") {
+					continue
+				}
+				if c, ok := resolve(kind, id, g, res); ok {
+					add(c)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// resolve finds the record cited as kind id.
+func resolve(kind, id string, g *Graph, res *answer.Result) (Citation, bool) {
+	if c := res.Context; c != nil {
+		switch kind {
+		case "entities":
+			for _, e := range c.Records.Entities {
+				if e.ID == id {
+					return Citation{"entity", id, e.EntityID, e.Title, "/api/entities/" + pathID(e.EntityID)}, true
+				}
+			}
+		case "relationships":
+			for _, r := range c.Records.Relationships {
+				if r.ID == id {
+					return Citation{"relationship", id, r.RelationshipID, r.Source + " → " + r.Target, "/api/entities/" + pathID(r.Source) + "?by=title"}, true
+				}
+			}
+		case "sources":
+			for _, u := range c.Records.Sources {
+				if u.ID == id {
+					return Citation{"source", id, u.TextUnitID, "", "/api/text-units/" + pathID(u.TextUnitID)}, true
+				}
+			}
+		case "reports":
+			for _, r := range c.Records.Reports {
+				if r.ID == id {
+					return Citation{"report", id, r.CommunityID, r.Title, "/api/communities/" + pathID(r.ID)}, true
+				}
+			}
+		}
+		return Citation{}, false
+	}
+	if kind == "reports" && res.Global != nil {
+		for _, b := range res.Global.Batches {
+			for _, rid := range b.ReportIDs {
+				if rid != id {
+					continue
+				}
+				r, _ := g.report(id)
+				return Citation{"report", id, r.CommunityID, r.Title, "/api/communities/" + pathID(id)}, true
+			}
+		}
+	}
+	return Citation{}, false
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// askError answers a question that failed before anything was sent.
+func (s *Server) askError(w http.ResponseWriter, r *http.Request, err error) {
+	note(r).err = err.Error()
+	switch {
+	case errors.Is(err, errBusy):
+		writeBusy(w, s.cfg.MaxModelCalls)
+		return
+	case errors.Is(err, errBadQuestion), errors.Is(err, errNoIndex):
+		badRequest(w, "", err.Error())
+		return
+	}
+	status, e := failure(err)
+	if status >= 500 {
+		s.log.Warn("question failed", "path", r.URL.Path, "err", err)
+	}
+	writeJSON(w, status, errorBody{e})
+}

@@ -1,0 +1,78 @@
+package serve
+
+import (
+	"context"
+	"time"
+
+	"github.com/kgrag/kgrag/internal/globalsearch"
+	"github.com/kgrag/kgrag/internal/localsearch"
+	"github.com/kgrag/kgrag/internal/retrieval"
+	"github.com/kgrag/kgrag/ontology"
+)
+
+// Graph is what one load serves: the graph's source, the search engines
+// over it, and what pages need. A Graph is never changed once served;
+// Reload replaces it whole.
+type Graph struct {
+	// Name says where the graph was read from, for /readyz and logs.
+	Name string
+	// Source answers record lookups (entity, community and text unit
+	// pages).
+	Source retrieval.Source
+	// Local and Seed answer the kgrag-local and kgrag-seed models; nil
+	// when no vector index was given, which leaves global search alone.
+	Local, Seed *localsearch.Searcher
+	// Global answers kgrag-global.
+	Global *globalsearch.Searcher
+	// GlobalLevel is the community level global search reads, for its
+	// record.
+	GlobalLevel int64
+	// Base is the base IRI kgrag load mints instance IRIs under, for the
+	// IRIs of entities read from memory (a store gives its own); "" leaves
+	// them out.
+	Base string
+	// Reports are every community report, for community pages.
+	Reports []retrieval.ReportRecord
+
+	loaded  time.Time
+	version uint64
+}
+
+// Loader loads a graph: the data, the index and the engines over them.
+// It is called once by New and again by every Reload.
+type Loader func(ctx context.Context) (*Graph, error)
+
+// searcher is the engine of a local-kind mode.
+func (g *Graph) searcher(mode string) *localsearch.Searcher {
+	if mode == localsearch.ModeSeed {
+		return g.Seed
+	}
+	return g.Local
+}
+
+// entityIRI is the IRI of the entity ref names in the store.
+func (g *Graph) entityIRI(ref retrieval.EntityRef) string {
+	if ref.IRI != "" || g.Base == "" {
+		return ref.IRI
+	}
+	return ontology.EntityIRI(g.Base, ref.ID)
+}
+
+// entityID finds the id of the entity titled title ("" for none).
+func (g *Graph) entityID(ctx context.Context, title string) (string, error) {
+	refs, err := g.Source.EntityRefs(ctx, nil, []string{title})
+	if err != nil || len(refs) == 0 {
+		return "", err
+	}
+	return refs[0].ID, nil
+}
+
+// report is the report of the community numbered id.
+func (g *Graph) report(id string) (retrieval.ReportRecord, bool) {
+	for _, r := range g.Reports {
+		if r.ID == id || r.CommunityID == id {
+			return r, true
+		}
+	}
+	return retrieval.ReportRecord{}, false
+}
