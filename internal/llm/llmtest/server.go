@@ -114,6 +114,7 @@ type Server struct {
 
 	inflight    atomic.Int64
 	maxInflight atomic.Int64
+	canceled    atomic.Int64
 
 	srv *httptest.Server
 }
@@ -220,6 +221,10 @@ func (s *Server) Reset() {
 	s.maxInflight.Store(0)
 }
 
+// Canceled is the number of requests whose client went away (cancelled
+// its call) while the server was still delaying or streaming the reply.
+func (s *Server) Canceled() int { return int(s.canceled.Load()) }
+
 // MaxInFlight is the largest number of requests served at once so far.
 func (s *Server) MaxInFlight() int { return int(s.maxInflight.Load()) }
 
@@ -298,6 +303,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			select {
 			case <-time.After(fail.Delay):
 			case <-r.Context().Done():
+				s.canceled.Add(1)
 				return
 			}
 		}
@@ -444,6 +450,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, req Request, 
 		select {
 		case <-time.After(s.cfg.Latency):
 		case <-r.Context().Done():
+			s.canceled.Add(1)
 			return
 		}
 	}
@@ -514,6 +521,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, req Request, 
 			select {
 			case <-time.After(s.cfg.ChunkDelay):
 			case <-r.Context().Done():
+				s.canceled.Add(1)
 				return
 			}
 		}
