@@ -19,8 +19,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/kgrag/kgrag/graphrag"
 	"github.com/kgrag/kgrag/internal/globalsearch"
-	"github.com/kgrag/kgrag/internal/retrieval"
 	"github.com/kgrag/kgrag/internal/llm/llmtest"
+	"github.com/kgrag/kgrag/internal/retrieval"
 	"github.com/kgrag/kgrag/internal/serve"
 	"github.com/kgrag/kgrag/internal/test"
 	openai "github.com/sashabaranov/go-openai"
@@ -399,4 +399,10 @@ func TestServeConversation(t *testing.T) {
 	if sys := lastChat(t, f.srv).Messages; len(sys) != 2 || sys[1].Content != "And his clerk?" {
 		t.Errorf("the model got %d messages, last %q; want the system prompt and the question", len(sys), sys[len(sys)-1].Content)
 	}
+}
+
+func httptestServer(t *testing.T, s *serve.Server) *httptest.Server {
+	hs := httptest.NewServer(s.Handler())
+	t.Cleanup(hs.Close)
+	return hs
 }
