@@ -213,7 +213,7 @@ func (c *Client) Update(ctx context.Context, update string) error {
 
 // Select runs a SELECT query and reads its results.
 func (c *Client) Select(ctx context.Context, query string) (*Results, error) {
-	res, err := c.query(ctx, "select", query)
+	res, err := c.query(ctx, "select", query, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -225,7 +225,7 @@ func (c *Client) Select(ctx context.Context, query string) (*Results, error) {
 
 // Ask runs an ASK query.
 func (c *Client) Ask(ctx context.Context, query string) (bool, error) {
-	res, err := c.query(ctx, "ask", query)
+	res, err := c.query(ctx, "ask", query, 0)
 	if err != nil {
 		return false, err
 	}
@@ -235,7 +235,18 @@ func (c *Client) Ask(ctx context.Context, query string) (bool, error) {
 	return *res.Boolean, nil
 }
 
-func (c *Client) query(ctx context.Context, op, query string) (*Results, error) {
+// Read runs a SELECT or ASK query and reads at most maxBytes of its
+// answer (a larger one is an error wrapping ErrTooLarge), for queries a
+// caller did not write: an agent's, a user's.
+func (c *Client) Read(ctx context.Context, query string, maxBytes int64) (*Results, error) {
+	return c.query(ctx, "query", query, maxBytes)
+}
+
+// ErrTooLarge: an answer over the bytes Read allows.
+var ErrTooLarge = errors.New("answer too large")
+
+// query runs query; maxBytes, when not 0, bounds the answer read.
+func (c *Client) query(ctx context.Context, op, query string, maxBytes int64) (*Results, error) {
 	if c.queryURL == "" {
 		return nil, fmt.Errorf("sparqlq: %s: no query endpoint configured", op)
 	}
@@ -249,7 +260,16 @@ func (c *Client) query(ctx context.Context, op, query string) (*Results, error) 
 		return nil, c.wrapOp(op, c.queryURL, err)
 	}
 	defer resp.Body.Close()
-	res, err := ReadResults(resp.Body, resp.Header.Get("Content-Type"))
+	body := io.Reader(resp.Body)
+	var lr *io.LimitedReader
+	if maxBytes > 0 {
+		lr = &io.LimitedReader{R: resp.Body, N: maxBytes + 1}
+		body = lr
+	}
+	res, err := ReadResults(body, resp.Header.Get("Content-Type"))
+	if lr != nil && lr.N <= 0 {
+		return nil, fmt.Errorf("sparqlq: %s %s: %w: over %d bytes", op, redact.URL(c.queryURL), ErrTooLarge, maxBytes)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("sparqlq: %s %s: %w", op, redact.URL(c.queryURL), err)
 	}

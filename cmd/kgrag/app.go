@@ -57,6 +57,7 @@ Start with:
 			newIndexCommand(term),
 			newInspectCommand(term),
 			newLoadCommand(term),
+			newMCPCommand(term),
 			newOntologyCommand(term),
 			newServeCommand(term),
 		},

@@ -52,6 +52,8 @@ type source struct {
 	name  string // for messages: the input folder, or <graph> at the store
 	src   retrieval.Source
 	store *countingTransport // nil for --input
+	c     *sparqlq.Client    // the store's, nil for --input
+	graph string
 }
 
 // retrieval is the graph as the modes read it.
@@ -93,7 +95,7 @@ func openSource(ctx context.Context, opts askOptions) (source, error) {
 		return source{}, err
 	}
 	return source{name: fmt.Sprintf("<%s> at %s", opts.store.graph, redact.URL(opts.store.url)),
-		src: retrieval.NewSPARQLSource(c, opts.store.graph), store: counter}, nil
+		src: retrieval.NewSPARQLSource(c, opts.store.graph), store: counter, c: c, graph: opts.store.graph}, nil
 }
 
 // storeClient returns a query client of the store whose requests are

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"math"
 	"net"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"slices"
 	"syscall"
 	"time"
@@ -19,6 +21,7 @@ import (
 	"github.com/kgrag/kgrag/internal/retrieval"
 	"github.com/kgrag/kgrag/internal/serve"
 	"github.com/kgrag/kgrag/ontology"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/urfave/cli/v3"
 )
 
@@ -41,11 +44,13 @@ type serveOptions struct {
 // askOnlyFlags are ask's flags about one question, which serve has not.
 var askOnlyFlags = []string{"mode", "context-only", "no-context", "json", "show-reasoning", "plan"}
 
-func newServeCommand(term terminal) *cli.Command {
+// serveFlags are serve's flags: the server's own, then ask's that are
+// not about one question.
+func serveFlags() []cli.Flag {
 	def := serve.DefaultConfig()
 	const cat = "server"
 	flags := slices.DeleteFunc(askFlags(), func(f cli.Flag) bool { return slices.Contains(askOnlyFlags, f.Names()[0]) })
-	flags = append([]cli.Flag{
+	return append([]cli.Flag{
 		&cli.StringFlag{Name: "addr", Category: cat, Value: defaultServeAddr, Usage: "`HOST:PORT` to listen on (0.0.0.0:8765 to let other machines in: set --api-key then)", Sources: cli.EnvVars("KGRAG_SERVE_ADDR")},
 		&cli.StringFlag{Name: "api-key", Category: cat, Usage: "key every request but /healthz and /readyz must send as Authorization: Bearer KEY (better: env KGRAG_SERVE_KEY or KGRAG_SERVE_KEY_FILE)", Sources: secretSource("KGRAG_SERVE_KEY")},
 		&cli.StringSliceFlag{Name: "cors-origin", Category: cat, Usage: "browser `ORIGIN` allowed to call the API from another site (repeat; * for any); none by default"},
@@ -60,6 +65,30 @@ func newServeCommand(term terminal) *cli.Command {
 		&cli.BoolFlag{Name: "log-questions", Category: cat, Usage: "put the question text in the access log (left out by default)"},
 		&cli.StringFlag{Name: "base", Category: cat, Value: defaultBase, Usage: "base `IRI` kgrag load used, for the entity IRIs shown with --input", Sources: cli.EnvVars("KGRAG_BASE")},
 	}, flags...)
+}
+
+// serveOptionsFrom reads serve's (and mcp's) flags.
+func serveOptionsFrom(cmd *cli.Command) serveOptions {
+	o := serveOptions{ask: askOptionsFrom(cmd), addr: cmd.String("addr"), base: cmd.String("base"),
+		drain: cmd.Duration("drain-timeout"), indexGiven: cmd.IsSet("index") || cmd.IsSet("index-url")}
+	o.ask.mode, o.ask.question = modeLocal, "(served)"
+	o.cfg = serve.Config{APIKey: cmd.String("api-key"), CORSOrigins: cmd.StringSlice("cors-origin"),
+		MaxModelCalls: cmd.Int("max-model-calls"), MaxQueued: cmd.Int("max-queued"),
+		RequestTimeout: cmd.Duration("request-timeout"), MaxQuestionChars: cmd.Int("max-question-chars"),
+		MaxTurns: cmd.Int("max-turns"), MaxBodyBytes: cmd.Int64("max-body-bytes"),
+		Admin: cmd.Bool("admin"), LogQuestions: cmd.Bool("log-questions"), Version: buildVersion()}
+	return o
+}
+
+// buildVersion is kgrag's module version, as go build recorded it.
+func buildVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
+}
+
+func newServeCommand(term terminal) *cli.Command {
 	return &cli.Command{
 		Name:  "serve",
 		Usage: "serve the graph to chat UIs, agents and scripts: OpenAI-compatible chat, a JSON API",
@@ -95,17 +124,9 @@ and --max-queued wait; beyond that the answer is 429 with Retry-After.
 One access log line per request goes to stderr, without the question
 unless --log-questions.
 ` + exitStatusHelp,
-		Flags: flags,
+		Flags: serveFlags(),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			o := serveOptions{ask: askOptionsFrom(cmd), addr: cmd.String("addr"), base: cmd.String("base"),
-				drain: cmd.Duration("drain-timeout"), indexGiven: cmd.IsSet("index") || cmd.IsSet("index-url")}
-			o.ask.mode, o.ask.question = modeLocal, "(served)"
-			o.cfg = serve.Config{APIKey: cmd.String("api-key"), CORSOrigins: cmd.StringSlice("cors-origin"),
-				MaxModelCalls: cmd.Int("max-model-calls"), MaxQueued: cmd.Int("max-queued"),
-				RequestTimeout: cmd.Duration("request-timeout"), MaxQuestionChars: cmd.Int("max-question-chars"),
-				MaxTurns: cmd.Int("max-turns"), MaxBodyBytes: cmd.Int64("max-body-bytes"),
-				Admin: cmd.Bool("admin"), LogQuestions: cmd.Bool("log-questions")}
-			return runServe(ctx, o, term)
+			return runServe(ctx, serveOptionsFrom(cmd), term)
 		},
 	}
 }
@@ -134,14 +155,19 @@ func (o *serveOptions) validate() error {
 	return o.ask.checkGlobal()
 }
 
+// server checks the options and loads the graph, logging to stderr.
+func (o *serveOptions) server(ctx context.Context, term terminal) (*serve.Server, error) {
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	o.cfg.Log = slog.New(slog.NewTextHandler(term.err, nil))
+	return serve.New(ctx, o.cfg, o.load)
+}
+
 // runServe loads the graph, listens, and serves until ctx is done
 // (SIGTERM, Ctrl-C); SIGHUP reloads.
 func runServe(ctx context.Context, o serveOptions, term terminal) error {
-	if err := o.validate(); err != nil {
-		return err
-	}
-	o.cfg.Log = slog.New(slog.NewTextHandler(term.err, nil))
-	s, err := serve.New(ctx, o.cfg, o.load)
+	s, err := o.server(ctx, term)
 	if err != nil {
 		return err
 	}
@@ -188,7 +214,8 @@ func (o serveOptions) load(ctx context.Context) (*serve.Graph, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &serve.Graph{Name: src.name, Source: src.retrieval(), GlobalLevel: a.global.params.CommunityLevel}
+	g := &serve.Graph{Name: src.name, Source: src.retrieval(), GlobalLevel: a.global.params.CommunityLevel,
+		Store: src.c, StoreGraph: src.graph}
 	if a.input != "" {
 		g.Base = o.base
 	}
@@ -227,3 +254,56 @@ func statErr(path string) error {
 	_, err := os.Stat(path)
 	return err
 }
+
+// serverOnlyFlags are serve's flags about HTTP, which kgrag mcp has not.
+var serverOnlyFlags = []string{"addr", "api-key", "cors-origin", "drain-timeout", "admin", "log-questions", "max-body-bytes"}
+
+func newMCPCommand(term terminal) *cli.Command {
+	return &cli.Command{
+		Name:  "mcp",
+		Usage: "serve the graph to an agent as Model Context Protocol tools over stdio",
+		Description: `Loads the graph and index as kgrag serve does and speaks MCP (the Model
+Context Protocol) on stdin and stdout, for agents and MCP clients that start
+their tools as processes (Claude Desktop, VS Code, Cursor, mcp-cli). The same
+tools are served over HTTP at kgrag serve's /mcp:
+
+   search_entities   the entities nearest a text, by embedding
+   get_entity        an entity by id or title, with relationships, text units, communities
+   get_community     a community's report
+   local_context     GraphRAG's local search context for a question (no chat model)
+   global_answer     GraphRAG's global search answer (many model calls)
+   sparql_select     a read-only SELECT or ASK on the store (with --store only)
+
+An MCP client's configuration, for example:
+   {"mcpServers": {"kgrag": {"command": "kgrag",
+       "args": ["mcp", "--input", "/data/ragtest/output"]}}}
+
+Logs go to stderr; stdout is the protocol's.
+` + exitStatusHelp,
+		Flags: slices.DeleteFunc(serveFlags(), func(f cli.Flag) bool { return slices.Contains(serverOnlyFlags, f.Names()[0]) }),
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			return runMCP(ctx, serveOptionsFrom(cmd), term)
+		},
+	}
+}
+
+// runMCP serves the MCP tools on term's stdin and stdout until the client
+// closes them or ctx is done.
+func runMCP(ctx context.Context, o serveOptions, term terminal) error {
+	// kgrag mcp has no HTTP flags: their defaults stand.
+	o.addr, o.drain, o.cfg.MaxBodyBytes = defaultServeAddr, time.Second, serve.DefaultConfig().MaxBodyBytes
+	s, err := o.server(ctx, term)
+	if err != nil {
+		return err
+	}
+	t := &mcp.IOTransport{Reader: io.NopCloser(term.in), Writer: nopWriteCloser{term.out}}
+	err = s.MCP().Run(ctx, t)
+	if ctx.Err() != nil || errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

@@ -213,17 +213,8 @@ func lastChat(t *testing.T, srv *llmtest.Server) llmtest.Request {
 // entity's IRI in the JSON API is the one the store holds.
 func TestServeStoreSameContextAsAsk(t *testing.T) {
 	f := newAskFixture(t)
-	url := test.Service(t, "OXIGRAPH")
-	graph := fmt.Sprintf("http://example.org/kgrag-serve-test/%d", rand.Uint32())
-	if _, stderr, code := runKgrag(t, "load", "-q", "--input", f.input, "--store", url, "--store-type", "oxigraph", "--graph", graph, "--in-place"); code != 0 {
-		t.Fatalf("kgrag load: exit %d: %s", code, stderr)
-	}
-	t.Cleanup(func() {
-		if c, _, err := storeClient(storeOptions{url: url, storeType: "oxigraph"}); err == nil {
-			_ = c.Update(context.Background(), "DROP SILENT GRAPH <"+graph+">")
-		}
-	})
-	st := storeOptions{url: url, graph: graph, storeType: "oxigraph", authScheme: "basic"}
+	st := loadOxigraph(t, f)
+	graph := st.graph
 	sf := startServe(t, f, func(o *serveOptions) { o.ask.input, o.ask.store = "", st })
 	for _, mode := range []string{modeLocal, modeSeed} {
 		for _, q := range askQuestions(t, f) {
@@ -405,4 +396,22 @@ func httptestServer(t *testing.T, s *serve.Server) *httptest.Server {
 	hs := httptest.NewServer(s.Handler())
 	t.Cleanup(hs.Close)
 	return hs
+}
+
+// loadOxigraph loads f's sample into a new graph of the test Oxigraph with
+// kgrag load, dropped when the test ends, and returns the store options
+// that read it.
+func loadOxigraph(t *testing.T, f askFixture) storeOptions {
+	t.Helper()
+	url := test.Service(t, "OXIGRAPH")
+	graph := fmt.Sprintf("http://example.org/kgrag-serve-test/%d", rand.Uint32())
+	if _, stderr, code := runKgrag(t, "load", "-q", "--input", f.input, "--store", url, "--store-type", "oxigraph", "--graph", graph, "--in-place"); code != 0 {
+		t.Fatalf("kgrag load: exit %d: %s", code, stderr)
+	}
+	t.Cleanup(func() {
+		if c, _, err := storeClient(storeOptions{url: url, storeType: "oxigraph"}); err == nil {
+			_ = c.Update(context.Background(), "DROP SILENT GRAPH <"+graph+">")
+		}
+	})
+	return storeOptions{url: url, graph: graph, storeType: "oxigraph", authScheme: "basic"}
 }

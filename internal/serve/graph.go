@@ -8,6 +8,7 @@ import (
 	"github.com/kgrag/kgrag/internal/localsearch"
 	"github.com/kgrag/kgrag/internal/retrieval"
 	"github.com/kgrag/kgrag/ontology"
+	"github.com/kgrag/kgrag/sparqlq"
 )
 
 // Graph is what one load serves: the graph's source, the search engines
@@ -31,6 +32,11 @@ type Graph struct {
 	// IRIs of entities read from memory (a store gives its own); "" leaves
 	// them out.
 	Base string
+	// Store and StoreGraph are the store and named graph the graph is
+	// read from, for read-only SPARQL (the sparql_select tool); nil for a
+	// graph in memory.
+	Store      *sparqlq.Client
+	StoreGraph string
 	// Reports are every community report, for community pages.
 	Reports []retrieval.ReportRecord
 

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Config bounds and secures a Server. DefaultConfig gives the defaults.
@@ -41,6 +43,8 @@ type Config struct {
 	LogQuestions bool
 	// Log gets one line per request, and reloads; nil discards.
 	Log *slog.Logger
+	// Version is kgrag's, for MCP clients.
+	Version string
 }
 
 // DefaultConfig returns the bounds kgrag serve starts with.
@@ -66,6 +70,7 @@ type Server struct {
 	limit    *limiter
 	log      *slog.Logger
 	mux      *http.ServeMux
+	mcp      *mcp.Server
 	ids      atomic.Uint64 // completion ids
 }
 
@@ -98,6 +103,7 @@ func New(ctx context.Context, cfg Config, load Loader) (*Server, error) {
 	if err := s.Reload(ctx); err != nil {
 		return nil, err
 	}
+	s.mcp = s.newMCP(cfg.Version)
 	s.routes()
 	return s, nil
 }
@@ -144,6 +150,9 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/entities", s.handleEntitySearch)
 	m.HandleFunc("GET /api/communities/{id}", s.handleCommunity)
 	m.HandleFunc("GET /api/text-units/{id}", s.handleTextUnit)
+	mh := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
+		&mcp.StreamableHTTPOptions{MaxRequestBodyBytes: s.cfg.MaxBodyBytes, Logger: s.log})
+	m.Handle("/mcp", mh)
 	if s.cfg.Admin {
 		m.HandleFunc("POST /admin/reload", s.handleReload)
 	}

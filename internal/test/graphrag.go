@@ -95,3 +95,15 @@ func PythonJSONL[Out, Job any](t testing.TB, py string, args []string, jobs []Jo
 	}
 	return res
 }
+
+// PyClients returns the python of the venv that scripts/pyclients.sh
+// makes (PyPI openai and mcp, the real clients kgrag serve is tested
+// with), skipping or failing when it is not ready.
+func PyClients(t testing.TB) string {
+	t.Helper()
+	out, err := exec.Command("bash", filepath.Join(RepoRoot(t), "scripts", "pyclients.sh"), "--check").Output()
+	if err != nil {
+		SkipOrFail(t, "PyPI openai/mcp venv not ready (run scripts/pyclients.sh): %v", err)
+	}
+	return strings.TrimSpace(string(out))
+}
