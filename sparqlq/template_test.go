@@ -48,7 +48,7 @@ func mustParse(t *testing.T, text string) *sparqlq.Template {
 // one fails CI, and checks that each declares the graph parameter.
 func TestEmbeddedTemplates(t *testing.T) {
 	names := sparqlq.TemplateNames()
-	want := []string{"communities", "community_reports", "entities",
+	want := []string{"communities", "community_reports", "entities", "entity_lookup",
 		"global_reports", "local_entities", "local_relationships", "local_reports", "local_text_units", "relationships", "text_units"}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("TemplateNames() mismatch (-want +got):\n%s", diff)
@@ -62,9 +62,9 @@ func TestEmbeddedTemplates(t *testing.T) {
 		if tpl.Doc() == "" {
 			t.Errorf("template %s has no doc comment", name)
 		}
-		// Every template reads one graph; the local search ones require it
-		// (they use GRAPH, which is faster than FROM).
-		optional := !strings.HasPrefix(name, "local_") && !strings.HasPrefix(name, "global_")
+		// Every template reads one graph; the search ones require it (they
+		// use GRAPH, which is faster than FROM).
+		optional := !strings.HasPrefix(name, "local_") && !strings.HasPrefix(name, "global_") && !strings.HasPrefix(name, "entity_")
 		found := false
 		for _, p := range tpl.Params() {
 			if p.Name == "graph" && p.Kind == sparqlq.KindIRI && p.Optional == optional {
