@@ -114,6 +114,8 @@ type Relationship struct {
 	RelationshipID string  `json:"relationship_id"`
 	Source         string  `json:"source"`
 	Target         string  `json:"target"`
+	SourceID       string  `json:"source_id,omitempty"`
+	TargetID       string  `json:"target_id,omitempty"`
 	Weight         float64 `json:"weight"`
 	Rank           int64   `json:"rank"`
 	Inside         bool    `json:"inside"`
@@ -191,7 +193,7 @@ func records(reports []retrieval.ReportRecord, ents []retrieval.EntityRecord, re
 		r.Entities = append(r.Entities, Entity{x.ID, x.EntityID, x.Title, x.Rank})
 	}
 	for _, x := range rels {
-		r.Relationships = append(r.Relationships, Relationship{x.ID, x.RelationshipID, x.Source, x.Target, x.Weight, x.Rank, x.Inside})
+		r.Relationships = append(r.Relationships, Relationship{x.ID, x.RelationshipID, x.Source, x.Target, x.SourceID, x.TargetID, x.Weight, x.Rank, x.Inside})
 	}
 	for _, x := range units {
 		r.Sources = append(r.Sources, Source{x.ID, x.TextUnitID})

@@ -179,7 +179,7 @@ func resolve(kind, id string, g *Graph, res *answer.Result) (Citation, bool) {
 		case "relationships":
 			for _, r := range c.Records.Relationships {
 				if r.ID == id {
-					return Citation{"relationship", id, r.RelationshipID, r.Source + " → " + r.Target, "/api/entities/" + pathID(r.Source) + "?by=title"}, true
+					return Citation{"relationship", id, r.RelationshipID, r.Source + " → " + r.Target, "/api/entities/" + pathID(r.SourceID)}, true
 				}
 			}
 		case "sources":

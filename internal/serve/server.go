@@ -156,6 +156,7 @@ func (s *Server) routes() {
 	if s.cfg.Admin {
 		m.HandleFunc("POST /admin/reload", s.handleReload)
 	}
+	s.webRoutes(m)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found_error", "", fmt.Sprintf("no endpoint %s %s", r.Method, r.URL.Path))
 	})
@@ -178,17 +179,13 @@ func (s *Server) handleReload(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"status": "reloaded", "graph": g.Name, "version": g.version})
 }
 
-// open reports whether path needs no key: health checks, for probes that
-// hold none.
-func open(path string) bool { return path == "/healthz" || path == "/readyz" }
-
 func (s *Server) authorised(next http.Handler) http.Handler {
 	if s.cfg.APIKey == "" {
 		return next
 	}
 	want := []byte("Bearer " + s.cfg.APIKey)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if open(r.URL.Path) || r.Method == http.MethodOptions {
+		if public(r.URL.Path) || r.Method == http.MethodOptions {
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -107,3 +107,33 @@ func PyClients(t testing.TB) string {
 	}
 	return strings.TrimSpace(string(out))
 }
+
+// Chromium returns the path of a Chromium that scripts/chromium.sh found
+// or installed, skipping or failing when there is none.
+func Chromium(t testing.TB) string {
+	t.Helper()
+	out, err := exec.Command("bash", filepath.Join(RepoRoot(t), "scripts", "chromium.sh"), "--check").Output()
+	if err != nil {
+		SkipOrFail(t, "no Chromium (run scripts/chromium.sh): %v", err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// Artifacts returns a folder for what a test keeps for people to look at
+// (screenshots): $KGRAG_ARTIFACTS/name, or .cache/artifacts/name in the
+// repository. It is emptied first.
+func Artifacts(t testing.TB, name string) string {
+	t.Helper()
+	base := os.Getenv("KGRAG_ARTIFACTS")
+	if base == "" {
+		base = filepath.Join(RepoRoot(t), ".cache", "artifacts")
+	}
+	dir := filepath.Join(base, name)
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
