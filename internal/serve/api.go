@@ -61,6 +61,7 @@ func (s *Server) handleAsk(w http.ResponseWriter, r *http.Request) {
 		s.askError(w, r, err)
 		return
 	}
+	w.Header().Set("Server-Timing", serverTiming(rep))
 	writeJSON(w, http.StatusOK, rep)
 }
 

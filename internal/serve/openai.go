@@ -211,6 +211,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 			s.askError(w, r, err)
 			return
 		}
+		w.Header().Set("Server-Timing", serverTiming(rep))
 		c := base
 		c.Choices = []choice{{Message: &message{Role: "assistant", Content: deref(rep.Answer)}, FinishReason: ptr(finish(rep))}}
 		c.Usage = usageOf(rep)
@@ -300,6 +301,15 @@ func (st *stream) flush() {
 	if f, ok := st.w.(http.Flusher); ok {
 		f.Flush()
 	}
+}
+
+// serverTiming is the Server-Timing header of an answer: the time spent
+// waiting for the model servers (embedding and answer calls) and kgrag's
+// own time (total less those), in milliseconds.
+func serverTiming(rep *reply) string {
+	t := rep.Timings
+	up := t["embed"] + t["llm"] + t["rate"] + t["map"] + t["reduce"]
+	return fmt.Sprintf("kgrag;dur=%.3f, upstream;dur=%.3f", t["total"]-up, up)
 }
 
 func finish(rep *reply) string {

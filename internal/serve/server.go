@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -72,6 +74,7 @@ type Server struct {
 	mux      *http.ServeMux
 	mcp      *mcp.Server
 	ids      atomic.Uint64 // completion ids
+	requests atomic.Int64  // requests served
 }
 
 // New loads the first graph and returns the server.
@@ -155,6 +158,10 @@ func (s *Server) routes() {
 	m.Handle("/mcp", mh)
 	if s.cfg.Admin {
 		m.HandleFunc("POST /admin/reload", s.handleReload)
+		m.HandleFunc("GET /admin/stats", s.handleStats)
+		// The Go profiler, for a server under real load.
+		m.HandleFunc("GET /admin/pprof/", pprof.Index)
+		m.HandleFunc("GET /admin/pprof/profile", pprof.Profile)
 	}
 	s.webRoutes(m)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -167,6 +174,19 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 	g := s.Graph()
 	writeJSON(w, http.StatusOK, map[string]any{"status": "ready", "graph": g.Name, "version": g.version,
 		"loaded": g.loaded.UTC().Format(time.RFC3339), "local_search": g.Local != nil})
+}
+
+// handleStats answers GET /admin/stats: what a load test watches for
+// leaks (goroutines, heap) and how many requests and refusals there were.
+// With ?gc=1 it collects garbage first, so that heaps compare.
+func (s *Server) handleStats(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Query().Get("gc") == "1" {
+		runtime.GC()
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	writeJSON(w, http.StatusOK, map[string]any{"goroutines": runtime.NumGoroutine(), "heap_alloc": ms.HeapAlloc,
+		"heap_inuse": ms.HeapInuse, "sys": ms.Sys, "num_gc": ms.NumGC, "requests": s.requests.Load(), "refused": s.limit.refused.Load()})
 }
 
 func (s *Server) handleReload(w http.ResponseWriter, r *http.Request) {
@@ -234,6 +254,7 @@ func (s *Server) cors(next http.Handler) http.Handler {
 func (s *Server) logged(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		t := time.Now()
+		s.requests.Add(1)
 		rec := &recorder{ResponseWriter: w, status: http.StatusOK}
 		note := &logNote{}
 		r = r.WithContext(context.WithValue(r.Context(), noteKey{}, note))
