@@ -103,7 +103,7 @@ type IndexReport struct {
 }
 
 // RecordFormat is the markers an extraction prompt asks the model to write
-// records with, filled from internal/extract's Delimiters so that the
+// records with, filled from internal/extraction/tuples' Delimiters so that the
 // prompt and the parser agree: "<|>" between fields, "##" between
 // records, "<|COMPLETE|>" at the end.
 type RecordFormat struct {

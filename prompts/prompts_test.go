@@ -24,7 +24,7 @@ const (
 	samplePoints  = "----Analyst 2----\nImportance Score: 90\nScrooge employs Bob Cratchit [Data: Reports (3)]"
 )
 
-// recordFormat is GraphRAG's record format, as internal/extract's
+// recordFormat is GraphRAG's record format, as internal/extraction/tuples'
 // DefaultDelimiters gives it.
 var recordFormat = prompts.RecordFormat{Tuple: "<|>", Record: "##", Completion: "<|COMPLETE|>"}
 

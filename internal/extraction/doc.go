@@ -29,7 +29,7 @@
 //
 // Where this differs from GraphRAG, on purpose:
 //
-//   - Every reply is parsed on its own (extract.ParseGraph, ParseClaims)
+//   - Every reply is parsed on its own (tuples.ParseGraph, ParseClaims)
 //     and the rounds' records are concatenated in order, repeats kept.
 //     GraphRAG concatenates the reply texts first, which glues the last
 //     record of one round to the first of the next when a reply ends

@@ -12,8 +12,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/kgrag/kgrag/internal/extract"
 	"github.com/kgrag/kgrag/internal/extraction"
+	"github.com/kgrag/kgrag/internal/extraction/tuples"
 	"github.com/kgrag/kgrag/internal/graphbuild"
 	"github.com/kgrag/kgrag/internal/llm"
 	"github.com/kgrag/kgrag/internal/llm/llmtest"
@@ -148,7 +148,7 @@ func TestMalformedReplies(t *testing.T) {
 	for _, d := range res.Dropped {
 		got = append(got, drop{d.Round, d.Reason})
 	}
-	want := []drop{{0, extract.ReasonUnknownKind}, {0, extract.ReasonSelfLoop}, {2, extract.ReasonNoName}}
+	want := []drop{{0, tuples.ReasonUnknownKind}, {0, tuples.ReasonSelfLoop}, {2, tuples.ReasonNoName}}
 	if d := cmp.Diff(want, got, cmp.AllowUnexported(drop{})); d != "" {
 		t.Errorf("dropped (-want +got):\n%s", d)
 	}
@@ -156,8 +156,8 @@ func TestMalformedReplies(t *testing.T) {
 	if st.Records != 7 || st.Entities != 2 || st.Relationships != 2 || st.Dropped != 3 {
 		t.Errorf("records %d, entities %d, relationships %d, dropped %d; want 7, 2, 2, 3", st.Records, st.Entities, st.Relationships, st.Dropped)
 	}
-	for _, k := range []extract.Repair{extract.RepairProse, extract.RepairListMarker, extract.RepairCodeFence, extract.RepairKind,
-		extract.RepairQuotes, extract.RepairWeightNotNumeric, extract.RepairWeightFormat, extract.RepairCompletionMissing} {
+	for _, k := range []tuples.Repair{tuples.RepairProse, tuples.RepairListMarker, tuples.RepairCodeFence, tuples.RepairKind,
+		tuples.RepairQuotes, tuples.RepairWeightNotNumeric, tuples.RepairWeightFormat, tuples.RepairCompletionMissing} {
 		if st.Repairs[k] == 0 {
 			t.Errorf("repair %s not counted (repairs %v)", k, st.Repairs)
 		}
@@ -168,7 +168,7 @@ func TestMalformedReplies(t *testing.T) {
 		if i == 2 {
 			continue // the loop answer
 		}
-		p := extract.ParseGraph(r, extract.DefaultDelimiters())
+		p := tuples.ParseGraph(r, tuples.DefaultDelimiters())
 		for k, n := range p.Repairs {
 			sum.Repairs = addRepair(sum.Repairs, k, n)
 		}
@@ -181,7 +181,7 @@ func TestMalformedReplies(t *testing.T) {
 	}
 	rels := res.Extraction().Relationships
 	wantRels := []graphbuild.Relationship{
-		{Source: "MARLEY", Target: "SCROOGE", Description: "partners", Weight: extract.DefaultWeight},
+		{Source: "MARLEY", Target: "SCROOGE", Description: "partners", Weight: tuples.DefaultWeight},
 		{Source: "BOB CRATCHIT", Target: "SCROOGE", Description: "clerk", Weight: 8, HasWeight: true},
 	}
 	if d := cmp.Diff(wantRels, rels); d != "" {
@@ -189,12 +189,12 @@ func TestMalformedReplies(t *testing.T) {
 	}
 }
 
-func addRepair(m map[extract.Repair]int, k extract.Repair, n int) map[extract.Repair]int {
+func addRepair(m map[tuples.Repair]int, k tuples.Repair, n int) map[tuples.Repair]int {
 	if n == 0 {
 		return m
 	}
 	if m == nil {
-		m = map[extract.Repair]int{}
+		m = map[tuples.Repair]int{}
 	}
 	m[k] += n
 	return m
@@ -303,7 +303,7 @@ func TestEntityTypesReachPrompt(t *testing.T) {
 // what the parser reads with no repair at all: the prompt teaches the
 // format the parser expects.
 func TestPromptExamplesParse(t *testing.T) {
-	d := extract.DefaultDelimiters()
+	d := tuples.DefaultDelimiters()
 	f := prompts.RecordFormat{Tuple: d.Tuple, Record: d.Record, Completion: d.Completion}
 	example := func(name string, data any) string {
 		s, err := prompts.Render(name, data)
@@ -314,7 +314,7 @@ func TestPromptExamplesParse(t *testing.T) {
 		s, _, _ = strings.Cut(s, "\n\nNow the real passage")
 		return s
 	}
-	g := extract.ParseGraph(example("index_extract", prompts.IndexExtract{RecordFormat: f, EntityTypes: []string{"x"}, Text: "t"}), d)
+	g := tuples.ParseGraph(example("index_extract", prompts.IndexExtract{RecordFormat: f, EntityTypes: []string{"x"}, Text: "t"}), d)
 	if len(g.Entities) != 6 || len(g.Relationships) != 6 || len(g.Dropped) != 0 || len(g.Repairs) != 0 {
 		t.Errorf("graph example: %d entities, %d relationships, dropped %v, repairs %v; want 6, 6, none, none",
 			len(g.Entities), len(g.Relationships), g.Dropped, g.Repairs)
@@ -328,7 +328,7 @@ func TestPromptExamplesParse(t *testing.T) {
 			t.Errorf("graph example relationship %+v: an end is no entity, or no strength", r)
 		}
 	}
-	c := extract.ParseClaims(example("index_claims", prompts.IndexClaims{RecordFormat: f, EntitySpecs: []string{"x"}, ClaimDescription: "y", Text: "t"}), d)
+	c := tuples.ParseClaims(example("index_claims", prompts.IndexClaims{RecordFormat: f, EntitySpecs: []string{"x"}, ClaimDescription: "y", Text: "t"}), d)
 	if len(c.Claims) != 2 || len(c.Dropped) != 0 || len(c.Repairs) != 0 {
 		t.Errorf("claims example: %d claims, dropped %v, repairs %v; want 2, none, none", len(c.Claims), c.Dropped, c.Repairs)
 	}
@@ -541,9 +541,9 @@ func TestRun(t *testing.T) {
 // round counts twice.
 func TestExtraction(t *testing.T) {
 	res := &extraction.Result{TextUnitID: "t1",
-		Entities: []extract.Entity{{Title: "SCROOGE", Type: "PERSON", Description: "a miser"}, {Title: "SCROOGE", Type: "PERSON", Description: "a miser"}},
-		Relationships: []extract.Relationship{{Source: "SCROOGE", Target: "MARLEY", Description: "partners", Weight: 9, HasWeight: true},
-			{Source: "SCROOGE", Target: "MARLEY", Description: "partners", Weight: extract.DefaultWeight}},
+		Entities: []tuples.Entity{{Title: "SCROOGE", Type: "PERSON", Description: "a miser"}, {Title: "SCROOGE", Type: "PERSON", Description: "a miser"}},
+		Relationships: []tuples.Relationship{{Source: "SCROOGE", Target: "MARLEY", Description: "partners", Weight: 9, HasWeight: true},
+			{Source: "SCROOGE", Target: "MARLEY", Description: "partners", Weight: tuples.DefaultWeight}},
 	}
 	x := res.Extraction()
 	want := graphbuild.Extraction{TextUnitID: "t1",

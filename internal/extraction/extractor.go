@@ -8,7 +8,7 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/kgrag/kgrag/internal/extract"
+	"github.com/kgrag/kgrag/internal/extraction/tuples"
 	"github.com/kgrag/kgrag/internal/llm"
 	"github.com/kgrag/kgrag/internal/tokens"
 	"github.com/kgrag/kgrag/prompts"
@@ -27,7 +27,7 @@ type Extractor struct {
 	model  Chatter
 	enc    *tokens.Encoder
 	opts   Options
-	delims extract.Delimiters
+	delims tuples.Delimiters
 	format prompts.RecordFormat
 	// The gleaning prompts, the same for every unit.
 	graphContinue, graphLoop   string
@@ -46,7 +46,7 @@ func New(model Chatter, enc *tokens.Encoder, opts Options) (*Extractor, error) {
 	}
 	opts.EntityTypes = slices.Clone(opts.EntityTypes)
 	opts.Claims.EntitySpecs = slices.Clone(opts.Claims.EntitySpecs)
-	d := extract.DefaultDelimiters()
+	d := tuples.DefaultDelimiters()
 	x := &Extractor{model: model, enc: enc, opts: opts, delims: d,
 		format: prompts.RecordFormat{Tuple: d.Tuple, Record: d.Record, Completion: d.Completion}}
 	glean := prompts.IndexGlean{RecordFormat: x.format}
@@ -94,7 +94,7 @@ func (x *Extractor) Extract(ctx context.Context, u Unit) (*Result, error) {
 	graph := conversation{stage: StageGraph, first: first, cont: x.graphContinue, loop: x.graphLoop,
 		maxGleanings: x.opts.MaxGleanings, stats: &res.Graph,
 		parse: func(round int, reply string) {
-			p := extract.ParseGraph(reply, x.delims)
+			p := tuples.ParseGraph(reply, x.delims)
 			res.Entities = append(res.Entities, p.Entities...)
 			res.Relationships = append(res.Relationships, p.Relationships...)
 			res.Graph.Entities += len(p.Entities)
@@ -116,7 +116,7 @@ func (x *Extractor) Extract(ctx context.Context, u Unit) (*Result, error) {
 	claims := conversation{stage: StageClaims, first: first, cont: x.claimsContinue, loop: x.claimsLoop,
 		maxGleanings: c.MaxGleanings, stats: &res.ClaimStats,
 		parse: func(round int, reply string) {
-			p := extract.ParseClaims(reply, x.delims)
+			p := tuples.ParseClaims(reply, x.delims)
 			res.Claims = append(res.Claims, p.Claims...)
 			res.ClaimStats.Claims += len(p.Claims)
 			res.addParse(&res.ClaimStats, StageClaims, round, p.Records, p.Repairs, p.Dropped)
@@ -129,7 +129,7 @@ func (x *Extractor) Extract(ctx context.Context, u Unit) (*Result, error) {
 }
 
 // addParse counts what the parser read in one reply and keeps its drops.
-func (r *Result) addParse(st *Stats, stage string, round, records int, rep map[extract.Repair]int, dropped []extract.Dropped) {
+func (r *Result) addParse(st *Stats, stage string, round, records int, rep map[tuples.Repair]int, dropped []tuples.Dropped) {
 	st.Records += records
 	st.Dropped += len(dropped)
 	st.addRepairs(rep)

@@ -9,8 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/kgrag/kgrag/internal/extract"
 	"github.com/kgrag/kgrag/internal/extraction"
+	"github.com/kgrag/kgrag/internal/extraction/tuples"
 	"github.com/kgrag/kgrag/internal/llm/llmtest"
 	"github.com/kgrag/kgrag/internal/test"
 	"github.com/kgrag/kgrag/prompts"
@@ -54,7 +54,7 @@ type pyRelationship struct {
 type pyOut struct {
 	Calls         [][]pyMessage    `json:"calls"`
 	RepliesUsed   int              `json:"replies_used"`
-	Entities      []extract.Entity `json:"entities"`
+	Entities      []tuples.Entity  `json:"entities"`
 	Relationships []pyRelationship `json:"relationships"`
 	Claims        []struct {
 		Subject string `json:"subject"`
@@ -95,7 +95,7 @@ func render(t *testing.T, name string, data any) string {
 // too.
 func TestConversationMatchesGraphRAG(t *testing.T) {
 	py := test.GraphRAGPython(t)
-	d := extract.DefaultDelimiters()
+	d := tuples.DefaultDelimiters()
 	f := prompts.RecordFormat{Tuple: d.Tuple, Record: d.Record, Completion: d.Completion}
 	glean := prompts.IndexGlean{RecordFormat: f}
 	// safe ends a reply with the record delimiter, so that GraphRAG's
@@ -201,16 +201,16 @@ func TestConversationMatchesGraphRAG(t *testing.T) {
 			if tt.claims {
 				// GraphRAG 3.3.0 parses only the first reply's claims;
 				// kgrag keeps every round's.
-				first := extract.ParseClaims(tt.replies[0], extract.DefaultDelimiters())
+				first := tuples.ParseClaims(tt.replies[0], tuples.DefaultDelimiters())
 				if len(gr.Claims) != len(first.Claims) || len(res.Claims) != 1+res.ClaimStats.Gleanings {
 					t.Errorf("GraphRAG kept %d claims (the first reply has %d); kgrag %d over %d rounds",
 						len(gr.Claims), len(first.Claims), len(res.Claims), 1+res.ClaimStats.Gleanings)
 				}
 				return
 			}
-			var grRels []extract.Relationship
+			var grRels []tuples.Relationship
 			for _, r := range gr.Relationships {
-				grRels = append(grRels, extract.Relationship{Source: r.Source, Target: r.Target, Description: r.Description,
+				grRels = append(grRels, tuples.Relationship{Source: r.Source, Target: r.Target, Description: r.Description,
 					Weight: *r.Weight, HasWeight: true})
 			}
 			if tt.records {

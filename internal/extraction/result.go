@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/kgrag/kgrag/graphrag"
-	"github.com/kgrag/kgrag/internal/extract"
+	"github.com/kgrag/kgrag/internal/extraction/tuples"
 	"github.com/kgrag/kgrag/internal/graphbuild"
 	"github.com/kgrag/kgrag/internal/llm"
 )
@@ -45,9 +45,9 @@ type Stats struct {
 	Relationships int `json:"relationships"`
 	Claims        int `json:"claims"`
 	Dropped       int `json:"dropped"`
-	// Repairs adds up the parser's repairs (extract.Result.Repairs) over
+	// Repairs adds up the parser's repairs (tuples.Result.Repairs) over
 	// all replies; nil when there were none.
-	Repairs map[extract.Repair]int `json:"repairs,omitempty"`
+	Repairs map[tuples.Repair]int `json:"repairs,omitempty"`
 	// PromptTokens and CompletionTokens are kgrag's own counts (the
 	// Encoder's): per call, the tokens of every message sent (without the
 	// chat template's few tokens per message) and of the reply. Server is
@@ -79,13 +79,13 @@ func (s *Stats) Add(o Stats) {
 	s.Elapsed += o.Elapsed
 }
 
-func (s *Stats) addRepairs(r map[extract.Repair]int) {
+func (s *Stats) addRepairs(r map[tuples.Repair]int) {
 	for k, n := range r {
 		if n == 0 {
 			continue
 		}
 		if s.Repairs == nil {
-			s.Repairs = make(map[extract.Repair]int)
+			s.Repairs = make(map[tuples.Repair]int)
 		}
 		s.Repairs[k] += n
 	}
@@ -106,7 +106,7 @@ func (s Stats) RepairCount() int {
 type Dropped struct {
 	Stage string `json:"stage"`
 	Round int    `json:"round"`
-	extract.Dropped
+	tuples.Dropped
 }
 
 // Result is what was extracted from one text unit: the records of every
@@ -115,10 +115,10 @@ type Dropped struct {
 // counts of each stage.
 type Result struct {
 	TextUnitID    string
-	Entities      []extract.Entity
-	Relationships []extract.Relationship
+	Entities      []tuples.Entity
+	Relationships []tuples.Relationship
 	// Claims is empty when claims are off.
-	Claims  []extract.Claim
+	Claims  []tuples.Claim
 	Dropped []Dropped
 	// Graph and ClaimStats count the two conversations; ClaimStats is
 	// zero when claims are off.

@@ -1,4 +1,4 @@
-package extract_test
+package tuples_test
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/kgrag/kgrag/internal/extract"
+	"github.com/kgrag/kgrag/internal/extraction/tuples"
 	"github.com/kgrag/kgrag/internal/test"
 )
 
@@ -70,7 +70,7 @@ type grRelationship struct {
 
 type grOut struct {
 	Version       string                       `json:"version"`
-	Entities      []extract.Entity             `json:"entities"`
+	Entities      []tuples.Entity              `json:"entities"`
 	Relationships []grRelationship             `json:"relationships"`
 	Claims        []map[string]json.RawMessage `json:"claims"`
 }
@@ -162,7 +162,7 @@ func TestGraphRAGDifferential(t *testing.T) {
 
 	t.Run("html entities", func(t *testing.T) {
 		gr := outs[len(outs)-1]
-		res := extract.ParseGraph(entities.String(), extract.Delimiters{})
+		res := tuples.ParseGraph(entities.String(), tuples.Delimiters{})
 		if diff := cmp.Diff(gr.Entities, res.Entities); diff != "" {
 			t.Errorf("entities (-GraphRAG +kgrag):\n%s", diff)
 		}
@@ -171,7 +171,7 @@ func TestGraphRAGDifferential(t *testing.T) {
 
 	t.Run("letters", func(t *testing.T) {
 		gr := outs[len(outs)-1]
-		res := extract.ParseGraph(letters.String(), extract.Delimiters{})
+		res := tuples.ParseGraph(letters.String(), tuples.Delimiters{})
 		if len(gr.Entities) != len(names) || len(res.Entities) != len(names) {
 			t.Fatalf("%d names: GraphRAG read %d, kgrag %d", len(names), len(gr.Entities), len(res.Entities))
 		}
@@ -195,7 +195,7 @@ func TestGraphRAGDifferential(t *testing.T) {
 			claimsDiff(t, f, gr, &table)
 			continue
 		}
-		res := extract.ParseGraph(f.reply, extract.DefaultDelimiters())
+		res := tuples.ParseGraph(f.reply, tuples.DefaultDelimiters())
 		if f.want.WellFormed {
 			t.Run(f.name, func(t *testing.T) { sameGraph(t, gr, res) })
 		} else {
@@ -208,7 +208,7 @@ func TestGraphRAGDifferential(t *testing.T) {
 }
 
 // sameGraph requires kgrag to read a well-formed reply as GraphRAG does.
-func sameGraph(t *testing.T, gr grOut, res extract.Result) {
+func sameGraph(t *testing.T, gr grOut, res tuples.Result) {
 	if diff := cmp.Diff(gr.Entities, res.Entities, emptyIsNil); diff != "" {
 		t.Errorf("entities (-GraphRAG +kgrag):\n%s", diff)
 	}
@@ -225,7 +225,7 @@ func sameGraph(t *testing.T, gr grOut, res extract.Result) {
 // normTitle is kgrag's reading of a name GraphRAG kept, "" when kgrag
 // would drop it.
 func normTitle(s string) string {
-	res := extract.ParseGraph(`("entity"<|>`+s+`<|>T<|>d)`, extract.Delimiters{})
+	res := tuples.ParseGraph(`("entity"<|>`+s+`<|>T<|>d)`, tuples.Delimiters{})
 	if len(res.Entities) != 1 {
 		return ""
 	}
@@ -236,7 +236,7 @@ func normTitle(s string) string {
 // GraphRAG kept from a malformed reply, by name as kgrag normalises it,
 // but for nameless entities and relationships without both ends or to
 // themselves, which kgrag drops on purpose.
-func keepsAtLeast(t *testing.T, gr grOut, res extract.Result) {
+func keepsAtLeast(t *testing.T, gr grOut, res tuples.Result) {
 	titles := map[string]bool{}
 	for _, e := range res.Entities {
 		titles[e.Title] = true
@@ -259,7 +259,7 @@ func keepsAtLeast(t *testing.T, gr grOut, res extract.Result) {
 }
 
 // weightDiffs lists the relationships both kept whose weights differ.
-func weightDiffs(gr grOut, res extract.Result) string {
+func weightDiffs(gr grOut, res tuples.Result) string {
 	var diffs []string
 	for _, g := range gr.Relationships {
 		s, o := normTitle(g.Source), normTitle(g.Target)
@@ -280,13 +280,13 @@ func weightDiffs(gr grOut, res extract.Result) string {
 // counts only on the others, since GraphRAG keeps every piece between
 // delimiters as a claim (a heading line becomes a subject).
 func claimsDiff(t *testing.T, f corpusFile, gr grOut, table *strings.Builder) {
-	res := extract.ParseClaims(f.reply, extract.DefaultDelimiters())
+	res := tuples.ParseClaims(f.reply, tuples.DefaultDelimiters())
 	fmt.Fprintf(table, "%-34s %10dC %10dC\n", f.name, len(gr.Claims), len(res.Claims))
 	if !f.want.WellFormed {
 		return
 	}
 	t.Run(f.name, func(t *testing.T) {
-		var want []extract.Claim
+		var want []tuples.Claim
 		for _, c := range gr.Claims {
 			var fields [8]string
 			for i, k := range [...]string{"subject_id", "object_id", "type", "status", "start_date", "end_date", "description", "source_text"} {
@@ -294,7 +294,7 @@ func claimsDiff(t *testing.T, f corpusFile, gr grOut, table *strings.Builder) {
 					t.Fatalf("GraphRAG claim %s: %v", k, err)
 				}
 			}
-			want = append(want, extract.Claim{Subject: fields[0], Object: fields[1], Type: fields[2], Status: fields[3],
+			want = append(want, tuples.Claim{Subject: fields[0], Object: fields[1], Type: fields[2], Status: fields[3],
 				StartDate: fields[4], EndDate: fields[5], Description: fields[6], SourceText: fields[7]})
 		}
 		if diff := cmp.Diff(want, res.Claims, emptyIsNil); diff != "" {

@@ -1,4 +1,4 @@
-package extract_test
+package tuples_test
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/kgrag/kgrag/internal/extract"
+	"github.com/kgrag/kgrag/internal/extraction/tuples"
 )
 
 // golden is a hand-written expectation for one reply in testdata: what a
@@ -20,13 +20,13 @@ import (
 // There is no -update flag on purpose: the files are not the parser's
 // output.
 type golden struct {
-	Note          string                 `json:"note"`
-	WellFormed    bool                   `json:"wellformed"` // GraphRAG's own parser reads it right (graphrag_test.go)
-	Entities      []extract.Entity       `json:"entities"`
-	Relationships []extract.Relationship `json:"relationships"`
-	Claims        []extract.Claim        `json:"claims"`
-	Dropped       []string               `json:"dropped"` // reasons, in order
-	Repairs       map[extract.Repair]int `json:"repairs"`
+	Note          string                `json:"note"`
+	WellFormed    bool                  `json:"wellformed"` // GraphRAG's own parser reads it right (graphrag_test.go)
+	Entities      []tuples.Entity       `json:"entities"`
+	Relationships []tuples.Relationship `json:"relationships"`
+	Claims        []tuples.Claim        `json:"claims"`
+	Dropped       []string              `json:"dropped"` // reasons, in order
+	Repairs       map[tuples.Repair]int `json:"repairs"`
 }
 
 // corpusFile is one reply of testdata with its golden.
@@ -65,7 +65,7 @@ func readCorpus(t testing.TB) []corpusFile {
 	return files
 }
 
-func reasons(d []extract.Dropped) []string {
+func reasons(d []tuples.Dropped) []string {
 	var r []string
 	for _, x := range d {
 		r = append(r, x.Reason)
@@ -84,12 +84,12 @@ func TestCorpus(t *testing.T) {
 			var records, kept int
 			if f.claims {
 				claims++
-				res := extract.ParseClaims(f.reply, extract.DefaultDelimiters())
+				res := tuples.ParseClaims(f.reply, tuples.DefaultDelimiters())
 				got = golden{Claims: res.Claims, Dropped: reasons(res.Dropped), Repairs: res.Repairs}
 				records, kept = res.Records, len(res.Claims)+len(res.Dropped)
 			} else {
 				graphs++
-				res := extract.ParseGraph(f.reply, extract.DefaultDelimiters())
+				res := tuples.ParseGraph(f.reply, tuples.DefaultDelimiters())
 				got = golden{Entities: res.Entities, Relationships: res.Relationships, Dropped: reasons(res.Dropped), Repairs: res.Repairs}
 				records, kept = res.Records, len(res.Entities)+len(res.Relationships)+len(res.Dropped)
 			}
@@ -111,20 +111,20 @@ func TestCorpus(t *testing.T) {
 // TestDelimiters runs a reply written with other delimiters: the zero
 // Delimiters mean GraphRAG's, and custom ones are honoured.
 func TestDelimiters(t *testing.T) {
-	custom := extract.Delimiters{Tuple: "<SEP>", Record: "<REC>", Completion: "<END>"}
+	custom := tuples.Delimiters{Tuple: "<SEP>", Record: "<REC>", Completion: "<END>"}
 	tests := []struct {
 		name  string
 		reply string
-		d     extract.Delimiters
+		d     tuples.Delimiters
 		want  []string // titles
 	}{
-		{"zero value is GraphRAG's", `("entity"<|>A<|>T<|>d)##("entity"<|>B<|>T<|>d)<|COMPLETE|>`, extract.Delimiters{}, []string{"A", "B"}},
+		{"zero value is GraphRAG's", `("entity"<|>A<|>T<|>d)##("entity"<|>B<|>T<|>d)<|COMPLETE|>`, tuples.Delimiters{}, []string{"A", "B"}},
 		{"custom", `("entity"<SEP>A<SEP>T<SEP>d)<REC>("entity"<SEP>B<SEP>T<SEP>d)<END>`, custom, []string{"A", "B"}},
 		{"custom with spaces inside", `("entity"<SEP >A< SEP>T<SEP>d)<REC>`, custom, []string{"A"}},
 		{"custom, no pipe fallback", `("entity"|A|T|d)`, custom, nil},
 	}
 	for _, tt := range tests {
-		res := extract.ParseGraph(tt.reply, tt.d)
+		res := tuples.ParseGraph(tt.reply, tt.d)
 		var got []string
 		for _, e := range res.Entities {
 			got = append(got, e.Title)
@@ -137,8 +137,8 @@ func TestDelimiters(t *testing.T) {
 
 // TestDroppedRecord checks that a dropped record is reported as written.
 func TestDroppedRecord(t *testing.T) {
-	res := extract.ParseGraph("  (\"entity\"<|><|>PERSON<|>nameless)  \n##\n", extract.Delimiters{})
-	want := []extract.Dropped{{Record: `("entity"<|><|>PERSON<|>nameless)`, Reason: extract.ReasonNoName}}
+	res := tuples.ParseGraph("  (\"entity\"<|><|>PERSON<|>nameless)  \n##\n", tuples.Delimiters{})
+	want := []tuples.Dropped{{Record: `("entity"<|><|>PERSON<|>nameless)`, Reason: tuples.ReasonNoName}}
 	if diff := cmp.Diff(want, res.Dropped); diff != "" {
 		t.Errorf("Dropped (-want +got):\n%s", diff)
 	}
@@ -152,7 +152,7 @@ func FuzzParseGraph(f *testing.F) {
 	f.Add("((((((")
 	f.Add("(\"relationship\"<|>a<|>b<|>c<|>1e999)")
 	f.Fuzz(func(t *testing.T, reply string) {
-		res := extract.ParseGraph(reply, extract.DefaultDelimiters())
+		res := tuples.ParseGraph(reply, tuples.DefaultDelimiters())
 		for _, e := range res.Entities {
 			if e.Title == "" || strings.ToUpper(e.Title) != e.Title {
 				t.Fatalf("ParseGraph(%q): entity title %q is empty or not upper-case", reply, e.Title)
@@ -162,7 +162,7 @@ func FuzzParseGraph(f *testing.F) {
 			if r.Source == "" || r.Target == "" || r.Source == r.Target {
 				t.Fatalf("ParseGraph(%q): relationship %q -> %q", reply, r.Source, r.Target)
 			}
-			if !(r.Weight > 0 && r.Weight <= extract.MaxWeight) || !r.HasWeight && r.Weight != extract.DefaultWeight {
+			if !(r.Weight > 0 && r.Weight <= tuples.MaxWeight) || !r.HasWeight && r.Weight != tuples.DefaultWeight {
 				t.Fatalf("ParseGraph(%q): relationship weight %v (has %v)", reply, r.Weight, r.HasWeight)
 			}
 		}
@@ -184,7 +184,7 @@ func FuzzParseGraph(f *testing.F) {
 				t.Fatalf("ParseGraph(%q): repair %s counted %d", reply, k, n)
 			}
 		}
-		extract.ParseClaims(reply, extract.DefaultDelimiters())
+		tuples.ParseClaims(reply, tuples.DefaultDelimiters())
 	})
 }
 
@@ -208,7 +208,7 @@ func BenchmarkParseGraph(b *testing.B) {
 	b.SetBytes(int64(len(reply)))
 	b.ReportAllocs()
 	for b.Loop() {
-		res := extract.ParseGraph(reply, extract.DefaultDelimiters())
+		res := tuples.ParseGraph(reply, tuples.DefaultDelimiters())
 		if len(res.Entities) == 0 {
 			b.Fatal("no entities")
 		}
@@ -239,8 +239,8 @@ func TestLinearTime(t *testing.T) {
 		d := time.Duration(1 << 62)
 		for range 3 {
 			start := time.Now()
-			extract.ParseGraph(reply, extract.Delimiters{})
-			extract.ParseClaims(reply, extract.Delimiters{})
+			tuples.ParseGraph(reply, tuples.Delimiters{})
+			tuples.ParseClaims(reply, tuples.Delimiters{})
 			d = min(d, time.Since(start))
 		}
 		return d

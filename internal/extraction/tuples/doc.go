@@ -1,4 +1,4 @@
-// Package extract reads the replies a model writes to GraphRAG-style
+// Package tuples reads the replies a model writes to GraphRAG-style
 // extraction prompts: entities and relationships (ParseGraph) and claims
 // (ParseClaims) as tuple-delimited records, such as
 //
@@ -87,7 +87,7 @@
 //
 // Usage:
 //
-//	res := extract.ParseGraph(reply, extract.DefaultDelimiters())
+//	res := tuples.ParseGraph(reply, tuples.DefaultDelimiters())
 //	for _, e := range res.Entities {
 //		graph.AddEntity(chunkID, e.Title, e.Type, e.Description)
 //	}
@@ -98,4 +98,4 @@
 //		slog.Debug("extraction record dropped", "reason", d.Reason, "record", d.Record)
 //	}
 //	stats.Dropped += len(res.Dropped)
-package extract
+package tuples
