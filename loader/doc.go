@@ -1,3 +1,5 @@
-// Package loader serialises triples (N-Triples, Turtle; streaming) and
-// uploads them to SPARQL 1.1 stores, replacing a named graph atomically.
+// Package loader uploads triples to SPARQL 1.1 stores, replacing a named
+// graph atomically (or in place), with store profiles, batching, retries
+// and a lock against concurrent loads. The triples are sent as N-Triples
+// written by package rdfenc.
 package loader

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kgrag/kgrag/internal/redact"
 	"github.com/kgrag/kgrag/rdf"
+	"github.com/kgrag/kgrag/rdfenc"
 	"github.com/kgrag/kgrag/sparqlq"
 )
 
@@ -357,7 +358,7 @@ type upload struct {
 	tmpRef          string
 	endpoint        string
 	gsp             bool
-	enc             *NTriplesEncoder
+	enc             *rdfenc.NTriples
 	sw              *swapWriter
 	cur             *batch
 	total           int64
@@ -391,7 +392,7 @@ func newUpload(ctx context.Context, s *SPARQLStore, graph, tmp string) *upload {
 	// Two buffers: one being filled, one being sent.
 	u.free <- new(bytes.Buffer)
 	u.sw = &swapWriter{buf: new(bytes.Buffer)}
-	u.enc = NewNTriplesEncoder(u.sw)
+	u.enc = rdfenc.NewNTriples(u.sw)
 	u.startBatch()
 	go u.sender()
 	return u
@@ -534,7 +535,7 @@ func (s *SPARQLStore) replaceByPut(ctx context.Context, graph string, fill func(
 	}
 	defer os.Remove(f.Name())
 	defer f.Close()
-	enc := NewNTriplesEncoder(f)
+	enc := rdfenc.NewNTriples(f)
 	ep := redact.URL(s.p.GraphStoreURL)
 	if err := fill(enc); err != nil {
 		return 0, &Error{Op: "replace graph", URL: ep, Graph: graph, Err: err, Hint: "the previous graph is unchanged"}

@@ -11,9 +11,9 @@ import (
 	krdf "github.com/knakk/rdf"
 
 	"github.com/kgrag/kgrag/graphrag"
-	"github.com/kgrag/kgrag/loader"
 	"github.com/kgrag/kgrag/ontology"
 	"github.com/kgrag/kgrag/rdf"
+	"github.com/kgrag/kgrag/rdfenc"
 )
 
 // FuzzMappingRoundTrip writes an entity, a relationship and an unresolved
@@ -64,10 +64,10 @@ func FuzzMappingRoundTrip(f *testing.F) {
 			var finish func() error
 			switch format {
 			case "turtle":
-				enc := loader.NewTurtleEncoder(&buf, []loader.Prefix{{Name: "gr", IRI: ontology.NS}})
+				enc := rdfenc.NewTurtle(&buf, []rdfenc.Prefix{{Name: "gr", IRI: ontology.NS}})
 				w, finish = enc, enc.Close
 			default:
-				enc := loader.NewNTriplesEncoder(&buf)
+				enc := rdfenc.NewNTriples(&buf)
 				w, finish = enc, enc.Flush
 			}
 			st, err := m.Map(context.Background(), ds, w)

@@ -12,9 +12,9 @@ import (
 
 	"github.com/kgrag/kgrag/graphrag"
 	"github.com/kgrag/kgrag/internal/test"
-	"github.com/kgrag/kgrag/loader"
 	"github.com/kgrag/kgrag/ontology"
 	"github.com/kgrag/kgrag/rdf"
+	"github.com/kgrag/kgrag/rdfenc"
 )
 
 // encoder is what the test serialises with: a Turtle or N-Triples encoder.
@@ -23,11 +23,11 @@ type encoder interface {
 	finish() error
 }
 
-type turtleEnc struct{ *loader.TurtleEncoder }
+type turtleEnc struct{ *rdfenc.Turtle }
 
 func (e turtleEnc) finish() error { return e.Close() }
 
-type ntriplesEnc struct{ *loader.NTriplesEncoder }
+type ntriplesEnc struct{ *rdfenc.NTriples }
 
 func (e ntriplesEnc) finish() error { return e.Flush() }
 
@@ -40,8 +40,8 @@ func TestStreamMatchesMap(t *testing.T) {
 		name string
 		enc  func(*bytes.Buffer) encoder
 	}{
-		{"turtle", func(b *bytes.Buffer) encoder { return turtleEnc{loader.NewTurtleEncoder(b, nil)} }},
-		{"ntriples", func(b *bytes.Buffer) encoder { return ntriplesEnc{loader.NewNTriplesEncoder(b)} }},
+		{"turtle", func(b *bytes.Buffer) encoder { return turtleEnc{rdfenc.NewTurtle(b, nil)} }},
+		{"ntriples", func(b *bytes.Buffer) encoder { return ntriplesEnc{rdfenc.NewNTriples(b)} }},
 	}
 	ctx := context.Background()
 	for _, v := range test.Samples() {

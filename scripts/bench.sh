@@ -8,7 +8,7 @@
 #               dataset and on the real 3.x sample: wall time, triples (as
 #               each tool reports them), triples/s, MB/s of output, CPU time
 #               and peak RSS (/usr/bin/time -v).
-#   2. micro    the loader encoders with `go test -bench -count N -cpu 1`
+#   2. micro    the rdfenc encoders with `go test -bench -count N -cpu 1`
 #               (GOMAXPROCS=1) and graphrag.Open on the synthetic dataset,
 #               summarised by benchstat.
 #   3. stores   `kgrag load --store` of the synthetic dataset into fresh
@@ -413,9 +413,9 @@ bench_median() {
 }
 
 if has_step micro; then
-	log "go test -bench (loader encoders, -cpu 1, -count $COUNT)"
+	log "go test -bench (rdfenc encoders, -cpu 1, -count $COUNT)"
 	micro_note="" open_note=""
-	if ! GOMAXPROCS=1 go test -run '^$' -bench 'Encoder$' -benchmem -count "$COUNT" -cpu 1 ./loader/ \
+	if ! GOMAXPROCS=1 go test -run '^$' -bench 'Encoder$' -benchmem -count "$COUNT" -cpu 1 ./rdfenc/ \
 		>"$RUN/micro-loader.txt" 2>"$RUN/micro-loader.err"; then
 		micro_note="failed: $(tail -n 3 "$RUN/micro-loader.txt" "$RUN/micro-loader.err" | tr '\n' ' ' | cut -c1-200)"
 	fi
@@ -456,7 +456,7 @@ if has_step micro; then
 		echo "Commands:"
 		echo
 		echo '```'
-		echo "GOMAXPROCS=1 go test -run '^\$' -bench 'Encoder\$' -benchmem -count $COUNT -cpu 1 ./loader/ > loader.txt"
+		echo "GOMAXPROCS=1 go test -run '^\$' -bench 'Encoder\$' -benchmem -count $COUNT -cpu 1 ./rdfenc/ > loader.txt"
 		echo "KGRAG_BENCH_SYNTH_DIR=$SYNTH go test -run '^\$' -bench 'OpenSynthetic\$' -benchmem -count $COUNT ./graphrag/ > graphrag.txt"
 		echo "benchstat loader.txt; benchstat graphrag.txt"
 		echo '```'

@@ -15,9 +15,9 @@ import (
 	"github.com/kgrag/kgrag/internal/llm"
 	"github.com/kgrag/kgrag/internal/redact"
 	"github.com/kgrag/kgrag/internal/ui"
-	"github.com/kgrag/kgrag/loader"
 	"github.com/kgrag/kgrag/ontology"
 	"github.com/kgrag/kgrag/rdf"
+	"github.com/kgrag/kgrag/rdfenc"
 	"github.com/urfave/cli/v3"
 )
 
@@ -187,7 +187,7 @@ func runLoad(ctx context.Context, opts loadOptions, term terminal) error {
 					return ontology.Stats{}, err
 				}
 			}
-			enc := loader.NewTurtleEncoder(w, turtlePrefixes)
+			enc := rdfenc.NewTurtle(w, turtlePrefixes)
 			st, err := mapWalk(ctx, wk, m, counted(enc, progress))
 			if err != nil {
 				return st, err
@@ -197,7 +197,7 @@ func runLoad(ctx context.Context, opts loadOptions, term terminal) error {
 	default:
 		dest = opts.ntriples
 		stats, err = writeFile(ctx, opts.ntriples, term.out, func(w io.Writer) (ontology.Stats, error) {
-			enc := loader.NewNTriplesEncoder(w)
+			enc := rdfenc.NewNTriples(w)
 			st, err := mapWalk(ctx, wk, m, counted(enc, progress))
 			if err != nil {
 				return st, err
@@ -255,7 +255,7 @@ func inputError(err error) error {
 }
 
 // turtlePrefixes are declared in Turtle output; instance IRIs stay full.
-var turtlePrefixes = []loader.Prefix{
+var turtlePrefixes = []rdfenc.Prefix{
 	{Name: "gr", IRI: ontology.NS},
 	{Name: "rdf", IRI: rdf.RDFNS},
 	{Name: "rdfs", IRI: rdf.RDFSNS},

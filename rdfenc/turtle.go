@@ -1,4 +1,4 @@
-package loader
+package rdfenc
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ type Prefix struct {
 	Name, IRI string
 }
 
-// TurtleEncoder writes triples as Turtle, streaming: it keeps only the
+// Turtle writes triples as Turtle, streaming: it keeps only the
 // previous triple's subject and predicate. Consecutive triples with the
 // same subject share it (";"), and with the same subject and predicate
 // share both (","). rdf:type is written "a". An IRI that starts with a
@@ -27,16 +27,16 @@ type Prefix struct {
 // the long """ form). Output is deterministic: the same triples in the
 // same order give the same bytes.
 //
-// Terms are checked and made safe exactly as by NTriplesEncoder (IRIs
+// Terms are checked and made safe exactly as by NTriples (IRIs
 // percent-encoded where needed, invalid UTF-8 in literals replaced by
 // U+FFFD, language tags and blank node labels validated). A rejected
 // triple is not written and the error wraps ErrInvalidTerm.
 //
 // It is not safe for concurrent use. The zero value is not usable: call
-// NewTurtleEncoder. Call Close when done; it does not close w. After a
+// NewTurtle. Call Close when done; it does not close w. After a
 // write error from w, or an invalid prefix list, every call returns that
 // error.
-type TurtleEncoder struct {
+type Turtle struct {
 	w        io.Writer
 	buf      []byte
 	tmp      []byte
@@ -55,20 +55,20 @@ type turtlePrefix struct {
 	iri  []byte // namespace IRI as written (after appendIRI)
 }
 
-// NewTurtleEncoder returns an encoder writing to w. It writes an @prefix
+// NewTurtle returns an encoder writing to w. It writes an @prefix
 // directive for each prefix, in the order given. A prefix whose name is
 // not a valid PN_PREFIX, whose IRI is not absolute, or whose name repeats
 // an earlier one makes every later call return an error.
-func NewTurtleEncoder(w io.Writer, prefixes []Prefix) *TurtleEncoder {
-	e := &TurtleEncoder{w: w, buf: make([]byte, 0, bufSize+4096), tmp: make([]byte, 0, 256)}
+func NewTurtle(w io.Writer, prefixes []Prefix) *Turtle {
+	e := &Turtle{w: w, buf: make([]byte, 0, bufSize+4096), tmp: make([]byte, 0, 256)}
 	seen := make(map[string]bool, len(prefixes))
 	for _, p := range prefixes {
 		if !validPrefixName(p.Name) {
-			e.err = fmt.Errorf("loader: turtle prefix %q: name is not a valid PN_PREFIX: %w", p.Name, ErrInvalidTerm)
+			e.err = fmt.Errorf("rdfenc: turtle prefix %q: name is not a valid PN_PREFIX: %w", p.Name, ErrInvalidTerm)
 			return e
 		}
 		if seen[p.Name] {
-			e.err = fmt.Errorf("loader: turtle prefix %q: declared twice: %w", p.Name, ErrInvalidTerm)
+			e.err = fmt.Errorf("rdfenc: turtle prefix %q: declared twice: %w", p.Name, ErrInvalidTerm)
 			return e
 		}
 		seen[p.Name] = true
@@ -96,7 +96,7 @@ func NewTurtleEncoder(w io.Writer, prefixes []Prefix) *TurtleEncoder {
 // WriteTriple encodes one triple. It returns an error wrapping
 // ErrInvalidTerm, and writes nothing, when the triple cannot be written as
 // valid Turtle.
-func (e *TurtleEncoder) WriteTriple(t rdf.Triple) error {
+func (e *Turtle) WriteTriple(t rdf.Triple) error {
 	if e.err != nil {
 		return e.err
 	}
@@ -154,11 +154,11 @@ func (e *TurtleEncoder) WriteTriple(t rdf.Triple) error {
 }
 
 // Count returns the number of triples written so far.
-func (e *TurtleEncoder) Count() int64 { return e.n }
+func (e *Turtle) Count() int64 { return e.n }
 
 // Close ends the last statement and flushes everything to w. It does not
 // close w. Calling Close again does nothing; WriteTriple after Close fails.
-func (e *TurtleEncoder) Close() error {
+func (e *Turtle) Close() error {
 	if e.err != nil {
 		return e.err
 	}
@@ -173,19 +173,19 @@ func (e *TurtleEncoder) Close() error {
 	return e.flush()
 }
 
-func (e *TurtleEncoder) flush() error {
+func (e *Turtle) flush() error {
 	if len(e.buf) == 0 {
 		return nil
 	}
 	if _, err := e.w.Write(e.buf); err != nil {
-		e.err = fmt.Errorf("loader: write turtle: %w", err)
+		e.err = fmt.Errorf("rdfenc: write turtle: %w", err)
 		return e.err
 	}
 	e.buf = e.buf[:0]
 	return nil
 }
 
-func (e *TurtleEncoder) appendPredicate(b []byte, iri string) ([]byte, error) {
+func (e *Turtle) appendPredicate(b []byte, iri string) ([]byte, error) {
 	if iri == rdf.RDFType {
 		return append(b, 'a'), nil
 	}
@@ -193,7 +193,7 @@ func (e *TurtleEncoder) appendPredicate(b []byte, iri string) ([]byte, error) {
 }
 
 // appendIRI appends iri as a prefixed name or as <iri>.
-func (e *TurtleEncoder) appendIRI(b []byte, iri, role string) ([]byte, error) {
+func (e *Turtle) appendIRI(b []byte, iri, role string) ([]byte, error) {
 	tmp, err := appendIRI(e.tmp[:0], iri, role)
 	e.tmp = tmp
 	if err != nil {
@@ -212,7 +212,7 @@ func (e *TurtleEncoder) appendIRI(b []byte, iri, role string) ([]byte, error) {
 	return append(b, '>'), nil
 }
 
-func (e *TurtleEncoder) appendObject(b []byte, o rdf.Term) ([]byte, error) {
+func (e *Turtle) appendObject(b []byte, o rdf.Term) ([]byte, error) {
 	switch o.Kind {
 	case rdf.KindIRI:
 		return e.appendIRI(b, o.Value, "object")

@@ -1,11 +1,11 @@
-package loader_test
+package rdfenc_test
 
 import (
 	"io"
 	"testing"
 
-	"github.com/kgrag/kgrag/loader"
 	"github.com/kgrag/kgrag/rdf"
+	"github.com/kgrag/kgrag/rdfenc"
 )
 
 // countingWriter counts bytes and drops them.
@@ -49,14 +49,14 @@ func runEncoderBench(b *testing.B, newEnc func(io.Writer) (benchEncoder, func() 
 
 func BenchmarkNTriplesEncoder(b *testing.B) {
 	runEncoderBench(b, func(w io.Writer) (benchEncoder, func() error) {
-		e := loader.NewNTriplesEncoder(w)
+		e := rdfenc.NewNTriples(w)
 		return e, e.Flush
 	})
 }
 
 func BenchmarkTurtleEncoder(b *testing.B) {
 	runEncoderBench(b, func(w io.Writer) (benchEncoder, func() error) {
-		e := loader.NewTurtleEncoder(w, []loader.Prefix{
+		e := rdfenc.NewTurtle(w, []rdfenc.Prefix{
 			{Name: "gr", IRI: benchVoc},
 			{Name: "rdfs", IRI: rdf.RDFSNS},
 			{Name: "xsd", IRI: rdf.XSDNS},

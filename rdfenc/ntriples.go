@@ -1,4 +1,4 @@
-package loader
+package rdfenc
 
 import (
 	"errors"
@@ -16,15 +16,15 @@ import (
 var ErrInvalidTerm = errors.New("invalid RDF term")
 
 // errClosed is returned by encoders used after Close.
-var errClosed = errors.New("loader: encoder is closed")
+var errClosed = errors.New("rdfenc: encoder is closed")
 
 // bufSize is the output buffer size of both encoders. They append triples
 // to one buffer and hand it to the writer when it passes this size.
 const bufSize = 64 << 10
 
-// NTriplesEncoder writes triples as N-Triples (one triple per line, full
+// NTriples writes triples as N-Triples (one triple per line, full
 // IRIs, UTF-8), buffered. It is not safe for concurrent use. The zero value
-// is not usable: call NewNTriplesEncoder. Call Flush when done; the encoder
+// is not usable: call NewNTriples. Call Flush when done; the encoder
 // does not close w.
 //
 // Every line it writes parses in Jena riot --strict and Oxigraph with no
@@ -49,7 +49,7 @@ const bufSize = 64 << 10
 //
 // A rejected triple is not written; the error wraps ErrInvalidTerm. After a
 // write error from w every call returns that error.
-type NTriplesEncoder struct {
+type NTriples struct {
 	w   io.Writer
 	buf []byte
 	n   int64
@@ -57,15 +57,15 @@ type NTriplesEncoder struct {
 	lt  langCache
 }
 
-// NewNTriplesEncoder returns an encoder writing to w.
-func NewNTriplesEncoder(w io.Writer) *NTriplesEncoder {
-	return &NTriplesEncoder{w: w, buf: make([]byte, 0, bufSize+4096)}
+// NewNTriples returns an encoder writing to w.
+func NewNTriples(w io.Writer) *NTriples {
+	return &NTriples{w: w, buf: make([]byte, 0, bufSize+4096)}
 }
 
 // WriteTriple encodes one triple. It returns an error wrapping
 // ErrInvalidTerm, and writes nothing, when the triple cannot be written as
 // valid N-Triples.
-func (e *NTriplesEncoder) WriteTriple(t rdf.Triple) error {
+func (e *NTriples) WriteTriple(t rdf.Triple) error {
 	if e.err != nil {
 		return e.err
 	}
@@ -84,22 +84,22 @@ func (e *NTriplesEncoder) WriteTriple(t rdf.Triple) error {
 }
 
 // Count returns the number of triples written so far.
-func (e *NTriplesEncoder) Count() int64 { return e.n }
+func (e *NTriples) Count() int64 { return e.n }
 
 // Flush writes any buffered data to the underlying writer.
-func (e *NTriplesEncoder) Flush() error {
+func (e *NTriples) Flush() error {
 	if e.err != nil {
 		return e.err
 	}
 	return e.flush()
 }
 
-func (e *NTriplesEncoder) flush() error {
+func (e *NTriples) flush() error {
 	if len(e.buf) == 0 {
 		return nil
 	}
 	if _, err := e.w.Write(e.buf); err != nil {
-		e.err = fmt.Errorf("loader: write n-triples: %w", err)
+		e.err = fmt.Errorf("rdfenc: write n-triples: %w", err)
 		return e.err
 	}
 	e.buf = e.buf[:0]
@@ -157,7 +157,7 @@ func appendNTTriple(b []byte, t rdf.Triple, lt *langCache) ([]byte, error) {
 }
 
 func kindError(role string, t rdf.Term) error {
-	return fmt.Errorf("loader: %s: term kind %d (value %q) not allowed here: %w", role, t.Kind, t.Value, ErrInvalidTerm)
+	return fmt.Errorf("rdfenc: %s: term kind %d (value %q) not allowed here: %w", role, t.Kind, t.Value, ErrInvalidTerm)
 }
 
 // appendIRIRef appends <iri>, made safe by appendIRI.
@@ -170,7 +170,7 @@ func appendIRIRef(b []byte, iri, role string) ([]byte, error) {
 // appendBlank appends _:label after checking the label.
 func appendBlank(b []byte, label, role string) ([]byte, error) {
 	if !validBlankLabel(label) {
-		return b, fmt.Errorf("loader: %s: blank node label %q does not match BLANK_NODE_LABEL: %w", role, label, ErrInvalidTerm)
+		return b, fmt.Errorf("rdfenc: %s: blank node label %q does not match BLANK_NODE_LABEL: %w", role, label, ErrInvalidTerm)
 	}
 	b = append(b, "_:"...)
 	return append(b, label...), nil
@@ -190,10 +190,10 @@ const (
 func checkLiteral(t rdf.Term, lt *langCache) (litForm, error) {
 	if t.Lang != "" {
 		if t.Datatype != "" && t.Datatype != rdf.RDFLangString {
-			return 0, fmt.Errorf("loader: object: literal %q has language tag %q and datatype %s: %w", t.Value, t.Lang, t.Datatype, ErrInvalidTerm)
+			return 0, fmt.Errorf("rdfenc: object: literal %q has language tag %q and datatype %s: %w", t.Value, t.Lang, t.Datatype, ErrInvalidTerm)
 		}
 		if !lt.valid(t.Lang) {
-			return 0, fmt.Errorf("loader: object: invalid language tag %q: not well-formed BCP 47: %w", t.Lang, ErrInvalidTerm)
+			return 0, fmt.Errorf("rdfenc: object: invalid language tag %q: not well-formed BCP 47: %w", t.Lang, ErrInvalidTerm)
 		}
 		return litLang, nil
 	}
@@ -201,10 +201,10 @@ func checkLiteral(t rdf.Term, lt *langCache) (litForm, error) {
 	case "", rdf.XSDString:
 		return litString, nil
 	case rdf.RDFLangString:
-		return 0, fmt.Errorf("loader: object: literal %q has datatype rdf:langString but no language tag: %w", t.Value, ErrInvalidTerm)
+		return 0, fmt.Errorf("rdfenc: object: literal %q has datatype rdf:langString but no language tag: %w", t.Value, ErrInvalidTerm)
 	}
 	if ok, name := validLexical(t.Value, t.Datatype); !ok {
-		return 0, fmt.Errorf("loader: object: %q is not a valid xsd:%s lexical form: %w", t.Value, name, ErrInvalidTerm)
+		return 0, fmt.Errorf("rdfenc: object: %q is not a valid xsd:%s lexical form: %w", t.Value, name, ErrInvalidTerm)
 	}
 	return litTyped, nil
 }
@@ -363,12 +363,12 @@ func schemeLen(s string) int {
 }
 
 // appendIRI appends the IRI s without angle brackets, percent-encoding
-// what RFC 3987 and the parsers reject (see NTriplesEncoder). It fails
+// what RFC 3987 and the parsers reject (see NTriples). It fails
 // only when s is not absolute.
 func appendIRI(b []byte, s, role string) ([]byte, error) {
 	n := schemeLen(s)
 	if n == 0 {
-		return b, fmt.Errorf("loader: %s: IRI %q is not absolute (no scheme): %w", role, s, ErrInvalidTerm)
+		return b, fmt.Errorf("rdfenc: %s: IRI %q is not absolute (no scheme): %w", role, s, ErrInvalidTerm)
 	}
 	// Fast path: nothing to encode.
 	hash := false

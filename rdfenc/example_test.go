@@ -1,11 +1,11 @@
-package loader_test
+package rdfenc_test
 
 import (
 	"fmt"
 	"os"
 
-	"github.com/kgrag/kgrag/loader"
 	"github.com/kgrag/kgrag/rdf"
+	"github.com/kgrag/kgrag/rdfenc"
 )
 
 func exampleTriples() []rdf.Triple {
@@ -21,8 +21,8 @@ func exampleTriples() []rdf.Triple {
 	}
 }
 
-func ExampleTurtleEncoder() {
-	enc := loader.NewTurtleEncoder(os.Stdout, []loader.Prefix{
+func ExampleTurtle() {
+	enc := rdfenc.NewTurtle(os.Stdout, []rdfenc.Prefix{
 		{Name: "gr", IRI: "https://kgrag.example.org/ns#"},
 		{Name: "e", IRI: "https://kgrag.example.org/entity/"},
 	})
@@ -46,8 +46,8 @@ func ExampleTurtleEncoder() {
 	// 	gr:textUnit <https://kgrag.example.org/text%20unit/1>, <https://kgrag.example.org/text%20unit/2> .
 }
 
-func ExampleNTriplesEncoder() {
-	enc := loader.NewNTriplesEncoder(os.Stdout)
+func ExampleNTriples() {
+	enc := rdfenc.NewNTriples(os.Stdout)
 	for _, t := range exampleTriples()[:2] {
 		if err := enc.WriteTriple(t); err != nil {
 			fmt.Println(err)
@@ -67,5 +67,5 @@ func ExampleNTriplesEncoder() {
 	// Output:
 	// <https://kgrag.example.org/entity/ACME_INC.> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <https://kgrag.example.org/ns#Entity> .
 	// <https://kgrag.example.org/entity/ACME_INC.> <https://kgrag.example.org/ns#name> "ACME \"Inc.\""@en .
-	// loader: object: invalid language tag "en_US": not well-formed BCP 47: invalid RDF term
+	// rdfenc: object: invalid language tag "en_US": not well-formed BCP 47: invalid RDF term
 }

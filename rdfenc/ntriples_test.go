@@ -1,4 +1,4 @@
-package loader_test
+package rdfenc_test
 
 import (
 	"bytes"
@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kgrag/kgrag/loader"
 	"github.com/kgrag/kgrag/rdf"
+	"github.com/kgrag/kgrag/rdfenc"
 )
 
 const ex = "http://example.org/"
@@ -15,7 +15,7 @@ const ex = "http://example.org/"
 func writeNT(t *testing.T, ts ...rdf.Triple) (string, error) {
 	t.Helper()
 	var buf bytes.Buffer
-	enc := loader.NewNTriplesEncoder(&buf)
+	enc := rdfenc.NewNTriples(&buf)
 	for _, tr := range ts {
 		if err := enc.WriteTriple(tr); err != nil {
 			if ferr := enc.Flush(); ferr != nil {
@@ -133,7 +133,7 @@ func TestNTriplesEncoderErrors(t *testing.T) {
 			if err == nil {
 				t.Fatalf("WriteTriple(%q) succeeded; want an error", tt.tr)
 			}
-			if !errors.Is(err, loader.ErrInvalidTerm) || !strings.Contains(err.Error(), tt.wantMsg) {
+			if !errors.Is(err, rdfenc.ErrInvalidTerm) || !strings.Contains(err.Error(), tt.wantMsg) {
 				t.Errorf("WriteTriple(%q) = %q; want ErrInvalidTerm and %q", tt.tr, err, tt.wantMsg)
 			}
 			// Nothing of the rejected triple may be written.
@@ -170,7 +170,7 @@ func (w *failWriter) Write(p []byte) (int, error) {
 
 func TestNTriplesEncoderWriteError(t *testing.T) {
 	w := &failWriter{}
-	enc := loader.NewNTriplesEncoder(w)
+	enc := rdfenc.NewNTriples(w)
 	tr := rdf.Triple{S: rdf.IRI(ex + "s"), P: rdf.IRI(ex + "p"), O: rdf.String("o")}
 	if err := enc.WriteTriple(tr); err != nil {
 		t.Fatalf("buffered WriteTriple = %v; want nil", err)

@@ -1,4 +1,4 @@
-package loader_test
+package rdfenc_test
 
 import (
 	"bufio"
@@ -14,8 +14,8 @@ import (
 	"testing"
 
 	"github.com/kgrag/kgrag/internal/test"
-	"github.com/kgrag/kgrag/loader"
 	"github.com/kgrag/kgrag/rdf"
+	"github.com/kgrag/kgrag/rdfenc"
 )
 
 // TestExternalParsers writes every fuzz seed and corpus entry as Turtle
@@ -51,8 +51,8 @@ func TestExternalParsers(t *testing.T) {
 	dir := t.TempDir()
 	ttlPath, ntPath := filepath.Join(dir, "corpus.ttl"), filepath.Join(dir, "corpus.nt")
 	var ttl, nt bytes.Buffer
-	te := loader.NewTurtleEncoder(&ttl, fuzzPrefixes)
-	ne := loader.NewNTriplesEncoder(&nt)
+	te := rdfenc.NewTurtle(&ttl, fuzzPrefixes)
+	ne := rdfenc.NewNTriples(&nt)
 	var wantTTL, wantNT []rdf.Triple
 	for _, in := range inputs {
 		cs := fuzzCases(in)

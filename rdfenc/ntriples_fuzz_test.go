@@ -1,4 +1,4 @@
-package loader_test
+package rdfenc_test
 
 import (
 	"bytes"
@@ -15,14 +15,14 @@ import (
 
 	krdf "github.com/knakk/rdf"
 
-	"github.com/kgrag/kgrag/loader"
 	"github.com/kgrag/kgrag/rdf"
+	"github.com/kgrag/kgrag/rdfenc"
 )
 
 // This file round-trips fuzzed terms through both encoders. The expected
 // output of each term is computed here independently of the encoders:
 // wantIRI, blankOK, langOK and the XSD regexps are reference versions of
-// the rules documented on NTriplesEncoder.
+// the rules documented on NTriples.
 
 const fuzzBase = "http://example.org/"
 
@@ -222,7 +222,7 @@ func fuzzCases(in fuzzInput) []fuzzCase {
 
 // fuzzPrefixes are the Turtle prefixes used in the round trips: IDs that
 // are valid local names come out as prefixed names.
-var fuzzPrefixes = []loader.Prefix{
+var fuzzPrefixes = []rdfenc.Prefix{
 	{Name: "", IRI: fuzzBase + "id/"},
 	{Name: "p", IRI: fuzzBase + "p/"},
 	{Name: "cls", IRI: fuzzBase + "class/"},
@@ -240,7 +240,7 @@ func encodeCases(t testing.TB, enc rdf.Writer, cs []fuzzCase) []rdf.Triple {
 		switch {
 		case c.wantErr && err == nil:
 			t.Errorf("WriteTriple(%q) succeeded; want an error", c.in)
-		case c.wantErr && !errors.Is(err, loader.ErrInvalidTerm):
+		case c.wantErr && !errors.Is(err, rdfenc.ErrInvalidTerm):
 			t.Errorf("WriteTriple(%q) = %v; want an error wrapping ErrInvalidTerm", c.in, err)
 		case !c.wantErr && err != nil:
 			t.Errorf("WriteTriple(%q) = %v; want success", c.in, err)
@@ -331,7 +331,7 @@ func FuzzNTriplesRoundTrip(f *testing.F) {
 		in := fuzzInput{id, value, lang, n, x}
 		defer watchdog(in).Stop()
 		var buf bytes.Buffer
-		enc := loader.NewNTriplesEncoder(&buf)
+		enc := rdfenc.NewNTriples(&buf)
 		want := encodeCases(t, enc, fuzzCases(in))
 		if err := enc.Flush(); err != nil {
 			t.Fatal(err)
@@ -358,7 +358,7 @@ func FuzzTurtleRoundTrip(f *testing.F) {
 		in := fuzzInput{id, value, lang, n, x}
 		defer watchdog(in).Stop()
 		var buf bytes.Buffer
-		enc := loader.NewTurtleEncoder(&buf, fuzzPrefixes)
+		enc := rdfenc.NewTurtle(&buf, fuzzPrefixes)
 		want := encodeCases(t, enc, fuzzCases(in))
 		if err := enc.Close(); err != nil {
 			t.Fatal(err)

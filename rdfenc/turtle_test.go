@@ -1,4 +1,4 @@
-package loader_test
+package rdfenc_test
 
 import (
 	"bytes"
@@ -6,11 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kgrag/kgrag/loader"
 	"github.com/kgrag/kgrag/rdf"
+	"github.com/kgrag/kgrag/rdfenc"
 )
 
-var testPrefixes = []loader.Prefix{
+var testPrefixes = []rdfenc.Prefix{
 	{Name: "ex", IRI: ex},
 	{Name: "xsd", IRI: rdf.XSDNS},
 	{Name: "", IRI: ex + "id/"},
@@ -22,10 +22,10 @@ const testHeader = "@prefix ex: <http://example.org/> .\n" +
 	"@prefix : <http://example.org/id/> .\n" +
 	"@prefix exv: <http://example.org/vocab#> .\n\n"
 
-func writeTTL(t *testing.T, prefixes []loader.Prefix, ts ...rdf.Triple) (string, error) {
+func writeTTL(t *testing.T, prefixes []rdfenc.Prefix, ts ...rdf.Triple) (string, error) {
 	t.Helper()
 	var buf bytes.Buffer
-	enc := loader.NewTurtleEncoder(&buf, prefixes)
+	enc := rdfenc.NewTurtle(&buf, prefixes)
 	for _, tr := range ts {
 		if err := enc.WriteTriple(tr); err != nil {
 			return buf.String(), err
@@ -135,7 +135,7 @@ func TestTurtleEncoderGrouping(t *testing.T) {
 func TestTurtleEncoderRejectKeepsStatement(t *testing.T) {
 	a, p := rdf.IRI(ex+"id/a"), rdf.IRI(ex+"p")
 	var buf bytes.Buffer
-	enc := loader.NewTurtleEncoder(&buf, testPrefixes)
+	enc := rdfenc.NewTurtle(&buf, testPrefixes)
 	steps := []struct {
 		tr      rdf.Triple
 		wantErr bool
@@ -151,7 +151,7 @@ func TestTurtleEncoderRejectKeepsStatement(t *testing.T) {
 		if (err != nil) != st.wantErr {
 			t.Fatalf("step %d: WriteTriple(%q) = %v; want error %v", i, st.tr, err, st.wantErr)
 		}
-		if err != nil && !errors.Is(err, loader.ErrInvalidTerm) {
+		if err != nil && !errors.Is(err, rdfenc.ErrInvalidTerm) {
 			t.Errorf("step %d: error %v does not wrap ErrInvalidTerm", i, err)
 		}
 	}
@@ -169,22 +169,22 @@ func TestTurtleEncoderRejectKeepsStatement(t *testing.T) {
 func TestTurtleEncoderPrefixErrors(t *testing.T) {
 	tests := []struct {
 		name     string
-		prefixes []loader.Prefix
+		prefixes []rdfenc.Prefix
 		wantMsg  string
 	}{
-		{"digit first", []loader.Prefix{{Name: "1x", IRI: ex}}, `prefix "1x"`},
-		{"trailing dot", []loader.Prefix{{Name: "a.", IRI: ex}}, `prefix "a."`},
-		{"underscore first", []loader.Prefix{{Name: "_a", IRI: ex}}, `prefix "_a"`},
-		{"colon", []loader.Prefix{{Name: "a:b", IRI: ex}}, `prefix "a:b"`},
-		{"twice", []loader.Prefix{{Name: "a", IRI: ex}, {Name: "a", IRI: ex + "x/"}}, "declared twice"},
-		{"relative IRI", []loader.Prefix{{Name: "a", IRI: "/x/"}}, `IRI "/x/" is not absolute`},
+		{"digit first", []rdfenc.Prefix{{Name: "1x", IRI: ex}}, `prefix "1x"`},
+		{"trailing dot", []rdfenc.Prefix{{Name: "a.", IRI: ex}}, `prefix "a."`},
+		{"underscore first", []rdfenc.Prefix{{Name: "_a", IRI: ex}}, `prefix "_a"`},
+		{"colon", []rdfenc.Prefix{{Name: "a:b", IRI: ex}}, `prefix "a:b"`},
+		{"twice", []rdfenc.Prefix{{Name: "a", IRI: ex}, {Name: "a", IRI: ex + "x/"}}, "declared twice"},
+		{"relative IRI", []rdfenc.Prefix{{Name: "a", IRI: "/x/"}}, `IRI "/x/" is not absolute`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			enc := loader.NewTurtleEncoder(&buf, tt.prefixes)
+			enc := rdfenc.NewTurtle(&buf, tt.prefixes)
 			err := enc.WriteTriple(rdf.Triple{S: rdf.IRI(ex + "s"), P: rdf.IRI(ex + "p"), O: rdf.String("o")})
-			if err == nil || !errors.Is(err, loader.ErrInvalidTerm) || !strings.Contains(err.Error(), tt.wantMsg) {
+			if err == nil || !errors.Is(err, rdfenc.ErrInvalidTerm) || !strings.Contains(err.Error(), tt.wantMsg) {
 				t.Errorf("WriteTriple with prefixes %q = %v; want ErrInvalidTerm and %q", tt.prefixes, err, tt.wantMsg)
 			}
 			if cerr := enc.Close(); cerr == nil {
@@ -198,7 +198,7 @@ func TestTurtleEncoderPrefixErrors(t *testing.T) {
 }
 
 func TestTurtleEncoderPrefixIRIEscaped(t *testing.T) {
-	got, err := writeTTL(t, []loader.Prefix{{Name: "sp", IRI: ex + "a b/"}},
+	got, err := writeTTL(t, []rdfenc.Prefix{{Name: "sp", IRI: ex + "a b/"}},
 		rdf.Triple{S: rdf.IRI(ex + "a b/s"), P: rdf.IRI(ex + "a%20b/p"), O: rdf.IRI(ex + "a b/")})
 	if err != nil {
 		t.Fatal(err)
@@ -211,7 +211,7 @@ func TestTurtleEncoderPrefixIRIEscaped(t *testing.T) {
 
 func TestTurtleEncoderClose(t *testing.T) {
 	var buf bytes.Buffer
-	enc := loader.NewTurtleEncoder(&buf, nil)
+	enc := rdfenc.NewTurtle(&buf, nil)
 	tr := rdf.Triple{S: rdf.IRI(ex + "s"), P: rdf.IRI(ex + "p"), O: rdf.String("o")}
 	if err := enc.WriteTriple(tr); err != nil {
 		t.Fatal(err)
@@ -233,7 +233,7 @@ func TestTurtleEncoderClose(t *testing.T) {
 	}
 
 	w := &failWriter{}
-	enc = loader.NewTurtleEncoder(w, nil)
+	enc = rdfenc.NewTurtle(w, nil)
 	if err := enc.WriteTriple(tr); err != nil {
 		t.Fatal(err)
 	}
