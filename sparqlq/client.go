@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/kgrag/kgrag/internal/redact"
@@ -94,7 +93,6 @@ type Client struct {
 	timeout      time.Duration
 	userAgent    string
 	maxErrBody   int
-	requests     atomic.Int64
 	secrets      redact.Secrets // what no error may show
 }
 
@@ -337,12 +335,7 @@ func (c *Client) Do(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// Requests returns how many HTTP requests the client has sent, digest
-// challenges included: the round trips that kgrag ask reports.
-func (c *Client) Requests() int64 { return c.requests.Load() }
-
 func (c *Client) send(req *http.Request) (*http.Response, error) {
-	c.requests.Add(1)
 	req.Header.Set("User-Agent", c.userAgent)
 	if c.auth != nil {
 		if err := c.auth.authorize(req); err != nil {
@@ -373,7 +366,6 @@ func (c *Client) send(req *http.Request) (*http.Response, error) {
 	if err := c.auth.authorize(retry); err != nil {
 		return nil, err
 	}
-	c.requests.Add(1)
 	resp, err = c.hc.Do(retry)
 	if err != nil {
 		return nil, unwrapURLError(err)
