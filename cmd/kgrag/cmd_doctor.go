@@ -513,14 +513,14 @@ func checkReports(ctx context.Context, opts doctorOptions, store checkResult, ho
 			r.Status, r.Detail = checkFailed, err.Error()
 			return r
 		}
-		src, where = retrieval.NewSPARQLBackend(c, o.graph), "<"+o.graph+">"
+		src, where = retrieval.NewSPARQLSource(c, o.graph), "<"+o.graph+">"
 	case opts.input != "":
 		ds, err := graphrag.Open(ctx, opts.input)
 		if err != nil {
 			r.Status, r.Detail, r.Fix = checkFailed, err.Error(), "correct "+how["input"]
 			return r
 		}
-		src, where = retrieval.NewMemoryBackend(ds), opts.input
+		src, where = retrieval.NewMemorySource(ds), opts.input
 	default:
 		r.Status, r.Detail = checkSkipped, "no graph configured"
 		r.Fix = "set " + how["input"] + ", or " + how["store"] + " and " + how["graph"]

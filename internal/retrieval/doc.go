@@ -27,7 +27,7 @@
 // Builder.LocalContext documents where kgrag follows GraphRAG and where it
 // deliberately differs.
 //
-// Seed mode (NewSeedBuilder over a SeedBackend: SeedMemoryBackend or
-// SeedSPARQLBackend) runs the seed article's five retrievals instead;
+// Seed mode (NewSeedBuilder over a SeedBackend: MemorySource or
+// SPARQLSource) runs the seed article's five retrievals instead;
 // SeedBackend lists the seed's bugs and how kgrag fixes them.
 package retrieval

@@ -147,7 +147,7 @@ func TestSeedBackendsAgree(t *testing.T) {
 				t.Run(sample, func(t *testing.T) {
 					ds := datasets[sample]
 					graph := loadGraph(ctx, t, st, ds, "seed-"+sample)
-					mem := retrieval.NewSeedMemoryBackend(ds)
+					mem := retrieval.NewMemorySource(ds)
 					sq := retrieval.NewSeedSPARQLBackend(st.Client(), graph)
 					var n [5]int // records compared per kind, so that the test is seen to compare something
 					for i, sel := range seedSelections(ds, sample, nSelections, k) {

@@ -9,9 +9,9 @@ import (
 	"github.com/kgrag/kgrag/graphrag"
 )
 
-var _ SeedBackend = (*SeedMemoryBackend)(nil)
+var _ SeedBackend = (*seedMemoryBackend)(nil)
 
-// SeedMemoryBackend answers SeedBackend lookups from a *graphrag.Dataset
+// seedMemoryBackend answers SeedBackend lookups from a *graphrag.Dataset
 // held in memory, exactly as the sparqlq templates answer them over the
 // graph `kgrag load` writes from that dataset (package ontology): it reads
 // the same fields the mapping writes (text units' entity_ids for
@@ -20,20 +20,15 @@ var _ SeedBackend = (*SeedMemoryBackend)(nil)
 // (placeholder entities have no description, degree or community). It
 // never modifies the dataset and is safe for concurrent use as long as
 // the dataset is not written to.
-type SeedMemoryBackend struct {
+type seedMemoryBackend struct {
 	m       *MemoryBackend      // entity and relationship indexes
 	unitsOf map[string][]string // entity id -> ids of the text units holding it
 	comms   map[string]int      // community number, as written -> index in ds.Communities
 }
 
-// NewSeedMemoryBackend indexes ds. ds must not be nil.
-func NewSeedMemoryBackend(ds *graphrag.Dataset) *SeedMemoryBackend {
-	return newSeedMemoryBackend(ds, NewMemoryBackend(ds))
-}
-
-// newSeedMemoryBackend indexes ds on top of m, m's own index of ds.
-func newSeedMemoryBackend(ds *graphrag.Dataset, m *MemoryBackend) *SeedMemoryBackend {
-	b := &SeedMemoryBackend{
+// newseedMemoryBackend indexes ds on top of m, m's own index of ds.
+func newSeedMemoryBackend(ds *graphrag.Dataset, m *MemoryBackend) *seedMemoryBackend {
+	b := &seedMemoryBackend{
 		m:       m,
 		unitsOf: make(map[string][]string),
 		comms:   make(map[string]int, len(ds.Communities)),
@@ -56,7 +51,7 @@ func newSeedMemoryBackend(ds *graphrag.Dataset, m *MemoryBackend) *SeedMemoryBac
 
 // selected returns the entities among ids (each once), as the templates'
 // `?entity gr:id ?selected ; a gr:Entity` find them.
-func (b *SeedMemoryBackend) selected(ids []string) map[string]*graphrag.Entity {
+func (b *seedMemoryBackend) selected(ids []string) map[string]*graphrag.Entity {
 	out := make(map[string]*graphrag.Entity, len(ids))
 	for _, id := range ids {
 		if i, ok := b.m.entities[id]; ok {
@@ -76,7 +71,7 @@ func canonicalHRID(s string) string {
 }
 
 // SeedEntities implements SeedBackend.
-func (b *SeedMemoryBackend) SeedEntities(ctx context.Context, ids []string) ([]EntityRecord, error) {
+func (b *seedMemoryBackend) SeedEntities(ctx context.Context, ids []string) ([]EntityRecord, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -105,7 +100,7 @@ type seedRel struct {
 }
 
 // SeedRelationships implements SeedBackend.
-func (b *SeedMemoryBackend) SeedRelationships(ctx context.Context, ids []string, limit int) (inside, outside []RelationshipRecord, err error) {
+func (b *seedMemoryBackend) SeedRelationships(ctx context.Context, ids []string, limit int) (inside, outside []RelationshipRecord, err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
@@ -172,7 +167,7 @@ func compareOptional[T cmp.Ordered](hasX bool, x T, hasY bool, y T) int {
 }
 
 // SeedChunks implements SeedBackend.
-func (b *SeedMemoryBackend) SeedChunks(ctx context.Context, ids []string, limit int) ([]SeedChunk, error) {
+func (b *seedMemoryBackend) SeedChunks(ctx context.Context, ids []string, limit int) ([]SeedChunk, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -198,7 +193,7 @@ func (b *SeedMemoryBackend) SeedChunks(ctx context.Context, ids []string, limit 
 }
 
 // SeedCommunities implements SeedBackend.
-func (b *SeedMemoryBackend) SeedCommunities(ctx context.Context, ids []string, level int64, limit int) ([]SeedCommunity, error) {
+func (b *seedMemoryBackend) SeedCommunities(ctx context.Context, ids []string, level int64, limit int) ([]SeedCommunity, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

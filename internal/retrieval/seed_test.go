@@ -80,7 +80,7 @@ func compareRows(t *testing.T, what string, want, got [][]any, opts ...cmp.Optio
 	}
 }
 
-// TestSeedMemoryOracle checks SeedMemoryBackend on the v3 sample against
+// TestSeedMemoryOracle checks MemorySource's seed lookups on the v3 sample against
 // two pyarrow oracles that read the parquet files directly: retrieval.py
 // for the records and their order (the fixed queries' order, in full and
 // cut at the seed's limits), and seed.py for what the seed's own queries
@@ -92,7 +92,7 @@ func TestSeedMemoryOracle(t *testing.T) {
 	dir := filepath.Join(test.GraphRAGSamples(t), "v3")
 	var seed seedOracle
 	runOracle(t, &seed, "seed.py", dir, "10")
-	b := retrieval.NewSeedMemoryBackend(ds)
+	b := retrieval.NewMemorySource(ds)
 
 	for _, sel := range []struct {
 		name string
@@ -334,7 +334,7 @@ func TestSeedContextTiny(t *testing.T) {
 	}
 	ds := tinySeed()
 	ds.Entities[0].Description = "about A|\"the first\"\nline 2"
-	b := retrieval.NewSeedMemoryBackend(ds)
+	b := retrieval.NewMemorySource(ds)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := retrieval.DefaultSeedParams()
@@ -386,7 +386,7 @@ func TestSeedContextBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := retrieval.NewSeedMemoryBackend(ds)
+	b := retrieval.NewMemorySource(ds)
 	build := func(max int) *retrieval.SeedResult {
 		t.Helper()
 		p := retrieval.DefaultSeedParams()
@@ -485,14 +485,14 @@ func TestSeedContextErrors(t *testing.T) {
 		return sb
 	}
 	for _, fail := range []string{"chunks", "communities"} {
-		_, err := build(failingSeed{retrieval.NewSeedMemoryBackend(tinySeed()), fail}).SeedContext(context.Background(), []string{"a"})
+		_, err := build(failingSeed{retrieval.NewMemorySource(tinySeed()), fail}).SeedContext(context.Background(), []string{"a"})
 		if !errors.Is(err, errLookup) || !strings.Contains(err.Error(), fail) {
 			t.Errorf("failing %s: error %v; want one naming %s and wrapping %v", fail, err, fail, errLookup)
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := build(retrieval.NewSeedMemoryBackend(tinySeed())).SeedContext(ctx, []string{"a"}); !errors.Is(err, context.Canceled) {
+	if _, err := build(retrieval.NewMemorySource(tinySeed())).SeedContext(ctx, []string{"a"}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled context: error %v; want context.Canceled", err)
 	}
 }
@@ -519,7 +519,7 @@ func TestSeedParamsValidate(t *testing.T) {
 	}
 	p := retrieval.DefaultSeedParams()
 	p.Encoding = "nope"
-	if _, err := retrieval.NewSeedBuilder(retrieval.NewSeedMemoryBackend(tinySeed()), p, nil); err == nil {
+	if _, err := retrieval.NewSeedBuilder(retrieval.NewMemorySource(tinySeed()), p, nil); err == nil {
 		t.Errorf("NewSeedBuilder with encoding %q: nil error; want one", p.Encoding)
 	}
 	enc, err := encoderOnce()
@@ -528,7 +528,7 @@ func TestSeedParamsValidate(t *testing.T) {
 	}
 	p = retrieval.DefaultSeedParams()
 	p.Encoding = tokens.EncodingO200K
-	if _, err := retrieval.NewSeedBuilder(retrieval.NewSeedMemoryBackend(tinySeed()), p, enc); err == nil {
+	if _, err := retrieval.NewSeedBuilder(retrieval.NewMemorySource(tinySeed()), p, enc); err == nil {
 		t.Errorf("NewSeedBuilder with a cl100k encoder for %s: nil error; want one", p.Encoding)
 	}
 }
@@ -548,7 +548,7 @@ func BenchmarkSeedContext(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	sb, err := retrieval.NewSeedBuilder(retrieval.NewSeedMemoryBackend(ds), retrieval.DefaultSeedParams(), enc)
+	sb, err := retrieval.NewSeedBuilder(retrieval.NewMemorySource(ds), retrieval.DefaultSeedParams(), enc)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -42,7 +42,7 @@ var (
 // concurrent use as long as the dataset is not written to.
 type MemorySource struct {
 	*MemoryBackend
-	seed   func() *SeedMemoryBackend
+	seed   func() *seedMemoryBackend
 	titles func() map[string]int // title -> first index in ds.Entities
 }
 
@@ -50,7 +50,7 @@ type MemorySource struct {
 func NewMemorySource(ds *graphrag.Dataset) *MemorySource {
 	m := NewMemoryBackend(ds)
 	return &MemorySource{MemoryBackend: m,
-		seed: sync.OnceValue(func() *SeedMemoryBackend { return newSeedMemoryBackend(ds, m) }),
+		seed: sync.OnceValue(func() *seedMemoryBackend { return newSeedMemoryBackend(ds, m) }),
 		titles: sync.OnceValue(func() map[string]int {
 			t := make(map[string]int, len(ds.Entities))
 			for i, e := range ds.Entities {
