@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -38,15 +39,12 @@ import (
 //
 // The commit writes a mark beside the lock in the same update, so that an
 // interrupted swap can be told apart: the mark there means the new graph
-// is in place.
+// is in place. The requests are sparqlq's lock_* templates, which hold
+// the vocabulary (urn:kgrag:graph, urn:kgrag:heartbeat,
+// urn:kgrag:committed, urn:kgrag:temporaryGraphOf).
 const (
 	// LoadsGraph is the named graph holding kgrag's load locks.
 	LoadsGraph = "urn:kgrag:loads"
-	loadsRef   = "<" + LoadsGraph + ">"
-	lockGraph  = "urn:kgrag:graph"
-	lockBeat   = "urn:kgrag:heartbeat"
-	lockDone   = "urn:kgrag:committed"
-	lockTmpOf  = "urn:kgrag:temporaryGraphOf" // <tmp> lockTmpOf <G>: a temporary graph a load made
 	lockPrefix = "urn:kgrag:load:"
 )
 
@@ -63,10 +61,8 @@ type loadLock struct {
 	graph string
 	tmp   string // the temporary graph the load fills; "" in place
 	node  string // urn:kgrag:load:ID
-	// graphRef and nodeRef are graph and node as SPARQL IRI terms.
-	graphRef, nodeRef string
-	stop              context.CancelFunc
-	wg                sync.WaitGroup
+	stop  context.CancelFunc
+	wg    sync.WaitGroup
 	// Leftovers lists the temporary graphs of earlier loads that were
 	// dropped when the lock was taken.
 	leftovers []string
@@ -91,21 +87,22 @@ func (s *SPARQLStore) lock(ctx context.Context, graph, tmp string) (*loadLock, e
 		return nil, err
 	}
 	l := &loadLock{s: s, graph: graph, tmp: tmp, node: lockPrefix + hex.EncodeToString(b[:])}
-	g, err := sparqlq.IRIRef(graph)
-	if err != nil {
-		return nil, err
-	}
-	l.graphRef, l.nodeRef = g, "<"+l.node+">" // the node is lockPrefix and hex digits
-	node, lg := l.nodeRef, loadsRef
 	now := time.Now().Unix()
 	stale := now - int64(LockStale/time.Second)
 	if s.breakLk {
 		stale = now + 1 // every lock counts as abandoned
 	}
-	take := "DELETE { GRAPH " + lg + " { ?l ?p ?o } } WHERE { GRAPH " + lg + " { ?l <" + lockGraph + "> " + g +
-		" ; <" + lockBeat + "> ?t ; ?p ?o FILTER (?t < " + strconv.FormatInt(stale, 10) + ") } } ;\n" +
-		"INSERT DATA { GRAPH " + lg + " { " + node + " <" + lockGraph + "> " + g + " ; <" + lockBeat + "> " +
-		strconv.FormatInt(now, 10) + " . " + l.tmpRecord() + " } }"
+	take, err := l.query("lock_take", sparqlq.Params{"stale": sparqlq.IntParam(stale), "now": sparqlq.IntParam(now)})
+	if err != nil {
+		return nil, err
+	}
+	if tmp != "" {
+		name, err := l.query("lock_name_temp", nil)
+		if err != nil {
+			return nil, err
+		}
+		take += " ;\n" + name
+	}
 	if err := s.retry(ctx, "lock", func(ctx context.Context) error { return s.c.Update(ctx, take) }); err != nil {
 		return nil, s.opError("lock graph", s.p.UpdateURL, graph, err, "")
 	}
@@ -117,7 +114,7 @@ func (s *SPARQLStore) lock(ctx context.Context, graph, tmp string) (*loadLock, e
 	var ages []int64
 	deadline := time.Now().Add(lockGrace)
 	for {
-		others, ages, err = l.others(ctx, g, lg, now, stale)
+		others, ages, err = l.others(ctx, now, stale)
 		if err != nil {
 			l.giveUp(ctx)
 			return nil, s.opError("lock graph", s.p.QueryURL, graph, err, "")
@@ -157,12 +154,15 @@ const lockGrace = 2 * time.Second
 
 // others lists the live locks of the graph other than l's, with their ages
 // in seconds.
-func (l *loadLock) others(ctx context.Context, g, lg string, now, stale int64) ([]string, []int64, error) {
+func (l *loadLock) others(ctx context.Context, now, stale int64) ([]string, []int64, error) {
 	var others []string
 	var ages []int64
-	err := l.s.retry(ctx, "lock", func(ctx context.Context) error {
-		res, err := l.s.c.Select(ctx, "SELECT ?l ?t WHERE { GRAPH "+lg+" { ?l <"+lockGraph+"> "+g+" ; <"+lockBeat+"> ?t "+
-			"FILTER (?t >= "+strconv.FormatInt(stale, 10)+") } }")
+	q, err := l.query("lock_live", sparqlq.Params{"stale": sparqlq.IntParam(stale)})
+	if err != nil {
+		return nil, nil, err
+	}
+	err = l.s.retry(ctx, "lock", func(ctx context.Context) error {
+		res, err := l.s.c.Select(ctx, q)
 		if err != nil {
 			return err
 		}
@@ -180,14 +180,25 @@ func (l *loadLock) others(ctx context.Context, g, lg string, now, stale int64) (
 	return others, ages, err
 }
 
-// tmpRecord is the triple naming l's temporary graph, or "".
-func (l *loadLock) tmpRecord() string {
-	if l.tmp == "" {
-		return ""
+// query binds the lock template name with the lock's own terms that it
+// declares (loads: the locks' graph; graph; node: the lock; temp: its
+// temporary graph) and extra.
+func (l *loadLock) query(name string, extra sparqlq.Params) (string, error) {
+	t, err := sparqlq.LoadTemplate(name)
+	if err != nil {
+		return "", err
 	}
-	t, _ := sparqlq.IRIRef(l.tmp)
-	g := l.graphRef
-	return t + " <" + lockTmpOf + "> " + g + " ."
+	own := map[string]sparqlq.Value{"loads": sparqlq.IRIParam(LoadsGraph), "graph": sparqlq.IRIParam(l.graph),
+		"node": sparqlq.IRIParam(l.node), "temp": sparqlq.IRIParam(l.tmp)}
+	p := sparqlq.Params{}
+	for _, d := range t.Params() {
+		if v, ok := own[d.Name]; ok {
+			p[d.Name] = v
+		}
+	}
+	maps.Copy(p, extra)
+	text, err := t.Bind(p)
+	return strings.TrimRight(text, "\n"), err
 }
 
 // clearLeftovers drops the temporary graphs of graph that earlier loads
@@ -195,11 +206,13 @@ func (l *loadLock) tmpRecord() string {
 // their clean-up), and their names. Only names are read: listing the
 // store's graphs would scan every quad of a large store.
 func (l *loadLock) clearLeftovers(ctx context.Context) error {
-	g := l.graphRef
-	lg := loadsRef
 	var names []string
-	err := l.s.retry(ctx, "leftovers", func(ctx context.Context) error {
-		res, err := l.s.c.Select(ctx, "SELECT ?tmp WHERE { GRAPH "+lg+" { ?tmp <"+lockTmpOf+"> "+g+" } }")
+	q, err := l.query("lock_temps", nil)
+	if err != nil {
+		return err
+	}
+	err = l.s.retry(ctx, "leftovers", func(ctx context.Context) error {
+		res, err := l.s.c.Select(ctx, q)
 		if err != nil {
 			return err
 		}
@@ -219,8 +232,11 @@ func (l *loadLock) clearLeftovers(ctx context.Context) error {
 		if err := l.s.Drop(ctx, tmp); err != nil {
 			return err
 		}
-		t, _ := sparqlq.IRIRef(tmp)
-		if err := l.s.c.Update(ctx, "DELETE DATA { GRAPH "+lg+" { "+t+" <"+lockTmpOf+"> "+g+" } }"); err != nil {
+		u, err := l.query("lock_unname_temp", sparqlq.Params{"temp": sparqlq.IRIParam(tmp)})
+		if err != nil {
+			return err
+		}
+		if err := l.s.c.Update(ctx, u); err != nil {
 			return l.s.opError("find leftover temporary graphs", l.s.p.UpdateURL, l.graph, err, "")
 		}
 		dropped = append(dropped, tmp)
@@ -243,8 +259,11 @@ func (l *loadLock) tmpGone(ctx context.Context) {
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	lg := loadsRef
-	if err := l.s.c.Update(cctx, "DELETE DATA { GRAPH "+lg+" { "+l.tmpRecord()+" } }"); err != nil {
+	u, err := l.query("lock_unname_temp", nil)
+	if err == nil {
+		err = l.s.c.Update(cctx, u)
+	}
+	if err != nil {
 		l.s.log.Warn("the temporary graph's name was not removed; the next load looks for it", "graph", l.graph, "err", err)
 	}
 }
@@ -252,8 +271,6 @@ func (l *loadLock) tmpGone(ctx context.Context) {
 // heartbeat refreshes the lock until stopped.
 func (l *loadLock) heartbeat(ctx context.Context) {
 	defer l.wg.Done()
-	node := l.nodeRef
-	lg := loadsRef
 	t := time.NewTicker(LockStale / 6)
 	defer t.Stop()
 	for {
@@ -262,9 +279,11 @@ func (l *loadLock) heartbeat(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		beat := "DELETE { GRAPH " + lg + " { " + node + " <" + lockBeat + "> ?t } } WHERE { GRAPH " + lg + " { " + node + " <" + lockBeat + "> ?t } } ;\n" +
-			"INSERT DATA { GRAPH " + lg + " { " + node + " <" + lockBeat + "> " + strconv.FormatInt(time.Now().Unix(), 10) + " } }"
-		if err := l.s.c.Update(ctx, beat); err != nil && ctx.Err() == nil {
+		beat, err := l.query("lock_beat", sparqlq.Params{"now": sparqlq.IntParam(time.Now().Unix())})
+		if err == nil {
+			err = l.s.c.Update(ctx, beat)
+		}
+		if err != nil && ctx.Err() == nil {
 			l.s.log.Warn("lock heartbeat failed", "graph", l.graph, "err", err)
 		}
 	}
@@ -272,19 +291,15 @@ func (l *loadLock) heartbeat(ctx context.Context) {
 
 // commitMark is the update that records, inside the commit's own update,
 // that this load's graph was swapped in.
-func (l *loadLock) commitMark() string {
-	node := l.nodeRef
-	lg := loadsRef
-	g := l.graphRef
-	return "INSERT DATA { GRAPH " + lg + " { " + node + " <" + lockDone + "> " + g + " } }"
-}
+func (l *loadLock) commitMark() (string, error) { return l.query("lock_mark_committed", nil) }
 
 // committed asks whether the commit mark is there.
 func (l *loadLock) committed(ctx context.Context) (bool, error) {
-	node := l.nodeRef
-	lg := loadsRef
-	g := l.graphRef
-	return l.s.c.Ask(ctx, "ASK { GRAPH "+lg+" { "+node+" <"+lockDone+"> "+g+" } }")
+	q, err := l.query("lock_committed", nil)
+	if err != nil {
+		return false, err
+	}
+	return l.s.c.Ask(ctx, q)
 }
 
 // release stops the heartbeat and removes the lock (with a clean-up
@@ -310,9 +325,11 @@ func (l *loadLock) giveUp(ctx context.Context) {
 func (l *loadLock) remove(ctx context.Context) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	node := l.nodeRef
-	lg := loadsRef
-	if err := l.s.c.Update(cctx, "DELETE WHERE { GRAPH "+lg+" { "+node+" ?p ?o } }"); err != nil {
+	u, err := l.query("lock_remove", nil)
+	if err == nil {
+		err = l.s.c.Update(cctx, u)
+	}
+	if err != nil {
 		l.s.log.Warn("lock not removed; it counts as abandoned after LockStale", "graph", l.graph, "err", err)
 	}
 }

@@ -141,7 +141,7 @@ func (s *SPARQLStore) Client() *sparqlq.Client { return s.c }
 // Count returns the number of triples in graph. Without a query endpoint
 // (generic-gsp) it reads the graph as N-Triples and counts lines.
 func (s *SPARQLStore) Count(ctx context.Context, graph string) (int64, error) {
-	g, err := sparqlq.IRIRef(graph)
+	q, err := sparqlq.Bound("graph_count_triples", sparqlq.Params{"graph": sparqlq.IRIParam(graph)})
 	if err != nil {
 		return 0, &Error{Op: "count", Graph: graph, Err: err}
 	}
@@ -150,7 +150,7 @@ func (s *SPARQLStore) Count(ctx context.Context, graph string) (int64, error) {
 	}
 	var n int64
 	err = s.retry(ctx, "count", func(ctx context.Context) error {
-		res, err := s.c.Select(ctx, "SELECT (COUNT(*) AS ?n) WHERE { GRAPH "+g+" { ?s ?p ?o } }")
+		res, err := s.c.Select(ctx, q)
 		if err != nil {
 			return err
 		}
@@ -224,11 +224,11 @@ func (s *SPARQLStore) dropsByGSP() bool {
 // Store Protocol DELETE (404 counts as done).
 func (s *SPARQLStore) dropOnce(ctx context.Context, graph string) error {
 	if !s.dropsByGSP() {
-		g, err := sparqlq.IRIRef(graph)
+		u, err := sparqlq.Bound("graph_drop", sparqlq.Params{"graph": sparqlq.IRIParam(graph)})
 		if err != nil {
 			return err
 		}
-		return s.c.Update(ctx, "DROP SILENT GRAPH "+g)
+		return s.c.Update(ctx, u)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, s.gspURL(graph), nil)
 	if err != nil {
@@ -251,10 +251,12 @@ func (s *SPARQLStore) Graphs(ctx context.Context) ([]string, error) {
 		return nil, &Error{Op: "list graphs", Err: errors.New("profile has no query endpoint")}
 	}
 	var out []string
-	err := s.retry(ctx, "list graphs", func(ctx context.Context) error {
-		// GROUP BY rather than DISTINCT: same answer, but Virtuoso 7 takes
-		// milliseconds instead of seconds.
-		res, err := s.c.Select(ctx, "SELECT ?g WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g")
+	q, err := sparqlq.Bound("graphs_list", sparqlq.Params{})
+	if err != nil {
+		return nil, err
+	}
+	err = s.retry(ctx, "list graphs", func(ctx context.Context) error {
+		res, err := s.c.Select(ctx, q)
 		if err != nil {
 			return err
 		}

@@ -169,31 +169,38 @@ func tempGraph(graph string) (string, error) {
 // lock the temporary graph's absence, says whether the swap happened; what
 // the error says is only what was seen.
 func (s *SPARQLStore) commit(ctx context.Context, graph, tmp string, lk *loadLock) error {
-	g, _ := sparqlq.IRIRef(graph)
-	t, _ := sparqlq.IRIRef(tmp)
-	var update string
+	name := "load_commit_move"
 	switch s.p.Quirks.Commit {
 	case CommitMove:
-		update = "MOVE GRAPH " + t + " TO GRAPH " + g
+		name = "load_commit_move_only"
 	case CommitInsert:
-		update = "DROP SILENT GRAPH " + g + " ;\nINSERT { GRAPH " + g + " { ?s ?p ?o } } WHERE { GRAPH " + t +
-			" { ?s ?p ?o } } ;\nDROP SILENT GRAPH " + t
-	default:
-		update = "DROP SILENT GRAPH " + g + " ;\nMOVE GRAPH " + t + " TO GRAPH " + g
+		name = "load_commit_insert"
+	}
+	update, err := sparqlq.Bound(name, sparqlq.Params{"graph": sparqlq.IRIParam(graph), "temp": sparqlq.IRIParam(tmp)})
+	if err != nil {
+		return err
 	}
 	if lk != nil {
-		update += " ;\n" + lk.commitMark()
+		mark, err := lk.commitMark()
+		if err != nil {
+			return err
+		}
+		update += " ;\n" + mark
+	}
+	left, err := sparqlq.Bound("graph_has_triples", sparqlq.Params{"graph": sparqlq.IRIParam(tmp)})
+	if err != nil {
+		return err
 	}
 	// done reports whether the swap is known to have happened.
 	done := func(ctx context.Context) (bool, error) {
 		if lk != nil {
 			return lk.committed(ctx)
 		}
-		left, err := s.c.Ask(ctx, "ASK { GRAPH "+t+" { ?s ?p ?o } }")
-		return err == nil && !left, err
+		has, err := s.c.Ask(ctx, left)
+		return err == nil && !has, err
 	}
 	attempts := 0
-	err := s.retry(ctx, "commit", func(ctx context.Context) error {
+	err = s.retry(ctx, "commit", func(ctx context.Context) error {
 		attempts++
 		if attempts > 1 {
 			// A lost answer to an earlier attempt may hide a success.
@@ -250,7 +257,10 @@ func (s *SPARQLStore) dropTemp(ctx context.Context, tmp string) (bool, error) {
 	if s.p.QueryURL == "" {
 		return false, nil // nothing to look with
 	}
-	t, _ := sparqlq.IRIRef(tmp)
+	ask, err := sparqlq.Bound("graph_has_triples", sparqlq.Params{"graph": sparqlq.IRIParam(tmp)})
+	if err != nil {
+		return false, err
+	}
 	left := false
 	for _, d := range []time.Duration{250 * time.Millisecond, time.Second, 2 * time.Second} {
 		select {
@@ -259,7 +269,7 @@ func (s *SPARQLStore) dropTemp(ctx context.Context, tmp string) (bool, error) {
 		case <-time.After(d):
 		}
 		var err error
-		left, err = s.c.Ask(ctx, "ASK { GRAPH "+t+" { ?s ?p ?o } }")
+		left, err = s.c.Ask(ctx, ask)
 		if err != nil {
 			return false, err
 		}
@@ -272,7 +282,7 @@ func (s *SPARQLStore) dropTemp(ctx context.Context, tmp string) (bool, error) {
 	}
 	if left {
 		// Dropped once more after the last look: see that it stuck.
-		if left, err := s.c.Ask(ctx, "ASK { GRAPH "+t+" { ?s ?p ?o } }"); err != nil || left {
+		if left, err := s.c.Ask(ctx, ask); err != nil || left {
 			return false, err
 		}
 	}

@@ -37,3 +37,17 @@ func LoadTemplate(name string) (*Template, error) {
 	}
 	return ParseTemplate(name, string(b))
 }
+
+// Bound is the embedded template name bound with p: the text of a query
+// or update, for Client.Select, Ask or Update, or to join with others
+// (" ;\n") into one update request. Every SPARQL request kgrag sends is an
+// embedded template bound this way, but the bodies of batch uploads,
+// which are N-Triples.
+func Bound(name string, p Params) (string, error) {
+	t, err := LoadTemplate(name)
+	if err != nil {
+		return "", err
+	}
+	text, err := t.Bind(p)
+	return strings.TrimRight(text, "\n"), err
+}

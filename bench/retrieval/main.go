@@ -23,8 +23,10 @@ import (
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/kgrag/kgrag/embedindex/flat"
@@ -86,12 +88,13 @@ func run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		st, err := loader.Open(prof, loader.Options{})
+		counter := &countingTransport{rt: http.DefaultTransport}
+		st, err := loader.Open(prof, loader.Options{HTTPClient: &http.Client{Transport: counter}})
 		if err != nil {
 			return err
 		}
 		backend = retrieval.NewSPARQLBackend(st.Client(), *graph)
-		requests = st.Client().Requests
+		requests = counter.n.Load
 		backendName = "SPARQL " + *storeType
 	} else {
 		backend = retrieval.NewMemoryBackend(ds)
@@ -151,3 +154,14 @@ func buildIndex(ctx context.Context, ds *graphrag.Dataset, path string) error {
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
+
+// countingTransport counts the HTTP requests sent to the store.
+type countingTransport struct {
+	rt http.RoundTripper
+	n  atomic.Int64
+}
+
+func (t *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	t.n.Add(1)
+	return t.rt.RoundTrip(r)
+}

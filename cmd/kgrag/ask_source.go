@@ -11,7 +11,6 @@ import (
 	"github.com/kgrag/kgrag/internal/redact"
 	"github.com/kgrag/kgrag/internal/retrieval"
 	"github.com/kgrag/kgrag/loader"
-	"github.com/kgrag/kgrag/ontology"
 	"github.com/kgrag/kgrag/sparqlq"
 	"github.com/urfave/cli/v3"
 )
@@ -125,11 +124,11 @@ func storeClient(o storeOptions) (*sparqlq.Client, *countingTransport, error) {
 // checkGraph asks the store whether the graph holds any gr:Entity, so that
 // a wrong --graph is named as such instead of giving an empty context.
 func checkGraph(ctx context.Context, c *sparqlq.Client, o storeOptions) error {
-	g, err := sparqlq.IRIRef(o.graph)
+	q, err := sparqlq.Bound("graph_has_entities", sparqlq.Params{"graph": sparqlq.IRIParam(o.graph)})
 	if err != nil {
 		return usagef("--graph http://example.org/kg", "--graph: %v", err)
 	}
-	ok, err := c.Ask(ctx, "PREFIX gr: <"+ontology.NS+">\nASK { GRAPH "+g+" { ?e a gr:Entity } }")
+	ok, err := c.Ask(ctx, q)
 	if err != nil {
 		return storeError(fmt.Errorf("ask: read graph <%s>: %w; is the store running at --store (KGRAG_STORE)?", o.graph, err))
 	}

@@ -21,7 +21,6 @@ import (
 	"github.com/kgrag/kgrag/internal/redact"
 	"github.com/kgrag/kgrag/internal/retrieval"
 	"github.com/kgrag/kgrag/loader"
-	"github.com/kgrag/kgrag/ontology"
 	"github.com/kgrag/kgrag/sparqlq"
 	"github.com/urfave/cli/v3"
 )
@@ -281,12 +280,12 @@ func checkStore(ctx context.Context, opts doctorOptions, how map[string]string) 
 	if err != nil {
 		return fail(usageFix(err), "%v", err)
 	}
-	g, err := sparqlq.IRIRef(o.graph)
+	q, err := sparqlq.Bound("graph_count_entities", sparqlq.Params{"graph": sparqlq.IRIParam(o.graph)})
 	if err != nil {
 		return fail(how["graph"], "--graph: %v", err)
 	}
 	where := fmt.Sprintf("%s store at %s", o.storeType, redact.URL(o.url))
-	res, err := c.Select(ctx, "PREFIX gr: <"+ontology.NS+">\nSELECT (COUNT(?e) AS ?n) WHERE { GRAPH "+g+" { ?e a gr:Entity } }")
+	res, err := c.Select(ctx, q)
 	if err != nil {
 		var se *sparqlq.StatusError
 		switch {
@@ -322,7 +321,11 @@ func checkStore(ctx context.Context, opts doctorOptions, how map[string]string) 
 // entityGraphs names a few graphs of the store that hold entities, to
 // suggest for --graph. Errors leave the hint out.
 func entityGraphs(ctx context.Context, c *sparqlq.Client) []string {
-	res, err := c.Select(ctx, "PREFIX gr: <"+ontology.NS+">\nSELECT DISTINCT ?g WHERE { GRAPH ?g { ?e a gr:Entity } } ORDER BY ?g LIMIT 5")
+	q, err := sparqlq.Bound("graphs_with_entities", sparqlq.Params{})
+	if err != nil {
+		return nil
+	}
+	res, err := c.Select(ctx, q)
 	if err != nil {
 		return nil
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/kgrag/kgrag/internal/indexer"
 	"github.com/kgrag/kgrag/internal/redact"
 	"github.com/kgrag/kgrag/internal/ui"
+	"github.com/kgrag/kgrag/sparqlq"
 	"github.com/urfave/cli/v3"
 )
 
@@ -415,7 +416,11 @@ func reachStore(ctx context.Context, o storeOptions) error {
 	if c.QueryURL() == "" {
 		return nil // a Graph Store Protocol-only store: nothing to ask
 	}
-	if _, err := c.Ask(ctx, "ASK {}"); err != nil {
+	q, err := sparqlq.Bound("store_ping", sparqlq.Params{})
+	if err != nil {
+		return err
+	}
+	if _, err := c.Ask(ctx, q); err != nil {
 		return storeError(fmt.Errorf("store %s: %w", redact.URL(o.url), err))
 	}
 	return nil
