@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/kgrag/kgrag/internal/redact"
@@ -455,3 +456,23 @@ func (c *Client) wrapOp(op, endpoint string, err error) error {
 	}
 	return fmt.Errorf("sparqlq: %s %s: %w", op, redact.URL(endpoint), c.secrets.Error(err))
 }
+
+// CountingTransport counts the HTTP requests sent through it: the round
+// trips a question costs, as kgrag ask reports them. Give it as the
+// Transport of the client's HTTPClient.
+type CountingTransport struct {
+	Base http.RoundTripper // nil means http.DefaultTransport
+	n    atomic.Int64
+}
+
+// RoundTrip counts r and sends it.
+func (t *CountingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	t.n.Add(1)
+	if t.Base == nil {
+		return http.DefaultTransport.RoundTrip(r)
+	}
+	return t.Base.RoundTrip(r)
+}
+
+// Requests is the number of requests sent so far.
+func (t *CountingTransport) Requests() int64 { return t.n.Load() }

@@ -26,7 +26,6 @@ import (
 	"net/http"
 	"os"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/kgrag/kgrag/embedindex/flat"
@@ -34,6 +33,7 @@ import (
 	"github.com/kgrag/kgrag/internal/llm/llmtest"
 	"github.com/kgrag/kgrag/internal/retrieval"
 	"github.com/kgrag/kgrag/loader"
+	"github.com/kgrag/kgrag/sparqlq"
 )
 
 const (
@@ -88,13 +88,13 @@ func run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		counter := &countingTransport{rt: http.DefaultTransport}
+		counter := &sparqlq.CountingTransport{}
 		st, err := loader.Open(prof, loader.Options{HTTPClient: &http.Client{Transport: counter}})
 		if err != nil {
 			return err
 		}
 		backend = retrieval.NewSPARQLBackend(st.Client(), *graph)
-		requests = counter.n.Load
+		requests = counter.Requests
 		backendName = "SPARQL " + *storeType
 	} else {
 		backend = retrieval.NewMemoryBackend(ds)
@@ -154,14 +154,3 @@ func buildIndex(ctx context.Context, ds *graphrag.Dataset, path string) error {
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
-
-// countingTransport counts the HTTP requests sent to the store.
-type countingTransport struct {
-	rt http.RoundTripper
-	n  atomic.Int64
-}
-
-func (t *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	t.n.Add(1)
-	return t.rt.RoundTrip(r)
-}

@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"slices"
-	"sync/atomic"
 
 	"github.com/kgrag/kgrag/graphrag"
 	"github.com/kgrag/kgrag/internal/redact"
@@ -50,8 +48,8 @@ func validateAskStore(o *storeOptions) error {
 type source struct {
 	name  string // for messages: the input folder, or <graph> at the store
 	src   retrieval.Source
-	store *countingTransport // nil for --input
-	c     *sparqlq.Client    // the store's, nil for --input
+	store *sparqlq.CountingTransport // nil for --input
+	c     *sparqlq.Client            // the store's, nil for --input
 	graph string
 }
 
@@ -63,7 +61,7 @@ func (s source) requests() int {
 	if s.store == nil {
 		return 0
 	}
-	return int(s.store.n.Load())
+	return int(s.store.Requests())
 }
 
 func (s source) counted() bool { return s.store != nil }
@@ -99,12 +97,12 @@ func openSource(ctx context.Context, opts askOptions) (source, error) {
 
 // storeClient returns a query client of the store whose requests are
 // counted.
-func storeClient(o storeOptions) (*sparqlq.Client, *countingTransport, error) {
+func storeClient(o storeOptions) (*sparqlq.Client, *sparqlq.CountingTransport, error) {
 	hc, err := sparqlq.NewHTTPClient(o.caCert)
 	if err != nil {
 		return nil, nil, usagef("", "--ca-cert: %v", err)
 	}
-	counter := &countingTransport{rt: hc.Transport}
+	counter := &sparqlq.CountingTransport{Base: hc.Transport}
 	hc.Transport = counter
 	p, err := loader.ProfileFor(o.storeType, o.url)
 	if err != nil {
@@ -137,16 +135,4 @@ func checkGraph(ctx context.Context, c *sparqlq.Client, o storeOptions) error {
 			o.graph, redact.URL(o.url), redact.URL(o.url), o.graph)
 	}
 	return nil
-}
-
-// countingTransport counts the HTTP requests sent to the store: the round
-// trips a question costs.
-type countingTransport struct {
-	rt http.RoundTripper
-	n  atomic.Int64
-}
-
-func (t *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	t.n.Add(1)
-	return t.rt.RoundTrip(r)
 }

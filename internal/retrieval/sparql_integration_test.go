@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"path/filepath"
 	"slices"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/kgrag/kgrag/internal/retrieval"
 	"github.com/kgrag/kgrag/internal/test"
 	"github.com/kgrag/kgrag/loader"
+	"github.com/kgrag/kgrag/sparqlq"
 )
 
 // questions makes n questions about ds and the entity ids each selects,
@@ -94,7 +94,7 @@ func TestSPARQLBackendMatchesMemory(t *testing.T) {
 	ctx := context.Background()
 	for _, store := range differentialStores {
 		t.Run(store.name, func(t *testing.T) {
-			counter := &countingTransport{rt: http.DefaultTransport}
+			counter := &sparqlq.CountingTransport{}
 			st := openStore(t, store.name, store.service, loader.Options{HTTPClient: &http.Client{Transport: counter}})
 			for _, sample := range test.Samples() {
 				t.Run(sample, func(t *testing.T) {
@@ -122,13 +122,13 @@ func TestSPARQLBackendMatchesMemory(t *testing.T) {
 						if err != nil {
 							t.Fatal(err)
 						}
-						before, start := counter.n.Load(), time.Now()
+						before, start := counter.Requests(), time.Now()
 						got, err := sq[i%8].LocalContext(ctx, sel)
 						took = append(took, time.Since(start))
 						if err != nil {
 							t.Fatalf("question %d %q: %v", i, qs[i], err)
 						}
-						trips += counter.n.Load() - before
+						trips += counter.Requests() - before
 						if len(want.Entities) > 0 {
 							nonEmpty++
 						}
@@ -144,7 +144,7 @@ func TestSPARQLBackendMatchesMemory(t *testing.T) {
 					if perQ > 4 {
 						t.Errorf("%.1f round trips per question; want at most 4", perQ)
 					}
-					compareGlobal(t, retrieval.NewMemoryBackend(ds), retrieval.NewSPARQLBackend(st.Client(), graph), counter.n.Load)
+					compareGlobal(t, retrieval.NewMemoryBackend(ds), retrieval.NewSPARQLBackend(st.Client(), graph), counter.Requests)
 				})
 			}
 		})
@@ -223,16 +223,4 @@ func compareGlobal(t *testing.T, mem, sq retrieval.ReportSource, requests func()
 		}
 		t.Logf("level %d: %d reports identical", level, len(want))
 	}
-}
-
-// countingTransport counts the HTTP requests sent to the store: the round
-// trips a question costs.
-type countingTransport struct {
-	rt http.RoundTripper
-	n  atomic.Int64
-}
-
-func (t *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	t.n.Add(1)
-	return t.rt.RoundTrip(r)
 }
