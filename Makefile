@@ -24,12 +24,12 @@ build:
 # started on a free 127.0.0.1 port and stopped at the end: no model, no
 # services.
 demo: build
-	$(GO) run ./internal/synth/cmd/kgrag-synth -out $(DEMO)/output -seed 1 \
+	$(GO) run ./cmd/kgrag-synth -out $(DEMO)/output -seed 1 \
 		-entities 300 -relationships 900 -text-units 60 -communities 30
 	$(BIN) inspect $(DEMO)/output
 	$(BIN) load --input $(DEMO)/output --turtle $(DEMO)/graph.ttl --with-ontology
 	@echo "demo: Turtle written to $(DEMO)/graph.ttl"
-	$(GO) build -o bin/kgrag-llmtest ./internal/llm/llmtest/cmd/kgrag-llmtest
+	$(GO) build -o bin/kgrag-llmtest ./cmd/kgrag-llmtest
 	@bash -c "$$demo_ask"
 
 # demo_ask runs in bash (for /dev/tcp): pick a free port, start the test

@@ -57,7 +57,7 @@ gr_version=$(<"$(dirname "$(dirname "$py")")/.kgrag-graphrag-version")
 if [[ ! -f $SYNTH/.complete ]]; then
 	kg_log "generating the synthetic dataset into $SYNTH"
 	rm -rf "$SYNTH"
-	go run ./internal/synth/cmd/kgrag-synth -out "$SYNTH" -seed "$SEED" \
+	go run ./cmd/kgrag-synth -out "$SYNTH" -seed "$SEED" \
 		-entities "$N_ENT" -relationships "$N_REL" -text-units "$N_TU" -communities "$N_COM" >&2 ||
 		kg_die "kgrag-synth failed"
 	touch "$SYNTH/.complete"

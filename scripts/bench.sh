@@ -261,7 +261,7 @@ KGRAG=$(cd "$(dirname "$KGRAG")" && pwd)/$(basename "$KGRAG")
 if [[ ! -f $SYNTH/.complete ]]; then
 	log "generating the synthetic dataset into $SYNTH"
 	rm -rf "$SYNTH"
-	go run ./internal/synth/cmd/kgrag-synth -out "$SYNTH" -seed "$SEED" \
+	go run ./cmd/kgrag-synth -out "$SYNTH" -seed "$SEED" \
 		-entities "$N_ENT" -relationships "$N_REL" -text-units "$N_TU" -communities "$N_COM" >&2 ||
 		die "kgrag-synth failed"
 	touch "$SYNTH/.complete"
@@ -777,7 +777,7 @@ if has_step leiden; then
 	LD_REPEAT=${BENCH_LEIDEN_REPEAT:-3}
 	LEIDEN=$OUT/bin/kgrag-leiden
 	mkdir -p "$OUT/bin"
-	go build -o "$LEIDEN" ./internal/leiden/cmd/kgrag-leiden || die "building kgrag-leiden failed"
+	go build -o "$LEIDEN" ./bench/leiden || die "building kgrag-leiden failed"
 	log "leiden: the peers' venv (scripts/leiden-py.sh)"
 	ld_py=$("$here/leiden-py.sh" 2>"$RUN/leiden-py.err") || ld_py=""
 	ld_rows=()
@@ -1016,7 +1016,7 @@ if has_step serve; then
 	mkdir -p "$OUT/bin" "$OUT/index"
 	go build -o "$OUT/bin/bench-serve" ./bench/serve || die "building bench/serve failed"
 	go build -o "$OUT/bin/bench-retrieval" ./bench/retrieval || die "building bench/retrieval failed"
-	go build -o "$OUT/bin/kgrag-llmtest" ./internal/llm/llmtest/cmd/kgrag-llmtest || die "building kgrag-llmtest failed"
+	go build -o "$OUT/bin/kgrag-llmtest" ./cmd/kgrag-llmtest || die "building kgrag-llmtest failed"
 	"$OUT/bin/kgrag-llmtest" -addr "127.0.0.1:$LLM_PORT" -dim 768 >"$RUN/serve-llmtest.log" 2>&1 &
 	llm_pid=$!
 	# A slower model server (2 ms per streamed piece) keeps questions in

@@ -52,7 +52,7 @@ func (r *report) write(out io.Writer) error {
 	r.writeLatency(p)
 	r.writeContexts(p)
 
-	p("Reproduce (after `make build`; the synthetic dataset is made by scripts/bench.sh, or by `go run ./internal/synth/cmd/kgrag-synth`):")
+	p("Reproduce (after `make build`; the synthetic dataset is made by scripts/bench.sh, or by `go run ./cmd/kgrag-synth`):")
 	p("")
 	p("```")
 	p("BENCH_STEPS=global bash scripts/bench.sh")

@@ -22,5 +22,5 @@
 //	...
 //	if n := srv.Count("/embeddings"); n != 3 { ... }
 //
-// For manual use, cmd/kgrag-llmtest serves the same on a fixed address.
+// For manual use, cmd/kgrag-llmtest (at the repository root) serves the same on a fixed address.
 package llmtest

@@ -1,4 +1,4 @@
-// Command kgrag-leiden times kgrag's Leiden (package leiden) on one graph,
+// Command leiden times kgrag's Leiden (package leiden) on one graph,
 // for scripts/bench.sh's leiden step, and writes the graph's edges so that
 // the Python peers (scripts/oracle/leiden.py) run on the same graph.
 //
