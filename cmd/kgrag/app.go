@@ -49,7 +49,7 @@ Start with:
 		ExitErrHandler: func(context.Context, *cli.Command, error) {},
 		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print no progress", Sources: cli.EnvVars("KGRAG_QUIET")},
-		}, cfg.globalFlags()...),
+		}, cfg.Flags()...),
 		Commands: []*cli.Command{
 			newAskCommand(term),
 			newDoctorCommand(term, cfg),
@@ -62,7 +62,7 @@ Start with:
 			newServeCommand(term),
 		},
 	}
-	cfg.attach(app) // after the commands: it walks their flags
+	cfg.Attach(app) // after the commands: it walks their flags
 	app.OnUsageError = onUsageError
 	for _, c := range app.Commands {
 		c.OnUsageError = onUsageError

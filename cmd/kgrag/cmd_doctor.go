@@ -17,6 +17,7 @@ import (
 	"github.com/kgrag/kgrag/embedindex/elastic"
 	"github.com/kgrag/kgrag/embedindex/flat"
 	"github.com/kgrag/kgrag/graphrag"
+	"github.com/kgrag/kgrag/internal/cliconfig"
 	"github.com/kgrag/kgrag/internal/llm"
 	"github.com/kgrag/kgrag/internal/redact"
 	"github.com/kgrag/kgrag/internal/retrieval"
@@ -131,13 +132,13 @@ are skipped, with what would enable them.
 				chatModel:  cmd.String("chat-model"),
 				tryChat:    cmd.Bool("try-chat"),
 				json:       cmd.Bool("json"),
-				configFile: cfg.describeFile(),
+				configFile: cfg.DescribeFile(),
 			}
 			if cmd.String("store") != "" {
 				opts.store = storeOptionsFrom(cmd)
 			}
 			if cmd.Bool("show-config") {
-				opts.settings = cfg.settings(cmd)
+				opts.settings = cfg.Settings(cmd)
 			}
 			return runDoctor(ctx, opts, term)
 		},
@@ -238,8 +239,8 @@ func howToSet(flags []cli.Flag) map[string]string {
 		if ef, ok := f.(interface{ GetEnvVars() []string }); ok {
 			envs = ef.GetEnvVars()
 		}
-		chain := flagSources(f)
-		secret := chain != nil && isSecret(name, chain)
+		chain := cliconfig.FlagSources(f)
+		secret := chain != nil && cliconfig.IsSecret(name, chain)
 		if secret && len(envs) > 0 {
 			envs = append(envs, envs[0]+"_FILE")
 		}
@@ -248,7 +249,7 @@ func howToSet(flags []cli.Flag) map[string]string {
 		}
 		key := "config key " + name
 		if secret {
-			key += " or " + name + secretFileSuffix
+			key += " or " + name + cliconfig.SecretFileSuffix
 		}
 		ways = append(ways, key)
 		out[name] = "--" + name + " (" + strings.Join(ways, ", ") + ")"

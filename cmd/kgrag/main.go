@@ -49,7 +49,7 @@ func secretsOf(args, env []string) redact.Secrets {
 			s = s.URL(u)
 		}
 		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if !strings.HasPrefix(a, "-") || !secretName.MatchString(name) {
+		if !strings.HasPrefix(a, "-") || !isSecretName(name) {
 			continue
 		}
 		if !hasValue && i+1 < len(args) {
@@ -67,7 +67,7 @@ func secretsOf(args, env []string) redact.Secrets {
 			if v, err := readSecret(value); err == nil {
 				s = s.Add(v)
 			}
-		case secretName.MatchString(name):
+		case isSecretName(name):
 			s = s.Add(value)
 		case strings.Contains(value, "://"):
 			s = s.URL(value)

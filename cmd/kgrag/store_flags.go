@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 
@@ -36,14 +35,6 @@ type storeOptions struct {
 	ontologyGraph string
 	inPlace       bool
 	breakLock     bool // remove other loads' locks of the graph first
-}
-
-// secretSource reads a secret from env, or from the file an env var names,
-// so that secrets need not appear on command lines or in --help defaults.
-// The mark tells the config file and doctor --show-config that the flag is
-// a secret.
-func secretSource(env string) cli.ValueSourceChain {
-	return cli.NewValueSourceChain(secretFileSource(os.Getenv(env+"_FILE")), cli.EnvVar(env), secretMark{})
 }
 
 func storeFlags() []cli.Flag {
