@@ -15,25 +15,24 @@ import (
 	"github.com/urfave/cli/v3"
 )
 
-// globalFlags are the flags of --mode global.
-func globalFlags() []cli.Flag {
-	def := globalsearch.DefaultOptions()
-	gp := retrieval.DefaultGlobalParams()
+// globalFlags are the flags of --mode global, bound to g's fields.
+func globalFlags(g *globalOptions) []cli.Flag {
+	s, p := &g.search, &g.params
 	const cat = "global search (--mode global)"
 	return []cli.Flag{
-		&cli.IntFlag{Name: "concurrency", Category: cat, Value: def.Concurrency, Usage: "model calls in flight at once (GraphRAG uses 25, for hosted APIs; a local server queues what it cannot run)", Sources: cli.EnvVars("KGRAG_CONCURRENCY")},
-		&cli.IntFlag{Name: "reduce-context-tokens", Category: cat, Value: gp.ReduceContextTokens, Usage: "token budget of the ranked points handed to the final (reduce) call; --max-context-tokens is each map batch's"},
-		&cli.IntFlag{Name: "map-max-length", Category: cat, Value: def.MapMaxLength, Usage: "word limit the map prompt asks for"},
-		&cli.IntFlag{Name: "reduce-max-length", Category: cat, Value: def.ReduceMaxLength, Usage: "word limit the answer prompt asks for"},
-		&cli.BoolFlag{Name: "report-summaries", Category: cat, Usage: "map (and rate) report summaries instead of full reports: many fewer tokens, for small models and small contexts"},
-		&cli.BoolFlag{Name: "general-knowledge", Category: cat, Usage: "let the answer add what the model knows from elsewhere, marked as such (and answer even when no report is relevant)"},
-		&cli.BoolFlag{Name: "dynamic-community-selection", Category: cat, Usage: "have the model rate reports 0-5 from the root communities down, and read only the relevant ones"},
-		&cli.IntFlag{Name: "dynamic-threshold", Category: cat, Value: def.DynamicThreshold, Usage: "lowest rating (0-5) a report needs to be kept and its sub-communities rated"},
-		&cli.BoolFlag{Name: "dynamic-keep-parent", Category: cat, Usage: "keep a relevant community's parent report too (default: the child replaces it)"},
-		&cli.IntFlag{Name: "max-llm-calls", Category: cat, Usage: "refuse a question that needs more than `N` model calls (0: no limit); see --plan"},
-		&cli.BoolFlag{Name: "plan", Category: cat, Usage: "print how many model calls and tokens the question would take, and stop (no model is called)"},
-		&cli.Int64Flag{Name: "shuffle-seed", Category: cat, Value: gp.ShuffleSeed, Usage: "seed of the report shuffle before batching (GraphRAG's 86 gives GraphRAG's batches; -1: community order)"},
-		&cli.BoolFlag{Name: "json-mode", Category: cat, Value: def.JSONMode, Usage: "ask the server for JSON replies on map and rating calls (response_format); dropped by itself if the server refuses it"},
+		&cli.IntFlag{Name: "concurrency", Category: cat, Value: s.Concurrency, Destination: &s.Concurrency, Usage: "model calls in flight at once (GraphRAG uses 25, for hosted APIs; a local server queues what it cannot run)", Sources: cli.EnvVars("KGRAG_CONCURRENCY")},
+		&cli.IntFlag{Name: "reduce-context-tokens", Category: cat, Value: p.ReduceContextTokens, Destination: &p.ReduceContextTokens, Usage: "token budget of the ranked points handed to the final (reduce) call; --max-context-tokens is each map batch's"},
+		&cli.IntFlag{Name: "map-max-length", Category: cat, Value: s.MapMaxLength, Destination: &s.MapMaxLength, Usage: "word limit the map prompt asks for"},
+		&cli.IntFlag{Name: "reduce-max-length", Category: cat, Value: s.ReduceMaxLength, Destination: &s.ReduceMaxLength, Usage: "word limit the answer prompt asks for"},
+		&cli.BoolFlag{Name: "report-summaries", Category: cat, Destination: &p.UseCommunitySummary, Usage: "map (and rate) report summaries instead of full reports: many fewer tokens, for small models and small contexts"},
+		&cli.BoolFlag{Name: "general-knowledge", Category: cat, Destination: &s.GeneralKnowledge, Usage: "let the answer add what the model knows from elsewhere, marked as such (and answer even when no report is relevant)"},
+		&cli.BoolFlag{Name: "dynamic-community-selection", Category: cat, Destination: &s.Dynamic, Usage: "have the model rate reports 0-5 from the root communities down, and read only the relevant ones"},
+		&cli.IntFlag{Name: "dynamic-threshold", Category: cat, Value: s.DynamicThreshold, Destination: &s.DynamicThreshold, Usage: "lowest rating (0-5) a report needs to be kept and its sub-communities rated"},
+		&cli.BoolFlag{Name: "dynamic-keep-parent", Category: cat, Destination: &s.DynamicKeepParent, Usage: "keep a relevant community's parent report too (default: the child replaces it)"},
+		&cli.IntFlag{Name: "max-llm-calls", Category: cat, Destination: &s.MaxLLMCalls, Usage: "refuse a question that needs more than `N` model calls (0: no limit); see --plan"},
+		&cli.BoolFlag{Name: "plan", Category: cat, Destination: &g.plan, Usage: "print how many model calls and tokens the question would take, and stop (no model is called)"},
+		&cli.Int64Flag{Name: "shuffle-seed", Category: cat, Value: p.ShuffleSeed, Destination: &p.ShuffleSeed, Usage: "seed of the report shuffle before batching (GraphRAG's 86 gives GraphRAG's batches; -1: community order)"},
+		&cli.BoolFlag{Name: "json-mode", Category: cat, Value: s.JSONMode, Destination: &s.JSONMode, Usage: "ask the server for JSON replies on map and rating calls (response_format); dropped by itself if the server refuses it"},
 	}
 }
 
@@ -42,28 +41,6 @@ type globalOptions struct {
 	params retrieval.GlobalParams
 	search globalsearch.Options
 	plan   bool
-}
-
-func globalOptionsFrom(cmd *cli.Command, local retrieval.Params) globalOptions {
-	g := globalOptions{params: retrieval.DefaultGlobalParams(), search: globalsearch.DefaultOptions(), plan: cmd.Bool("plan")}
-	g.params.CommunityLevel = local.CommunityLevel
-	g.params.RollUpReports = local.RollUpReports
-	g.params.MaxContextTokens = local.MaxContextTokens
-	g.params.Encoding = local.Encoding
-	g.params.ReduceContextTokens = cmd.Int("reduce-context-tokens")
-	g.params.ShuffleSeed = cmd.Int64("shuffle-seed")
-	g.params.UseCommunitySummary = cmd.Bool("report-summaries")
-	s := &g.search
-	s.Concurrency = cmd.Int("concurrency")
-	s.MapMaxLength = cmd.Int("map-max-length")
-	s.ReduceMaxLength = cmd.Int("reduce-max-length")
-	s.GeneralKnowledge = cmd.Bool("general-knowledge")
-	s.Dynamic = cmd.Bool("dynamic-community-selection")
-	s.DynamicThreshold = cmd.Int("dynamic-threshold")
-	s.DynamicKeepParent = cmd.Bool("dynamic-keep-parent")
-	s.MaxLLMCalls = cmd.Int("max-llm-calls")
-	s.JSONMode = cmd.Bool("json-mode")
-	return g
 }
 
 func (o *askOptions) validateGlobal() error {

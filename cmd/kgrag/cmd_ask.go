@@ -9,6 +9,7 @@ import (
 	"time"
 
 	answerjson "github.com/kgrag/kgrag/internal/answer"
+	"github.com/kgrag/kgrag/internal/globalsearch"
 	"github.com/kgrag/kgrag/internal/llm"
 	"github.com/kgrag/kgrag/internal/localsearch"
 	"github.com/kgrag/kgrag/internal/retrieval"
@@ -57,6 +58,7 @@ type askOptions struct {
 }
 
 func newAskCommand(term terminal) *cli.Command {
+	opts := newAskOptions()
 	return &cli.Command{
 		Name:      "ask",
 		Usage:     "answer a question from the graph with a local LLM (GraphRAG local or global search)",
@@ -129,72 +131,63 @@ Look before asking, or compare:
    kgrag ask --input ./output --json "Who is Scrooge?" | jq .timings_ms
    kgrag ask --no-context "Who is Scrooge?"                      the model alone, no graph
 ` + exitStatusHelp,
-		Flags: askFlags(),
+		Flags: askFlags(opts),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			return runAsk(ctx, askOptionsFrom(cmd), term)
+			opts.finish(cmd)
+			return runAsk(ctx, *opts, term)
 		},
 	}
 }
 
-// askFlags are ask's flags; serve takes those that are not about one
-// question.
-func askFlags() []cli.Flag {
-	def := retrieval.DefaultParams()
+// newAskOptions are ask's options before the flags: the libraries'
+// defaults.
+func newAskOptions() *askOptions {
+	return &askOptions{mode: modeLocal, params: retrieval.DefaultParams(), chatModel: defaultChatModel,
+		responseType: prompts.DefaultResponseType,
+		global:       globalOptions{params: retrieval.DefaultGlobalParams(), search: globalsearch.DefaultOptions()}}
+}
+
+// askFlags are ask's flags, bound to o's fields (their defaults are o's
+// values); serve takes those that are not about one question.
+func askFlags(o *askOptions) []cli.Flag {
+	p := &o.params
 	flags := []cli.Flag{
-		&cli.StringFlag{Name: "input", Aliases: []string{"i"}, Usage: "GraphRAG output `DIR` to read into memory (instead of --store)", Sources: cli.EnvVars("KGRAG_INPUT")},
-		&cli.StringFlag{Name: "mode", Value: modeLocal, Usage: "retrieval `MODE`: local (GraphRAG local search), global (map-reduce over community reports) or seed", Sources: cli.EnvVars("KGRAG_ASK_MODE")},
-		&cli.Int64Flag{Name: "community-level", Category: "retrieval", Value: def.CommunityLevel, Usage: "deepest community `LEVEL` whose reports are used (seed mode: the one level ranked, default 0)"},
-		&cli.BoolFlag{Name: "roll-up-reports", Category: "retrieval", Usage: "offer only each entity's deepest community report up to --community-level, as GraphRAG 1.x did (2.x and 3.x offer every report up to the level)"},
-		&cli.IntFlag{Name: "max-context-tokens", Category: "retrieval", Value: def.MaxContextTokens, Usage: "token budget of the context (reports, entities, relationships, sources)"},
-		&cli.StringFlag{Name: "encoding", Category: "retrieval", Value: def.Encoding, Usage: "tiktoken `ENCODING` that counts the budget: " + tokens.EncodingCL100K + " (GPT-4, GraphRAG before 3.x) or " + tokens.EncodingO200K + " (GPT-4o, GraphRAG 3.x's default)"},
-		&cli.IntFlag{Name: "top-k-entities", Category: "retrieval", Value: def.TopKEntities, Usage: "entities taken from the vector index (it is asked for twice as many)"},
-		&cli.IntFlag{Name: "top-k-relationships", Category: "retrieval", Value: def.TopKRelationships, Usage: "outside relationships kept per selected entity (seed mode: inside and outside relationships kept)"},
-		&cli.StringFlag{Name: "chat-model", Category: "model server", Value: defaultChatModel, Usage: "chat model `NAME` that writes the answer", Sources: cli.EnvVars("KGRAG_CHAT_MODEL")},
-		&cli.FloatFlag{Name: "temperature", Category: "model server", Value: 0, Usage: "sampling temperature of the answer (0: the most repeatable)"},
-		&cli.IntFlag{Name: "max-tokens", Category: "model server", Usage: "stop the answer after `N` tokens (0: the server's limit)"},
-		&cli.StringFlag{Name: "response-type", Value: prompts.DefaultResponseType, Usage: "shape of the answer, in words (e.g. \"a single sentence\", \"a list of points\")"},
-		&cli.BoolFlag{Name: "context-only", Usage: "print the context that would be sent and stop: no chat model is called (the embedding model is)"},
-		&cli.BoolFlag{Name: "no-context", Usage: "ask the chat model the question alone, without the graph (a baseline to compare with)"},
-		&cli.BoolFlag{Name: "show-reasoning", Category: "model server", Usage: "print a reasoning model's thinking (its <think> block or reasoning_content) to stderr as it comes; with --json, put it in the object. It is never part of the answer"},
-		&cli.BoolFlag{Name: "json", Usage: "print one JSON object: question, answer, context records, token counts, timings"},
+		&cli.StringFlag{Name: "input", Aliases: []string{"i"}, Destination: &o.input, Usage: "GraphRAG output `DIR` to read into memory (instead of --store)", Sources: cli.EnvVars("KGRAG_INPUT")},
+		&cli.StringFlag{Name: "mode", Value: o.mode, Destination: &o.mode, Usage: "retrieval `MODE`: local (GraphRAG local search), global (map-reduce over community reports) or seed", Sources: cli.EnvVars("KGRAG_ASK_MODE")},
+		&cli.Int64Flag{Name: "community-level", Category: "retrieval", Value: p.CommunityLevel, Destination: &p.CommunityLevel, Usage: "deepest community `LEVEL` whose reports are used (seed mode: the one level ranked, default 0)"},
+		&cli.BoolFlag{Name: "roll-up-reports", Category: "retrieval", Destination: &p.RollUpReports, Usage: "offer only each entity's deepest community report up to --community-level, as GraphRAG 1.x did (2.x and 3.x offer every report up to the level)"},
+		&cli.IntFlag{Name: "max-context-tokens", Category: "retrieval", Value: p.MaxContextTokens, Destination: &p.MaxContextTokens, Usage: "token budget of the context (reports, entities, relationships, sources)"},
+		&cli.StringFlag{Name: "encoding", Category: "retrieval", Value: p.Encoding, Destination: &p.Encoding, Usage: "tiktoken `ENCODING` that counts the budget: " + tokens.EncodingCL100K + " (GPT-4, GraphRAG before 3.x) or " + tokens.EncodingO200K + " (GPT-4o, GraphRAG 3.x's default)"},
+		&cli.IntFlag{Name: "top-k-entities", Category: "retrieval", Value: p.TopKEntities, Destination: &p.TopKEntities, Usage: "entities taken from the vector index (it is asked for twice as many)"},
+		&cli.IntFlag{Name: "top-k-relationships", Category: "retrieval", Value: p.TopKRelationships, Destination: &p.TopKRelationships, Usage: "outside relationships kept per selected entity (seed mode: inside and outside relationships kept)"},
+		chatModelFlag("chat model `NAME` that writes the answer", &o.chatModel),
+		&cli.FloatFlag{Name: "temperature", Category: "model server", Value: o.temperature, Destination: &o.temperature, Usage: "sampling temperature of the answer (0: the most repeatable)"},
+		&cli.IntFlag{Name: "max-tokens", Category: "model server", Destination: &o.maxTokens, Usage: "stop the answer after `N` tokens (0: the server's limit)"},
+		&cli.StringFlag{Name: "response-type", Value: o.responseType, Destination: &o.responseType, Usage: "shape of the answer, in words (e.g. \"a single sentence\", \"a list of points\")"},
+		&cli.BoolFlag{Name: "context-only", Destination: &o.contextOnly, Usage: "print the context that would be sent and stop: no chat model is called (the embedding model is)"},
+		&cli.BoolFlag{Name: "no-context", Destination: &o.noContext, Usage: "ask the chat model the question alone, without the graph (a baseline to compare with)"},
+		&cli.BoolFlag{Name: "show-reasoning", Category: "model server", Destination: &o.showReasoning, Usage: "print a reasoning model's thinking (its <think> block or reasoning_content) to stderr as it comes; with --json, put it in the object. It is never part of the answer"},
+		&cli.BoolFlag{Name: "json", Destination: &o.json, Usage: "print one JSON object: question, answer, context records, token counts, timings"},
 	}
-	flags = append(flags, globalFlags()...)
+	flags = append(flags, globalFlags(&o.global)...)
 	flags = append(flags, askStoreFlags()...)
 	flags = append(flags, indexFlags()...)
 	return append(flags, llmFlags()...)
 }
 
-// askOptionsFrom reads ask's flags, which serve shares.
-func askOptionsFrom(cmd *cli.Command) askOptions {
-	opts := askOptions{
-		question:      strings.TrimSpace(strings.Join(cmd.Args().Slice(), " ")),
-		mode:          cmd.String("mode"),
-		input:         cmd.String("input"),
-		index:         indexOptionsFrom(cmd),
-		chatModel:     cmd.String("chat-model"),
-		temperature:   cmd.Float("temperature"),
-		maxTokens:     cmd.Int("max-tokens"),
-		responseType:  cmd.String("response-type"),
-		contextOnly:   cmd.Bool("context-only"),
-		noContext:     cmd.Bool("no-context"),
-		showReasoning: cmd.Bool("show-reasoning"),
-		json:          cmd.Bool("json"),
-		quiet:         cmd.Bool("quiet"),
-		llm:           llmOptionsFrom(cmd),
-	}
-	opts.params = retrieval.DefaultParams()
-	opts.params.CommunityLevel = cmd.Int64("community-level")
-	opts.params.RollUpReports = cmd.Bool("roll-up-reports")
-	opts.params.MaxContextTokens = cmd.Int("max-context-tokens")
-	opts.params.Encoding = cmd.String("encoding")
-	opts.params.TopKEntities = cmd.Int("top-k-entities")
-	opts.params.TopKRelationships = cmd.Int("top-k-relationships")
-	opts.seed = seedParams(opts.params, cmd.IsSet("community-level"))
-	opts.global = globalOptionsFrom(cmd, opts.params)
+// finish completes o once the flags are parsed: the question, the flag
+// groups read by name, and what the modes share.
+func (o *askOptions) finish(cmd *cli.Command) {
+	o.question = strings.TrimSpace(strings.Join(cmd.Args().Slice(), " "))
+	o.quiet = cmd.Bool("quiet")
+	o.index = indexOptionsFrom(cmd)
+	o.llm = llmOptionsFrom(cmd)
+	o.seed = seedParams(o.params, cmd.IsSet("community-level"))
+	g := &o.global.params
+	g.CommunityLevel, g.RollUpReports, g.MaxContextTokens, g.Encoding = o.params.CommunityLevel, o.params.RollUpReports, o.params.MaxContextTokens, o.params.Encoding
 	if cmd.String("store") != "" {
-		opts.store = storeOptionsFrom(cmd)
+		o.store = storeOptionsFrom(cmd)
 	}
-	return opts
 }
 
 func (o *askOptions) validate() error {

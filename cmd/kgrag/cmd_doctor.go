@@ -77,7 +77,8 @@ func doctorFlags() []cli.Flag {
 	flags = append(flags, llmFlags()...)
 	// ask's chat-model flag, unless the shared model flags gain one.
 	if !slices.ContainsFunc(flags, func(f cli.Flag) bool { return f.Names()[0] == "chat-model" }) {
-		flags = append(flags, &cli.StringFlag{Name: "chat-model", Category: "model server", Value: defaultChatModel, Usage: "chat model `NAME` that writes ask's answers", Sources: cli.EnvVars("KGRAG_CHAT_MODEL")})
+		model := defaultChatModel
+		flags = append(flags, chatModelFlag("chat model `NAME` that writes ask's answers", &model))
 	}
 	return append(flags,
 		&cli.BoolFlag{Name: "try-chat", Usage: "also ask the chat model for one token (slow while the server loads the model)"},

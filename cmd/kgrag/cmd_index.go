@@ -52,6 +52,7 @@ type indexRunOptions struct {
 }
 
 func newIndexCommand(term terminal) *cli.Command {
+	chatModel := defaultChatModel
 	return &cli.Command{
 		Name:      "index",
 		Usage:     "build a GraphRAG knowledge graph from a folder of text with a local model",
@@ -86,7 +87,7 @@ Go straight on to a SPARQL store and the vector index, as 'kgrag load
 			&cli.StringFlag{Name: "cache", Usage: "`DIR` of cached model replies (default: kgrag-cache beside --output)"},
 			&cli.FloatFlag{Name: "temperature", Category: "model server", Value: 0, Usage: "sampling temperature of every call (GraphRAG's 0: the most repeatable)"},
 			&cli.IntFlag{Name: "max-tokens", Category: "model server", Usage: "stop each reply after `N` tokens (0: the server's limit); bounds the time a small model that rambles takes per call"},
-			&cli.StringFlag{Name: "chat-model", Category: "model server", Value: defaultChatModel, Usage: "chat model `NAME` that extracts and writes", Sources: cli.EnvVars("KGRAG_CHAT_MODEL")},
+			chatModelFlag("chat model `NAME` that extracts and writes", &chatModel),
 			&cli.StringFlag{Name: "text-column", Value: "text", Usage: "CSV `COLUMN` holding a row's text (each row is a document)"},
 			&cli.StringFlag{Name: "title-column", Usage: "CSV `COLUMN` holding a row's title (default: the file name and row number)"},
 			&cli.BoolFlag{Name: "skip-bad-input", Usage: "leave out, and list, files and CSV rows that cannot be read instead of stopping at the first"},
@@ -113,7 +114,7 @@ Go straight on to a SPARQL store and the vector index, as 'kgrag load
 			}
 			o := indexRunOptions{
 				input: cmd.String("input"), output: cmd.String("output"), cache: cmd.String("cache"),
-				chatModel:   cmd.String("chat-model"),
+				chatModel:   chatModel,
 				concurrency: cmd.Int("concurrency"),
 				chunkSize:   cmd.Int("chunk-size"), overlap: cmd.Int("chunk-overlap"),
 				maxGleanings: cmd.Int("max-gleanings"),

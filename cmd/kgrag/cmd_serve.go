@@ -44,40 +44,42 @@ type serveOptions struct {
 // askOnlyFlags are ask's flags about one question, which serve has not.
 var askOnlyFlags = []string{"mode", "context-only", "no-context", "json", "show-reasoning", "plan"}
 
-// serveFlags are serve's flags: the server's own, then ask's that are
-// not about one question.
-func serveFlags() []cli.Flag {
-	def := serve.DefaultConfig()
+// newServeOptions are serve's options before the flags: the libraries'
+// defaults.
+func newServeOptions() *serveOptions {
+	return &serveOptions{ask: *newAskOptions(), addr: defaultServeAddr, base: defaultBase, drain: 30 * time.Second,
+		cfg: serve.DefaultConfig()}
+}
+
+// serveFlags are serve's flags, bound to o's fields: the server's own,
+// then ask's that are not about one question.
+func serveFlags(o *serveOptions) []cli.Flag {
+	c := &o.cfg
 	const cat = "server"
-	flags := slices.DeleteFunc(askFlags(), func(f cli.Flag) bool { return slices.Contains(askOnlyFlags, f.Names()[0]) })
+	flags := slices.DeleteFunc(askFlags(&o.ask), func(f cli.Flag) bool { return slices.Contains(askOnlyFlags, f.Names()[0]) })
 	return append([]cli.Flag{
-		&cli.StringFlag{Name: "addr", Category: cat, Value: defaultServeAddr, Usage: "`HOST:PORT` to listen on (0.0.0.0:8765 to let other machines in: set --api-key then)", Sources: cli.EnvVars("KGRAG_SERVE_ADDR")},
-		&cli.StringFlag{Name: "api-key", Category: cat, Usage: "key every request but /healthz and /readyz must send as Authorization: Bearer KEY (better: env KGRAG_SERVE_KEY or KGRAG_SERVE_KEY_FILE)", Sources: secretSource("KGRAG_SERVE_KEY")},
-		&cli.StringSliceFlag{Name: "cors-origin", Category: cat, Usage: "browser `ORIGIN` allowed to call the API from another site (repeat; * for any); none by default"},
-		&cli.IntFlag{Name: "max-model-calls", Category: cat, Value: def.MaxModelCalls, Usage: "questions asking the model servers at once"},
-		&cli.IntFlag{Name: "max-queued", Category: cat, Value: def.MaxQueued, Usage: "questions waiting for a turn; more are answered 429 with Retry-After"},
-		&cli.DurationFlag{Name: "request-timeout", Category: cat, Value: def.RequestTimeout, Usage: "longest a request may take, its model calls included"},
-		&cli.IntFlag{Name: "max-question-chars", Category: cat, Value: def.MaxQuestionChars, Usage: "longest question taken, in characters"},
-		&cli.IntFlag{Name: "max-turns", Category: cat, Value: def.MaxTurns, Usage: "most messages taken in one conversation"},
-		&cli.Int64Flag{Name: "max-body-bytes", Category: cat, Value: def.MaxBodyBytes, Usage: "largest request body taken"},
-		&cli.DurationFlag{Name: "drain-timeout", Category: cat, Value: 30 * time.Second, Usage: "on SIGTERM, how long requests in flight (streams too) may run on before they are cut"},
-		&cli.BoolFlag{Name: "admin", Category: cat, Usage: "serve POST /admin/reload (reload the graph and index, as SIGHUP does)"},
-		&cli.BoolFlag{Name: "log-questions", Category: cat, Usage: "put the question text in the access log (left out by default)"},
-		&cli.StringFlag{Name: "base", Category: cat, Value: defaultBase, Usage: "base `IRI` kgrag load used, for the entity IRIs shown with --input", Sources: cli.EnvVars("KGRAG_BASE")},
+		&cli.StringFlag{Name: "addr", Category: cat, Value: o.addr, Destination: &o.addr, Usage: "`HOST:PORT` to listen on (0.0.0.0:8765 to let other machines in: set --api-key then)", Sources: cli.EnvVars("KGRAG_SERVE_ADDR")},
+		&cli.StringFlag{Name: "api-key", Category: cat, Destination: &c.APIKey, Usage: "key every request but /healthz and /readyz must send as Authorization: Bearer KEY (better: env KGRAG_SERVE_KEY or KGRAG_SERVE_KEY_FILE)", Sources: secretSource("KGRAG_SERVE_KEY")},
+		&cli.StringSliceFlag{Name: "cors-origin", Category: cat, Destination: &c.CORSOrigins, Usage: "browser `ORIGIN` allowed to call the API from another site (repeat; * for any); none by default"},
+		&cli.IntFlag{Name: "max-model-calls", Category: cat, Value: c.MaxModelCalls, Destination: &c.MaxModelCalls, Usage: "questions asking the model servers at once"},
+		&cli.IntFlag{Name: "max-queued", Category: cat, Value: c.MaxQueued, Destination: &c.MaxQueued, Usage: "questions waiting for a turn; more are answered 429 with Retry-After"},
+		&cli.DurationFlag{Name: "request-timeout", Category: cat, Value: c.RequestTimeout, Destination: &c.RequestTimeout, Usage: "longest a request may take, its model calls included"},
+		&cli.IntFlag{Name: "max-question-chars", Category: cat, Value: c.MaxQuestionChars, Destination: &c.MaxQuestionChars, Usage: "longest question taken, in characters"},
+		&cli.IntFlag{Name: "max-turns", Category: cat, Value: c.MaxTurns, Destination: &c.MaxTurns, Usage: "most messages taken in one conversation"},
+		&cli.Int64Flag{Name: "max-body-bytes", Category: cat, Value: c.MaxBodyBytes, Destination: &c.MaxBodyBytes, Usage: "largest request body taken"},
+		&cli.DurationFlag{Name: "drain-timeout", Category: cat, Value: o.drain, Destination: &o.drain, Usage: "on SIGTERM, how long requests in flight (streams too) may run on before they are cut"},
+		&cli.BoolFlag{Name: "admin", Category: cat, Destination: &c.Admin, Usage: "serve POST /admin/reload (reload the graph and index, as SIGHUP does), /admin/stats and /admin/pprof/"},
+		&cli.BoolFlag{Name: "log-questions", Category: cat, Destination: &c.LogQuestions, Usage: "put the question text in the access log (left out by default)"},
+		&cli.StringFlag{Name: "base", Category: cat, Value: o.base, Destination: &o.base, Usage: "base `IRI` kgrag load used, for the entity IRIs shown with --input", Sources: cli.EnvVars("KGRAG_BASE")},
 	}, flags...)
 }
 
-// serveOptionsFrom reads serve's (and mcp's) flags.
-func serveOptionsFrom(cmd *cli.Command) serveOptions {
-	o := serveOptions{ask: askOptionsFrom(cmd), addr: cmd.String("addr"), base: cmd.String("base"),
-		drain: cmd.Duration("drain-timeout"), indexGiven: cmd.IsSet("index") || cmd.IsSet("index-url")}
+// finish completes o once the flags are parsed.
+func (o *serveOptions) finish(cmd *cli.Command) {
+	o.ask.finish(cmd)
 	o.ask.mode, o.ask.question = modeLocal, "(served)"
-	o.cfg = serve.Config{APIKey: cmd.String("api-key"), CORSOrigins: cmd.StringSlice("cors-origin"),
-		MaxModelCalls: cmd.Int("max-model-calls"), MaxQueued: cmd.Int("max-queued"),
-		RequestTimeout: cmd.Duration("request-timeout"), MaxQuestionChars: cmd.Int("max-question-chars"),
-		MaxTurns: cmd.Int("max-turns"), MaxBodyBytes: cmd.Int64("max-body-bytes"),
-		Admin: cmd.Bool("admin"), LogQuestions: cmd.Bool("log-questions"), Version: buildVersion()}
-	return o
+	o.indexGiven = cmd.IsSet("index") || cmd.IsSet("index-url")
+	o.cfg.Version = buildVersion()
 }
 
 // buildVersion is kgrag's module version, as go build recorded it.
@@ -89,6 +91,7 @@ func buildVersion() string {
 }
 
 func newServeCommand(term terminal) *cli.Command {
+	o := newServeOptions()
 	return &cli.Command{
 		Name:  "serve",
 		Usage: "serve the graph to chat UIs, agents and scripts: OpenAI-compatible chat, a JSON API",
@@ -124,9 +127,10 @@ and --max-queued wait; beyond that the answer is 429 with Retry-After.
 One access log line per request goes to stderr, without the question
 unless --log-questions.
 ` + exitStatusHelp,
-		Flags: serveFlags(),
+		Flags: serveFlags(o),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			return runServe(ctx, serveOptionsFrom(cmd), term)
+			o.finish(cmd)
+			return runServe(ctx, *o, term)
 		},
 	}
 }
@@ -259,6 +263,7 @@ func statErr(path string) error {
 var serverOnlyFlags = []string{"addr", "api-key", "cors-origin", "drain-timeout", "admin", "log-questions", "max-body-bytes"}
 
 func newMCPCommand(term terminal) *cli.Command {
+	o := newServeOptions()
 	return &cli.Command{
 		Name:  "mcp",
 		Usage: "serve the graph to an agent as Model Context Protocol tools over stdio",
@@ -280,9 +285,10 @@ An MCP client's configuration, for example:
 
 Logs go to stderr; stdout is the protocol's.
 ` + exitStatusHelp,
-		Flags: slices.DeleteFunc(serveFlags(), func(f cli.Flag) bool { return slices.Contains(serverOnlyFlags, f.Names()[0]) }),
+		Flags: slices.DeleteFunc(serveFlags(o), func(f cli.Flag) bool { return slices.Contains(serverOnlyFlags, f.Names()[0]) }),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			return runMCP(ctx, serveOptionsFrom(cmd), term)
+			o.finish(cmd)
+			return runMCP(ctx, *o, term)
 		},
 	}
 }
@@ -290,8 +296,6 @@ Logs go to stderr; stdout is the protocol's.
 // runMCP serves the MCP tools on term's stdin and stdout until the client
 // closes them or ctx is done.
 func runMCP(ctx context.Context, o serveOptions, term terminal) error {
-	// kgrag mcp has no HTTP flags: their defaults stand.
-	o.addr, o.drain, o.cfg.MaxBodyBytes = defaultServeAddr, time.Second, serve.DefaultConfig().MaxBodyBytes
 	s, err := o.server(ctx, term)
 	if err != nil {
 		return err

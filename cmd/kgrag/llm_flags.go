@@ -79,3 +79,9 @@ func (o llmOptions) client() (*llm.Client, error) {
 	}
 	return c, nil
 }
+
+// chatModelFlag is --chat-model, with usage saying what the model does
+// in the command, bound to dst (whose value is the default).
+func chatModelFlag(usage string, dst *string) cli.Flag {
+	return &cli.StringFlag{Name: "chat-model", Category: "model server", Value: *dst, Destination: dst, Usage: usage, Sources: cli.EnvVars("KGRAG_CHAT_MODEL")}
+}
