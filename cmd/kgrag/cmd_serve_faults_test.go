@@ -403,3 +403,27 @@ func TestServeAccessLog(t *testing.T) {
 		}
 	}
 }
+
+// TestServeCORS: no cross-origin access unless origins are listed, then
+// only for those.
+func TestServeCORS(t *testing.T) {
+	f := newAskFixture(t)
+	for _, origins := range [][]string{nil, {"http://app.example"}} {
+		sf := startServe(t, f, func(o *serveOptions) { o.cfg.CORSOrigins = origins })
+		for _, origin := range []string{"http://app.example", "http://evil.example"} {
+			req, _ := http.NewRequest(http.MethodOptions, sf.http.URL+"/v1/chat/completions", nil)
+			req.Header.Set("Origin", origin)
+			req.Header.Set("Access-Control-Request-Method", "POST")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			allowed := resp.Header.Get("Access-Control-Allow-Origin") == origin
+			want := len(origins) > 0 && origin == origins[0]
+			if allowed != want {
+				t.Errorf("origins %q, preflight from %s: allowed %v (status %d); want %v", origins, origin, allowed, resp.StatusCode, want)
+			}
+		}
+	}
+}
