@@ -57,6 +57,11 @@
 #               heap and goroutines after 1,000 and BENCH_SERVE_SOAK requests;
 #               429s at 64 clients with a lower model-call limit; and the same
 #               questions through one kgrag ask process each.
+#   9. update   what re-indexing after a change costs kgrag index today
+#               (bench/update): model calls per stage, made and answered by
+#               the cache, as staves of A Christmas Carol are added, edited
+#               and deleted, beside a fresh index; entity ids and community
+#               memberships kept.
 #
 # The synthetic dataset is made once by kgrag-synth and cached under
 # $BENCH_DIR/data/ keyed by its sizes and seed. The report goes to stdout and
@@ -74,7 +79,7 @@
 #   BENCH_ENTITIES, BENCH_RELATIONSHIPS, BENCH_TEXT_UNITS, BENCH_COMMUNITIES,
 #   BENCH_SEED           synthetic sizes and seed (default 100000, 300000,
 #                        20000, 5000, seed 1; quick: a tenth of those)
-#   BENCH_STEPS          which parts to run (default "convert micro stores retrieval global leiden index serve")
+#   BENCH_STEPS          which parts to run (default "convert micro stores retrieval global leiden index serve update")
 #   BENCH_STORES         which stores (default "oxigraph fuseki virtuoso")
 #   BENCH_SKIP_ATOMIC    stores whose atomic kgrag load is not run (e.g.
 #                        "oxigraph": its MOVE of 5M triples takes ~20 min)
@@ -128,7 +133,7 @@ N_REL=${BENCH_RELATIONSHIPS:-${def[1]}}
 N_TU=${BENCH_TEXT_UNITS:-${def[2]}}
 N_COM=${BENCH_COMMUNITIES:-${def[3]}}
 SEED=${BENCH_SEED:-1}
-STEPS=${BENCH_STEPS:-convert micro stores retrieval global leiden index serve}
+STEPS=${BENCH_STEPS:-convert micro stores retrieval global leiden index serve update}
 STORES=${BENCH_STORES:-oxigraph fuseki virtuoso}
 COUNT=${BENCH_COUNT:-6}
 REPEAT=${BENCH_REPEAT:-3}
@@ -1098,6 +1103,29 @@ if has_step serve; then
 		cat "$RUN/serve-soak.rows"
 		echo
 		for n in "${sv_notes[@]}"; do echo "- $n"; done
+		echo
+	} | section
+fi
+
+# --- 9. update: what a small change costs kgrag index today ---------------------
+
+if has_step update; then
+	log "update: staves of A Christmas Carol added, edited, deleted"
+	UP_TEXT=${KGRAG_TESTDATA:-/work/shared/testdata}/text/a-christmas-carol.txt
+	if go run ./bench/update -text "$UP_TEXT" >"$RUN/update.md" 2>"$RUN/update.err"; then
+		up_table=$(cat "$RUN/update.md")
+	else
+		up_table="failed: $(tail -n 2 "$RUN/update.err")"
+	fi
+	{
+		echo "## 9. Re-indexing after a change (kgrag index today)"
+		echo
+		echo "A Christmas Carol's five staves as five documents, the scripted test model (eight characters, so a small"
+		echo "graph), kgrag index run again over the same output and cache of replies after each change. Calls made are"
+		echo "paid for; the cache answers the rest. The baseline of issue 13, which is to make every stage pay only for"
+		echo "what changed."
+		echo
+		echo "$up_table"
 		echo
 	} | section
 fi

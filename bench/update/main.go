@@ -1,0 +1,236 @@
+// Command update measures what a small change to an indexed folder costs
+// kgrag index today, stage by stage: the baseline issue 13 (re-indexing
+// that pays only for what changed) is measured against. On A Christmas
+// Carol cut into its five staves as five documents, with the project's
+// scripted test model (internal/indexer/indexertest), it indexes staves
+// 1-3, adds stave 4, edits a sentence of stave 2 and deletes stave 1,
+// each time over the same output and cache of replies, as a user re-runs
+// `kgrag index`. For each step it reports the model calls made and those
+// the cache answered per stage, beside a fresh index of the same folder;
+// and, against the previous step, how many entities kept their id and how
+// many communities kept their exact membership.
+//
+//	go run ./bench/update -text ../shared/testdata/text/a-christmas-carol.txt
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"maps"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/kgrag/kgrag/graphrag"
+	"github.com/kgrag/kgrag/internal/indexer"
+	"github.com/kgrag/kgrag/internal/indexer/indexertest"
+	"github.com/kgrag/kgrag/internal/llm"
+	"github.com/kgrag/kgrag/internal/llm/llmtest"
+)
+
+func main() {
+	if err := run(context.Background()); err != nil {
+		fmt.Fprintln(os.Stderr, "update bench:", err)
+		os.Exit(1)
+	}
+}
+
+// staves cuts the book at its "STAVE ..." headings, up to Project
+// Gutenberg's end marker.
+func staves(book string) ([]string, error) {
+	book = strings.ReplaceAll(book, "\r\n", "\n")
+	if i := strings.Index(book, "*** END OF THE PROJECT GUTENBERG"); i >= 0 {
+		book = book[:i]
+	}
+	var starts []int
+	for _, name := range []string{"ONE", "TWO", "THREE", "FOUR", "FIVE"} {
+		i := strings.Index(book, "\nSTAVE "+name+"\n")
+		if i < 0 {
+			return nil, fmt.Errorf("no heading STAVE %s", name)
+		}
+		starts = append(starts, i+1)
+	}
+	out := make([]string, len(starts))
+	for k, s := range starts {
+		end := len(book)
+		if k+1 < len(starts) {
+			end = starts[k+1]
+		}
+		out[k] = book[s:end]
+	}
+	return out, nil
+}
+
+type step struct {
+	name  string
+	files map[string]string // file name → text
+}
+
+func run(ctx context.Context) error {
+	text := flag.String("text", "", "the book `FILE` (text/a-christmas-carol.txt of the shared test data)")
+	concurrency := flag.Int("concurrency", 4, "model calls at once")
+	flag.Parse()
+	if *text == "" {
+		return errors.New("-text is required")
+	}
+	b, err := os.ReadFile(*text)
+	if err != nil {
+		return err
+	}
+	st, err := staves(string(b))
+	if err != nil {
+		return err
+	}
+	name := func(i int) string { return fmt.Sprintf("stave-%d.txt", i+1) }
+	files := func(idx ...int) map[string]string {
+		m := map[string]string{}
+		for _, i := range idx {
+			m[name(i)] = st[i]
+		}
+		return m
+	}
+	edited := files(0, 1, 2, 3)
+	// A sentence of stave 2 changes: one chunk's text changes.
+	edited[name(1)] = strings.Replace(st[1], "The curtains of his bed were drawn aside", "The curtains of his bed were flung aside", 1)
+	if edited[name(1)] == st[1] {
+		return errors.New("the sentence edited in stave 2 is not there")
+	}
+	removed := maps.Clone(edited)
+	delete(removed, name(0))
+	steps := []step{
+		{"index staves 1-3", files(0, 1, 2)},
+		{"add stave 4", files(0, 1, 2, 3)},
+		{"edit a sentence of stave 2", edited},
+		{"delete stave 1", removed},
+	}
+
+	srv := llmtest.New(llmtest.Config{})
+	indexertest.Script(srv)
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	client, err := llm.New(llm.Config{BaseURL: hs.URL + "/v1", ChatModel: "bench-chat"})
+	if err != nil {
+		return err
+	}
+	work, err := os.MkdirTemp("", "kgrag-update-bench")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+
+	fmt.Println("| step | documents | extraction calls: made (answered by the cache) | summaries | reports | a fresh index of the folder: extraction / summary / report calls | entities that kept their id | communities that kept their membership |")
+	fmt.Println("|---|---|---|---|---|---|---|---|")
+	var prev *graphrag.Dataset
+	for _, s := range steps {
+		fmt.Fprintf(os.Stderr, "update bench: %s\n", s.name)
+		sum, ds, err := index(ctx, client, filepath.Join(work, "live"), s.files, true, *concurrency)
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+		fresh, _, err := index(ctx, client, filepath.Join(work, "fresh"), s.files, false, *concurrency)
+		if err != nil {
+			return fmt.Errorf("%s (fresh): %w", s.name, err)
+		}
+		os.RemoveAll(filepath.Join(work, "fresh"))
+		kept, comms := "", ""
+		if prev != nil {
+			kept, comms = keptIDs(prev, ds), keptCommunities(prev, ds)
+		}
+		c := func(sum *indexer.Summary, stage string) indexer.StageStats {
+			for _, x := range sum.Stages {
+				if x.Stage == stage {
+					return x
+				}
+			}
+			return indexer.StageStats{}
+		}
+		e, sm, r := c(sum, indexer.StageExtraction), c(sum, indexer.StageSummaries), c(sum, indexer.StageReports)
+		fe, fs, fr := c(fresh, indexer.StageExtraction), c(fresh, indexer.StageSummaries), c(fresh, indexer.StageReports)
+		fmt.Printf("| %s | %d | %d (%d) | %d (%d) | %d (%d) | %d / %d / %d | %s | %s |\n", s.name, sum.Documents,
+			e.Calls-e.Cached, e.Cached, sm.Calls-sm.Cached, sm.Cached, r.Calls-r.Cached, r.Cached, fe.Calls, fs.Calls, fr.Calls, kept, comms)
+		prev = ds
+	}
+	return nil
+}
+
+// index writes files as the input folder under dir (replacing what was
+// there) and runs the indexer into dir/output, with the cache of replies
+// in dir/cache when cached.
+func index(ctx context.Context, client *llm.Client, dir string, files map[string]string, cached bool, concurrency int) (*indexer.Summary, *graphrag.Dataset, error) {
+	in := filepath.Join(dir, "input")
+	if err := os.RemoveAll(in); err != nil {
+		return nil, nil, err
+	}
+	if err := os.MkdirAll(in, 0o755); err != nil {
+		return nil, nil, err
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(in, name), []byte(text), 0o644); err != nil {
+			return nil, nil, err
+		}
+	}
+	opts := indexer.DefaultOptions()
+	opts.Input, opts.Output = in, filepath.Join(dir, "output")
+	opts.CacheDir = ""
+	if cached {
+		opts.CacheDir = filepath.Join(dir, "cache")
+	}
+	opts.Model, opts.Concurrency = "bench-chat", concurrency
+	sum, err := indexer.Run(ctx, client, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	ds, err := graphrag.Open(ctx, opts.Output)
+	return sum, ds, err
+}
+
+// keptIDs is how many of the entities of both datasets (by title) have
+// the same id in each.
+func keptIDs(a, b *graphrag.Dataset) string {
+	ids := map[string]string{}
+	for _, e := range a.Entities {
+		ids[e.Title] = e.ID
+	}
+	both, same := 0, 0
+	for _, e := range b.Entities {
+		if id, ok := ids[e.Title]; ok {
+			both++
+			if id == e.ID {
+				same++
+			}
+		}
+	}
+	return fmt.Sprintf("%d of %d", same, both)
+}
+
+// keptCommunities is how many communities of b have exactly the member
+// titles of a community of a at the same level.
+func keptCommunities(a, b *graphrag.Dataset) string {
+	key := func(ds *graphrag.Dataset, c graphrag.Community) string {
+		title := map[string]string{}
+		for _, e := range ds.Entities {
+			title[e.ID] = e.Title
+		}
+		var ms []string
+		for _, id := range c.EntityIDs {
+			ms = append(ms, title[id])
+		}
+		slices.Sort(ms)
+		return fmt.Sprint(c.Level, ms)
+	}
+	old := map[string]bool{}
+	for _, c := range a.Communities {
+		old[key(a, c)] = true
+	}
+	same := 0
+	for _, c := range b.Communities {
+		if old[key(b, c)] {
+			same++
+		}
+	}
+	return fmt.Sprintf("%d of %d", same, len(b.Communities))
+}
