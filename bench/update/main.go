@@ -122,8 +122,8 @@ func run(ctx context.Context) error {
 	}
 	defer os.RemoveAll(work)
 
-	fmt.Println("| step | documents | extraction calls: made (answered by the cache) | summaries | reports | a fresh index of the folder: extraction / summary / report calls | entities that kept their id | communities that kept their membership |")
-	fmt.Println("|---|---|---|---|---|---|---|---|")
+	fmt.Println("| step | documents / text units | extraction calls: made (answered by the cache) | summaries | reports | a fresh index of the folder: extraction / summary / report calls | entities that kept their id | communities that kept their membership | equal to the fresh index |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|")
 	var prev *graphrag.Dataset
 	for _, s := range steps {
 		fmt.Fprintf(os.Stderr, "update bench: %s\n", s.name)
@@ -131,7 +131,7 @@ func run(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.name, err)
 		}
-		fresh, _, err := index(ctx, client, filepath.Join(work, "fresh"), s.files, false, *concurrency)
+		fresh, fds, err := index(ctx, client, filepath.Join(work, "fresh"), s.files, false, *concurrency)
 		if err != nil {
 			return fmt.Errorf("%s (fresh): %w", s.name, err)
 		}
@@ -150,8 +150,8 @@ func run(ctx context.Context) error {
 		}
 		e, sm, r := c(sum, indexer.StageExtraction), c(sum, indexer.StageSummaries), c(sum, indexer.StageReports)
 		fe, fs, fr := c(fresh, indexer.StageExtraction), c(fresh, indexer.StageSummaries), c(fresh, indexer.StageReports)
-		fmt.Printf("| %s | %d | %d (%d) | %d (%d) | %d (%d) | %d / %d / %d | %s | %s |\n", s.name, sum.Documents,
-			e.Calls-e.Cached, e.Cached, sm.Calls-sm.Cached, sm.Cached, r.Calls-r.Cached, r.Cached, fe.Calls, fs.Calls, fr.Calls, kept, comms)
+		fmt.Printf("| %s | %d / %d | %d (%d) | %d (%d) | %d (%d) | %d / %d / %d | %s | %s | %s |\n", s.name, sum.Documents, sum.TextUnits,
+			e.Calls-e.Cached, e.Cached, sm.Calls-sm.Cached, sm.Cached, r.Calls-r.Cached, r.Cached, fe.Calls, fs.Calls, fr.Calls, kept, comms, same(ds, fds))
 		prev = ds
 	}
 	return nil
@@ -233,4 +233,48 @@ func keptCommunities(a, b *graphrag.Dataset) string {
 		}
 	}
 	return fmt.Sprintf("%d of %d", same, len(b.Communities))
+}
+
+// same says whether two outputs hold the same text units, entities (id,
+// title, type, description) and relationships (id, ends, description,
+// weight), or what differs.
+func same(a, b *graphrag.Dataset) string {
+	units := func(ds *graphrag.Dataset) []string {
+		var out []string
+		for _, u := range ds.TextUnits {
+			out = append(out, u.ID)
+		}
+		slices.Sort(out)
+		return out
+	}
+	ents := func(ds *graphrag.Dataset) []string {
+		var out []string
+		for _, e := range ds.Entities {
+			out = append(out, e.ID+"|"+e.Title+"|"+e.Type+"|"+e.Description)
+		}
+		slices.Sort(out)
+		return out
+	}
+	rels := func(ds *graphrag.Dataset) []string {
+		var out []string
+		for _, r := range ds.Relationships {
+			out = append(out, fmt.Sprint(r.ID, "|", r.SourceID, "|", r.TargetID, "|", r.Description, "|", r.Weight))
+		}
+		slices.Sort(out)
+		return out
+	}
+	var diff []string
+	if !slices.Equal(units(a), units(b)) {
+		diff = append(diff, "text units")
+	}
+	if !slices.Equal(ents(a), ents(b)) {
+		diff = append(diff, "entities")
+	}
+	if !slices.Equal(rels(a), rels(b)) {
+		diff = append(diff, "relationships")
+	}
+	if len(diff) == 0 {
+		return "yes"
+	}
+	return "no: " + strings.Join(diff, ", ") + " differ"
 }
