@@ -305,6 +305,28 @@ func (o indexRunOptions) indexerOptions() (indexer.Options, error) {
 	return opts, nil
 }
 
+// changesLine says what changed in the input since the output the run
+// replaced: "documents since the last run: 1 added (c.txt), 1 changed
+// (b.txt), 1 removed (a.txt), 3 unchanged".
+func changesLine(c *indexer.Changes) string {
+	part := func(n []string, what string) string {
+		if len(n) == 0 {
+			return "0 " + what
+		}
+		shown := n
+		if len(shown) > 3 {
+			shown = shown[:3]
+		}
+		s := fmt.Sprintf("%d %s (%s", len(n), what, strings.Join(shown, ", "))
+		if len(n) > 3 {
+			s += ", ..."
+		}
+		return s + ")"
+	}
+	return fmt.Sprintf("documents since the last run: %s, %s, %s, %d unchanged",
+		part(c.Added, "added"), part(c.Changed, "changed"), part(c.Removed, "removed"), c.Unchanged)
+}
+
 // printIndexSummary prints what the run found and did; what dedup joined
 // and the input it skipped are printed even with --quiet.
 func printIndexSummary(w io.Writer, sum *indexer.Summary, quiet bool) {
@@ -319,6 +341,9 @@ func printIndexSummary(w io.Writer, sum *indexer.Summary, quiet bool) {
 	}
 	if quiet {
 		return
+	}
+	if c := sum.Changes; c != nil {
+		fmt.Fprintln(w, changesLine(c))
 	}
 	printExtraction(w, sum)
 	if n := len(sum.Input.Ignored); n > 0 {

@@ -152,8 +152,11 @@ type Summary struct {
 	// ExtractionFailed counts text units whose extraction failed and were
 	// left out.
 	ExtractionFailed int
-	Stages           []StageStats
-	Elapsed          time.Duration
+	// Changes are the documents added, changed and removed since the
+	// output this run replaced; nil when there was none.
+	Changes *Changes
+	Stages  []StageStats
+	Elapsed time.Duration
 }
 
 // Run indexes opts.Input into opts.Output with model.
@@ -177,10 +180,12 @@ func Run(ctx context.Context, model Chatter, opts Options) (*Summary, error) {
 	start := time.Now()
 	sum := &Summary{}
 	defer func() { sum.Elapsed = time.Since(start) }()
+	prev := previousDocuments(ctx, r.opts.Output)
 	ds, err := r.build(ctx, sum)
 	if err != nil {
 		return sum, err
 	}
+	sum.Changes = changes(prev, ds.Documents)
 	r.progress(StageWrite, 0, 1)
 	if err := writeAtomic(ctx, r.opts.Output, r.opts.Keep, ds); err != nil {
 		return sum, err
