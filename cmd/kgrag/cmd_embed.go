@@ -36,8 +36,10 @@ type embedOptions struct {
 	reuse    bool
 	modelSet bool
 	// es, when its url is set, receives the vectors instead of the flat
-	// file (the cache stays in the index folder).
-	es indexOptions
+	// file (the cache stays in the index folder); an index there changes
+	// in place when at most esMaxChange of it changes.
+	es          indexOptions
+	esMaxChange float64
 
 	llm llmOptions
 }
@@ -83,6 +85,7 @@ swapped in at once, so searches never see half an index:
 			&cli.StringFlag{Name: "index", Usage: "index `DIR` to write (default: kgrag-index inside --input)", Sources: cli.EnvVars("KGRAG_INDEX")},
 			&cli.IntFlag{Name: "batch-size", Value: embedindex.DefaultBatchSize, Usage: "texts per embedding request"},
 			&cli.IntFlag{Name: "concurrency", Value: embedindex.DefaultConcurrency, Usage: "embedding requests in flight at once"},
+			&cli.FloatFlag{Name: "index-update-max", Category: "vector index", Value: defaultESMaxChange, Usage: "with --index-url: change the live Elasticsearch index in place (bulk upserts and deletes) when at most this share of its vectors changes; rebuild it and swap the alias otherwise (0: always rebuild)"},
 			&cli.BoolFlag{Name: "reuse-embeddings", Usage: "take the description_embedding vectors a GraphRAG 0.2/0.3 output holds instead of calling a model (--embed-model must name the model that made them)"},
 		}, append(elasticFlags(), llmFlags()...)...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -100,6 +103,7 @@ swapped in at once, so searches never see half an index:
 				reuse:       cmd.Bool("reuse-embeddings"),
 				modelSet:    cmd.IsSet("embed-model"),
 				es:          es,
+				esMaxChange: cmd.Float("index-update-max"),
 				llm:         llmOptionsFrom(cmd),
 			}, term)
 		},
@@ -116,6 +120,8 @@ func (o *embedOptions) validate() error {
 		return usagef(fmt.Sprintf("--concurrency %d", embedindex.DefaultConcurrency), "--concurrency must be positive")
 	case o.llm.embedModel == "":
 		return usagef("--embed-model "+defaultEmbedModel, "--embed-model is empty: name the embedding model")
+	case o.esMaxChange < 0 || o.esMaxChange > 1:
+		return usagef("--index-update-max 0.1", "--index-update-max %g is outside 0..1", o.esMaxChange)
 	case o.reuse && !o.modelSet:
 		return usagef("--reuse-embeddings --embed-model text-embedding-3-small",
 			"--reuse-embeddings needs --embed-model: the model GraphRAG embedded the descriptions with (embeddings.llm.model in its settings.yaml)")
@@ -256,18 +262,30 @@ func reuseEmbeddings(ctx context.Context, ds *graphrag.Dataset, opts embedOption
 	return nil
 }
 
-// writeIndex writes the vectors to the flat file in the index folder, or
-// rebuilds the Elasticsearch alias (atomically: searches see the old
-// vectors until the new ones are all in), and says where they went.
+// defaultESMaxChange is the share of an Elasticsearch index that may
+// change in place; a larger change rebuilds it.
+const defaultESMaxChange = 0.1
+
+// writeIndex writes the vectors to the flat file in the index folder
+// (whole: entities that are gone leave it), or brings the Elasticsearch
+// alias to them: in place when the change is small (new and changed
+// vectors upserted, those of gone entities deleted), else rebuilt
+// atomically (searches see the old vectors until the new ones are all
+// in). It says where they went, and how.
 func writeIndex(ctx context.Context, opts embedOptions, model string, ids []string, vecs [][]float32) (string, error) {
 	if opts.es.url == "" {
 		path := filepath.Join(opts.index, entityIndexFile)
 		return path, flat.Write(ctx, path, model, ids, vecs)
 	}
-	if err := elastic.Build(ctx, opts.es.elasticConfig(), model, 0, ids, vecs); err != nil {
+	st, err := elastic.Update(ctx, opts.es.elasticConfig(), model, 0, ids, vecs, opts.esMaxChange)
+	if err != nil {
 		return "", indexError(opts.es, fmt.Errorf("embed: %w", err))
 	}
-	return fmt.Sprintf("%s alias %s", redact.URL(opts.es.url), opts.es.name), nil
+	how := fmt.Sprintf("updated in place: %d written, %d deleted, %d unchanged", st.Upserted, st.Deleted, st.Unchanged)
+	if st.Rebuilt {
+		how = "rebuilt (" + st.Reason + ")"
+	}
+	return fmt.Sprintf("%s alias %s, %s", redact.URL(opts.es.url), opts.es.name, how), nil
 }
 
 // embedAll embeds texts chunk by chunk through e, stopping at the first

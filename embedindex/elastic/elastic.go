@@ -75,7 +75,14 @@ type meta struct {
 	Dim     int    `json:"dim"`
 	Metric  string `json:"metric"`
 	Builder string `json:"builder"`
+	// Layout 2: documents are keyed by the entity id (_id) and carry a
+	// hash of their vector, so Update can change them in place; 0 or 1:
+	// an older index, which Update rebuilds.
+	Layout int `json:"layout,omitempty"`
 }
+
+// layout is the document layout Build writes (see meta.Layout).
+const layout = 2
 
 // Open connects to cfg.URL and reads the model, dimension and count of
 // the index cfg.Index points at. An index that does not exist fails with
@@ -221,9 +228,10 @@ func mappingBody(model string, dim int) map[string]any {
 		},
 		"mappings": map[string]any{
 			"dynamic": "strict",
-			"_meta":   meta{Model: model, Dim: dim, Metric: embedindex.MetricCosine, Builder: builderName},
+			"_meta":   meta{Model: model, Dim: dim, Metric: embedindex.MetricCosine, Builder: builderName, Layout: layout},
 			"properties": map[string]any{
-				"id": map[string]any{"type": "keyword"},
+				"id":    map[string]any{"type": "keyword"},
+				"vhash": map[string]any{"type": "keyword", "index": false},
 				"vector": map[string]any{
 					"type":       "dense_vector",
 					"dims":       dim,
@@ -253,27 +261,42 @@ func Build(ctx context.Context, cfg Config, model string, dim int, ids []string,
 		return err
 	}
 	c := &conn{cfg: cfg, es: es}
+	if dim, err = c.check("build", dim, ids, vecs); err != nil {
+		return err
+	}
+	return c.build(ctx, model, dim, ids, vecs)
+}
+
+// check validates ids and vecs as Build and Update take them and returns
+// the dimension (dim, or the first vector's when 0).
+func (c *conn) check(op string, dim int, ids []string, vecs [][]float32) (int, error) {
 	if len(ids) != len(vecs) {
-		return c.errorf("build", "%d ids but %d vectors", len(ids), len(vecs))
+		return 0, c.errorf(op, "%d ids but %d vectors", len(ids), len(vecs))
 	}
 	if dim == 0 && len(vecs) > 0 {
 		dim = len(vecs[0])
 	}
 	if dim <= 0 || dim > maxDim {
-		return c.errorf("build", "dimension %d is outside 1..%d", dim, maxDim)
+		return 0, c.errorf(op, "dimension %d is outside 1..%d", dim, maxDim)
 	}
 	seen := make(map[string]bool, len(ids))
 	for i, v := range vecs {
 		switch {
 		case len(v) != dim:
-			return c.errorf("build", "vector %d (id %q) has %d dimensions; want %d: %w", i+1, ids[i], len(v), dim, embedindex.ErrDimMismatch)
+			return 0, c.errorf(op, "vector %d (id %q) has %d dimensions; want %d: %w", i+1, ids[i], len(v), dim, embedindex.ErrDimMismatch)
 		case isZero(v):
-			return c.errorf("build", "vector %d (id %q) is all zeros, which cosine similarity cannot index", i+1, ids[i])
+			return 0, c.errorf(op, "vector %d (id %q) is all zeros, which cosine similarity cannot index", i+1, ids[i])
 		case seen[ids[i]]:
-			return c.errorf("build", "id %q appears twice", ids[i])
+			return 0, c.errorf(op, "id %q appears twice", ids[i])
 		}
 		seen[ids[i]] = true
 	}
+	return dim, nil
+}
+
+// build is Build once the input is checked.
+func (c *conn) build(ctx context.Context, model string, dim int, ids []string, vecs [][]float32) error {
+	cfg := c.cfg
 
 	// Find what the alias points at now, before creating anything.
 	old, err := c.aliasTargets(ctx)
@@ -299,7 +322,7 @@ func Build(ctx context.Context, cfg Config, model string, dim int, ids []string,
 		}
 	}()
 
-	if err := c.bulkLoad(ctx, name, ids, vecs); err != nil {
+	if err := c.bulk(ctx, name, ids, vecs, nil); err != nil {
 		return err
 	}
 	if err := c.do(ctx, "refresh index "+name+" of", esapi.IndicesRefreshRequest{Index: []string{name}}, nil); err != nil {
@@ -333,9 +356,10 @@ func Build(ctx context.Context, cfg Config, model string, dim int, ids []string,
 	return nil
 }
 
-// bulkLoad indexes the documents with an esutil.BulkIndexer and fails
+// bulk indexes the documents (keyed by id, with their vector's hash) and
+// deletes the documents of del, with an esutil.BulkIndexer, and fails
 // when any item or flush failed.
-func (c *conn) bulkLoad(ctx context.Context, index string, ids []string, vecs [][]float32) error {
+func (c *conn) bulk(ctx context.Context, index string, ids []string, vecs [][]float32, del []string) error {
 	var (
 		mu    sync.Mutex
 		first error
@@ -361,15 +385,17 @@ func (c *conn) bulkLoad(ctx context.Context, index string, ids []string, vecs []
 	for i, id := range ids {
 		doc, err := json.Marshal(struct {
 			ID     string    `json:"id"`
+			Hash   string    `json:"vhash"`
 			Vector []float32 `json:"vector"`
-		}{id, vecs[i]})
+		}{id, vectorHash(vecs[i]), vecs[i]})
 		if err != nil {
 			addErr = err
 			break
 		}
 		if err := bi.Add(ctx, esutil.BulkIndexerItem{
-			Action: "index",
-			Body:   bytes.NewReader(doc),
+			Action:     "index",
+			DocumentID: id,
+			Body:       bytes.NewReader(doc),
 			OnFailure: func(_ context.Context, _ esutil.BulkIndexerItem, res esutil.BulkIndexerResponseItem, err error) {
 				if err != nil {
 					note(fmt.Errorf("document %q: %w", id, c.scrub(err)))
@@ -382,6 +408,21 @@ func (c *conn) bulkLoad(ctx context.Context, index string, ids []string, vecs []
 			break
 		}
 	}
+	for _, id := range del {
+		if addErr != nil {
+			break
+		}
+		addErr = bi.Add(ctx, esutil.BulkIndexerItem{
+			Action: "delete", DocumentID: id,
+			OnFailure: func(_ context.Context, _ esutil.BulkIndexerItem, res esutil.BulkIndexerResponseItem, err error) {
+				if err != nil {
+					note(fmt.Errorf("delete %q: %w", id, c.scrub(err)))
+				} else if res.Status != http.StatusNotFound {
+					note(fmt.Errorf("delete %q: status %d: %s: %s", id, res.Status, res.Error.Type, res.Error.Reason))
+				}
+			},
+		})
+	}
 	closeErr := bi.Close(ctx)
 	st := bi.Stats()
 	switch {
@@ -391,7 +432,7 @@ func (c *conn) bulkLoad(ctx context.Context, index string, ids []string, vecs []
 		return c.wrap("bulk load "+index+" of", closeErr)
 	case first != nil:
 		return c.wrap("bulk load "+index+" of", fmt.Errorf("%d of %d documents failed; first: %w", st.NumFailed, len(ids), first))
-	case st.NumFailed > 0 || int(st.NumIndexed)+int(st.NumCreated) < len(ids):
+	case first == nil && int(st.NumIndexed)+int(st.NumCreated)+int(st.NumUpdated) < len(ids):
 		return c.errorf("bulk load "+index+" of", "%d of %d documents failed", st.NumFailed, len(ids))
 	}
 	if err := ctx.Err(); err != nil {
