@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kgrag/kgrag/embedindex"
 	"github.com/kgrag/kgrag/embedindex/elastic"
 	"github.com/kgrag/kgrag/embedindex/flat"
 	"github.com/kgrag/kgrag/graphrag"
@@ -91,40 +92,25 @@ func TestEmbedFollowsUpdate(t *testing.T) {
 			t.Errorf("es %v: the index holds %d vectors; want %d (%d less %d gone)", es, n, firstCount-len(gone), firstCount, len(gone))
 		}
 		// The gone entities are not found, even by their own vectors.
-		var search func(v []float32) []string
+		var x embedindex.Index
 		if es {
-			x, err := elastic.Open(ctx, elastic.Config{URL: esURL, Index: alias})
-			if err != nil {
-				t.Fatal(err)
-			}
-			search = func(v []float32) []string {
-				hits, err := x.Search(ctx, v, 3)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var ids []string
-				for _, h := range hits {
-					ids = append(ids, h.ID)
-				}
-				return ids
-			}
+			x, err = elastic.Open(ctx, elastic.Config{URL: esURL, Index: alias})
 		} else {
-			x, err := flat.Open(ctx, filepath.Join(index, entityIndexFile), flat.Options{})
+			x, err = flat.Open(ctx, filepath.Join(index, entityIndexFile), flat.Options{})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		search := func(v []float32) []string {
+			hits, err := x.Search(ctx, v, 3)
 			if err != nil {
 				t.Fatal(err)
 			}
-
-			search = func(v []float32) []string {
-				hits, err := x.Search(ctx, v, 3)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var ids []string
-				for _, h := range hits {
-					ids = append(ids, h.ID)
-				}
-				return ids
+			var ids []string
+			for _, h := range hits {
+				ids = append(ids, h.ID)
 			}
+			return ids
 		}
 		orig, err := graphrag.Open(ctx, in)
 		if err != nil {
