@@ -375,6 +375,10 @@ func printIndexPlan(ctx context.Context, opts indexer.Options, o indexRunOptions
 	w := term.out
 	fmt.Fprintf(w, "plan for kgrag index of %s (no model is called)\n", o.input)
 	fmt.Fprintf(w, "  documents    %d\n", p.Documents)
+	if p.Changes != nil {
+		fmt.Fprintf(w, "  %s: the cache answers the extraction of unchanged text units, and the\n"+
+			"               summaries and reports whose input is unchanged\n", changesLine(p.Changes))
+	}
 	fmt.Fprintf(w, "  text units   %d (%d tokens; chunks of %d tokens, %d overlap)\n", p.TextUnits, p.Tokens, o.chunkSize, o.overlap)
 	calls := fmt.Sprintf("%d calls", p.MaxCalls)
 	if p.MinCalls != p.MaxCalls {

@@ -2,6 +2,7 @@ package indexer_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -51,6 +52,13 @@ func TestRunChanges(t *testing.T) {
 	}
 	write("b.txt", part(1)+" And Scrooge said so.")
 	write("d.txt", part(3))
+	plan, err := indexer.PlanRun(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.Changes == nil || plan.Cached >= plan.Conversations || plan.Cached == 0 {
+		t.Errorf("plan: changes %v, %d of %d conversations cached; want the changes and some, not all, cached", plan.Changes, plan.Cached, plan.Conversations)
+	}
 	sum, err = indexer.Run(ctx, client, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -58,6 +66,9 @@ func TestRunChanges(t *testing.T) {
 	c := sum.Changes
 	if c == nil {
 		t.Fatal("a second run over the same output reports no changes")
+	}
+	if plan.Changes != nil && fmt.Sprint(*plan.Changes) != fmt.Sprint(*c) {
+		t.Errorf("the plan's changes %+v differ from the run's %+v", *plan.Changes, *c)
 	}
 	titles := func(names ...string) []string { return names }
 	if !slices.Equal(c.Added, titles("d.txt")) || !slices.Equal(c.Changed, titles("b.txt")) ||

@@ -44,6 +44,9 @@ type Plan struct {
 	// unit, two with claims), Cached those whose first call is in the
 	// cache already: a resumed run pays for the others.
 	Conversations, Cached int
+	// Changes are the documents added, changed and removed since the
+	// output the run would replace; nil when there is none.
+	Changes *Changes
 	// EstSummaries and EstReports estimate the summary and report calls;
 	// EstReportTokens bounds the report prompts' tokens at the context
 	// budget.
@@ -76,7 +79,8 @@ func PlanRun(ctx context.Context, opts Options) (*Plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("indexer: extraction: %w", err)
 	}
-	p := &Plan{Documents: len(ds.Documents), TextUnits: len(ds.TextUnits)}
+	p := &Plan{Documents: len(ds.Documents), TextUnits: len(ds.TextUnits),
+		Changes: changes(previousDocuments(ctx, r.opts.Output), ds.Documents)}
 	for _, u := range ds.TextUnits {
 		p.Tokens += int(u.NTokens)
 	}
