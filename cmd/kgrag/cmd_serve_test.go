@@ -23,6 +23,7 @@ import (
 	"github.com/kgrag/kgrag/internal/retrieval"
 	"github.com/kgrag/kgrag/internal/serve"
 	"github.com/kgrag/kgrag/internal/test"
+	"github.com/kgrag/kgrag/ontology"
 	openai "github.com/sashabaranov/go-openai"
 )
 
@@ -343,7 +344,8 @@ func TestServeOpenAIClient(t *testing.T) {
 	}
 	sf.post(t, "/v1/chat/completions", "", map[string]any{"model": "kgrag-local", "messages": []map[string]string{{"role": "user", "content": q}}}, &raw)
 	want := []serve.Citation{
-		{Kind: "entity", ID: ent.ID, RecordID: ent.EntityID, Title: ent.Title, URL: "/api/entities/" + ent.EntityID},
+		{Kind: "entity", ID: ent.ID, RecordID: ent.EntityID, Title: ent.Title, URL: "/api/entities/" + ent.EntityID,
+			IRI: ontology.EntityIRI(defaultBase, ent.EntityID)},
 		{Kind: "source", ID: src.ID, RecordID: src.TextUnitID, URL: "/api/text-units/" + src.TextUnitID},
 	}
 	if d := cmp.Diff(want, raw.KGRAG.Citations); d != "" {

@@ -104,6 +104,7 @@ func (s *Server) ask(ctx context.Context, g *Graph, q question, onAnswer func(st
 		if !q.contextOnly && (err == nil || r.Reply.Partial) {
 			res.AddReply(r.Reply)
 			out.Citations = citations(r.Reply.Answer, g, res)
+			addIRIs(ctx, g, out.Citations)
 		}
 	}
 	res.Timings["total"] = ms(time.Since(t))
@@ -128,6 +129,36 @@ type Citation struct {
 	Title    string `json:"title,omitempty"`
 	// URL is the record in this server's API, relative to its root.
 	URL string `json:"url"`
+	// IRI is a cited entity's IRI in the store (as kgrag load mints it,
+	// or as the store holds it), for a workbench query; "" when unknown.
+	IRI string `json:"iri,omitempty"`
+}
+
+// addIRIs fills the IRIs of the entities cs cites, with one lookup. A
+// failed lookup leaves them out: the citations stand without.
+func addIRIs(ctx context.Context, g *Graph, cs []Citation) {
+	var ids []string
+	for _, c := range cs {
+		if c.Kind == "entity" {
+			ids = append(ids, c.RecordID)
+		}
+	}
+	if len(ids) == 0 || g.Source == nil {
+		return
+	}
+	refs, err := g.Source.EntityRefs(ctx, ids, nil)
+	if err != nil {
+		return
+	}
+	iri := make(map[string]string, len(refs))
+	for _, r := range refs {
+		iri[r.ID] = g.entityIRI(r)
+	}
+	for i := range cs {
+		if cs[i].Kind == "entity" {
+			cs[i].IRI = iri[cs[i].RecordID]
+		}
+	}
 }
 
 // citeRE finds GraphRAG's citations: "[Data: Entities (1, 2, +more);
@@ -173,25 +204,25 @@ func resolve(kind, id string, g *Graph, res *answer.Result) (Citation, bool) {
 		case "entities":
 			for _, e := range c.Records.Entities {
 				if e.ID == id {
-					return Citation{"entity", id, e.EntityID, e.Title, "/api/entities/" + pathID(e.EntityID)}, true
+					return Citation{"entity", id, e.EntityID, e.Title, "/api/entities/" + pathID(e.EntityID), ""}, true
 				}
 			}
 		case "relationships":
 			for _, r := range c.Records.Relationships {
 				if r.ID == id {
-					return Citation{"relationship", id, r.RelationshipID, r.Source + " → " + r.Target, "/api/entities/" + pathID(r.SourceID)}, true
+					return Citation{"relationship", id, r.RelationshipID, r.Source + " → " + r.Target, "/api/entities/" + pathID(r.SourceID), ""}, true
 				}
 			}
 		case "sources":
 			for _, u := range c.Records.Sources {
 				if u.ID == id {
-					return Citation{"source", id, u.TextUnitID, "", "/api/text-units/" + pathID(u.TextUnitID)}, true
+					return Citation{"source", id, u.TextUnitID, "", "/api/text-units/" + pathID(u.TextUnitID), ""}, true
 				}
 			}
 		case "reports":
 			for _, r := range c.Records.Reports {
 				if r.ID == id {
-					return Citation{"report", id, r.CommunityID, r.Title, "/api/communities/" + pathID(r.ID)}, true
+					return Citation{"report", id, r.CommunityID, r.Title, "/api/communities/" + pathID(r.ID), ""}, true
 				}
 			}
 		}
@@ -204,7 +235,7 @@ func resolve(kind, id string, g *Graph, res *answer.Result) (Citation, bool) {
 					continue
 				}
 				r, _ := g.report(id)
-				return Citation{"report", id, r.CommunityID, r.Title, "/api/communities/" + pathID(id)}, true
+				return Citation{"report", id, r.CommunityID, r.Title, "/api/communities/" + pathID(id), ""}, true
 			}
 		}
 	}
