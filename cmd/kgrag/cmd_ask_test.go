@@ -17,7 +17,6 @@ import (
 	"github.com/kgrag/kgrag/graphrag"
 	"github.com/kgrag/kgrag/internal/llm/llmtest"
 	"github.com/kgrag/kgrag/internal/retrieval"
-	"github.com/kgrag/kgrag/internal/test"
 	"github.com/kgrag/kgrag/internal/tokens"
 	"github.com/kgrag/kgrag/prompts"
 )
@@ -38,19 +37,7 @@ type askFixture struct {
 
 func newAskFixture(t *testing.T) askFixture {
 	t.Helper()
-	in := filepath.Join(test.GraphRAGSamples(t), "v3")
-	srv := llmtest.Start(t, llmtest.Config{Dim: askDim})
-	index := t.TempDir()
-	term, _, _ := testTerminal()
-	if err := runEmbed(t.Context(), embedTestOptions(in, index, srv.URL(), askEmbedModel), term); err != nil {
-		t.Fatal(err)
-	}
-	ds, err := graphrag.Open(t.Context(), in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Reset()
-	return askFixture{input: in, index: index, srv: srv, ds: ds}
+	return newSampleFixture(t, "v3", llmtest.Start(t, llmtest.Config{Dim: askDim}))
 }
 
 // entity returns the sample's entity titled title.

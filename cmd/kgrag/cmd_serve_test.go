@@ -37,8 +37,8 @@ type serveFixture struct {
 	log  *bytes.Buffer
 }
 
-// newSampleFixture embeds sample's entities with the test model server,
-// as newAskFixture does for v3.
+// newSampleFixture embeds sample's entities with the test model server
+// into a fresh index (newAskFixture is the v3 sample's).
 func newSampleFixture(t *testing.T, sample string, srv *llmtest.Server) askFixture {
 	t.Helper()
 	in := filepath.Join(test.GraphRAGSamples(t), sample)
