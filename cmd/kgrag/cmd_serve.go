@@ -20,6 +20,7 @@ import (
 	"github.com/kgrag/kgrag/internal/localsearch"
 	"github.com/kgrag/kgrag/internal/retrieval"
 	"github.com/kgrag/kgrag/internal/serve"
+	"github.com/kgrag/kgrag/internal/tokens"
 	"github.com/kgrag/kgrag/ontology"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/urfave/cli/v3"
@@ -223,7 +224,13 @@ func (o serveOptions) load(ctx context.Context) (*serve.Graph, error) {
 	if a.input != "" {
 		g.Base = o.base
 	}
-	gb, err := retrieval.NewGlobalBuilder(a.global.params, nil)
+	// One token encoder for the three searchers: building one parses the
+	// BPE ranks (about 10 ms).
+	enc, err := tokens.NewEncoder(a.params.Encoding)
+	if err != nil {
+		return nil, err
+	}
+	gb, err := retrieval.NewGlobalBuilder(a.global.params, enc)
 	if err != nil {
 		return nil, err
 	}
@@ -244,6 +251,7 @@ func (o serveOptions) load(ctx context.Context) (*serve.Graph, error) {
 	}
 	emb := client.Embedder()
 	local := a.localOptions(src.name)
+	local.Encoder = enc
 	if g.Local, err = localsearch.New(src.retrieval(), idx, emb, client, local); err != nil {
 		return nil, err
 	}

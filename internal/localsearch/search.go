@@ -42,6 +42,9 @@ type Options struct {
 	Chat llm.ChatOptions
 	// Source names the graph in errors ("./output", "<g> at URL").
 	Source string
+	// Encoder counts tokens with Params.Encoding; nil builds one.
+	// Searchers of one graph share one (building it parses the BPE ranks).
+	Encoder *tokens.Encoder
 }
 
 // Searcher answers questions from one graph, one vector index, one
@@ -66,9 +69,11 @@ func New(src retrieval.Source, idx embedindex.Index, emb embedindex.Embedder, ch
 		opts.ResponseType = prompts.DefaultResponseType
 	}
 	s := &Searcher{idx: idx, emb: emb, chat: chat, opts: opts}
-	enc, err := tokens.NewEncoder(opts.Params.Encoding)
-	if err != nil {
-		return nil, err
+	enc, err := opts.Encoder, error(nil)
+	if enc == nil {
+		if enc, err = tokens.NewEncoder(opts.Params.Encoding); err != nil {
+			return nil, err
+		}
 	}
 	switch opts.Mode {
 	case ModeLocal:
