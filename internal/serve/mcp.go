@@ -115,9 +115,9 @@ func (s *Server) newMCP(version string) *mcp.Server {
 			if mode != modeLocal && mode != modeSeed {
 				return nil, nil, fmt.Errorf("mode %q: want local or seed", in.Mode)
 			}
-			q := strings.TrimSpace(in.Question)
-			if q == "" || len([]rune(q)) > s.cfg.MaxQuestionChars {
-				return nil, nil, fmt.Errorf("the question must have 1 to %d characters", s.cfg.MaxQuestionChars)
+			q, err := s.toolQuestion(in.Question)
+			if err != nil {
+				return nil, nil, err
 			}
 			rep, err := s.ask(ctx, s.Graph(), question{mode: mode, text: q, contextOnly: true}, nil)
 			if err != nil {
@@ -137,9 +137,9 @@ func (s *Server) newMCP(version string) *mcp.Server {
 	mcp.AddTool(m, &mcp.Tool{Name: "global_answer", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 		Description: "Answer a question about the whole corpus with GraphRAG's global search (map-reduce over the community reports, many model calls). The answer cites reports: read them with get_community."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in globalIn) (*mcp.CallToolResult, *globalOut, error) {
-			q := strings.TrimSpace(in.Question)
-			if q == "" || len([]rune(q)) > s.cfg.MaxQuestionChars {
-				return nil, nil, fmt.Errorf("the question must have 1 to %d characters", s.cfg.MaxQuestionChars)
+			q, err := s.toolQuestion(in.Question)
+			if err != nil {
+				return nil, nil, err
 			}
 			ctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
 			defer cancel()
@@ -221,6 +221,15 @@ func (s *Server) addSPARQLTool(m *mcp.Server, g *Graph, ro *mcp.ToolAnnotations)
 			}
 			return nil, out, nil
 		})
+}
+
+// toolQuestion is a tool's question, trimmed, or why it is refused.
+func (s *Server) toolQuestion(text string) (string, error) {
+	q := strings.TrimSpace(text)
+	if q == "" || len([]rune(q)) > s.cfg.MaxQuestionChars {
+		return "", fmt.Errorf("the question must have 1 to %d characters", s.cfg.MaxQuestionChars)
+	}
+	return q, nil
 }
 
 // toolError is err as an agent reads it: the same words the HTTP API
