@@ -210,11 +210,15 @@ func keptIDs(a, b *graphrag.Dataset) string {
 // keptCommunities is how many communities of b have exactly the member
 // titles of a community of a at the same level.
 func keptCommunities(a, b *graphrag.Dataset) string {
-	key := func(ds *graphrag.Dataset, c graphrag.Community) string {
-		title := map[string]string{}
+	titles := func(ds *graphrag.Dataset) map[string]string {
+		m := make(map[string]string, len(ds.Entities))
 		for _, e := range ds.Entities {
-			title[e.ID] = e.Title
+			m[e.ID] = e.Title
 		}
+		return m
+	}
+	ta, tb := titles(a), titles(b)
+	key := func(title map[string]string, c graphrag.Community) string {
 		var ms []string
 		for _, id := range c.EntityIDs {
 			ms = append(ms, title[id])
@@ -224,11 +228,11 @@ func keptCommunities(a, b *graphrag.Dataset) string {
 	}
 	old := map[string]bool{}
 	for _, c := range a.Communities {
-		old[key(a, c)] = true
+		old[key(ta, c)] = true
 	}
 	same := 0
 	for _, c := range b.Communities {
-		if old[key(b, c)] {
+		if old[key(tb, c)] {
 			same++
 		}
 	}
