@@ -44,6 +44,11 @@ type Quirks struct {
 	// the commit of a swap can count part old and part new graph. The swap
 	// itself is still one transaction: a failure leaves the old graph.
 	ReadCommitted bool
+	// LossyReadBack notes that reading a graph back does not give the
+	// triples that were loaded (Virtuoso 7 writes xsd:double values with
+	// 6 significant digits: 1.6666666666666667E0 comes back as 1.66667),
+	// so LoadDiff cannot compare against it and replaces the graph whole.
+	LossyReadBack bool
 }
 
 // CommitStrategy is the update that replaces graph g by the temporary graph t
@@ -111,7 +116,7 @@ var presets = map[string]preset{
 	"virtuoso": {query: "/sparql", update: "/sparql", gsp: "/sparql-graph-crud",
 		caps: Capabilities{Update: true, GraphStore: true},
 		quirks: Quirks{QueryMethod: sparqlq.MethodAuto, UpdateMethod: sparqlq.MethodPOSTForm,
-			AuthSuffix: "-auth", TypedLiteral: true, Commit: CommitMove, DropByGSP: true, ReadCommitted: true},
+			AuthSuffix: "-auth", TypedLiteral: true, Commit: CommitMove, DropByGSP: true, ReadCommitted: true, LossyReadBack: true},
 		doc: "OpenLink Virtuoso 7; base is the server, e.g. http://localhost:8890"},
 	"generic-gsp": {query: "-", update: "-", gsp: "",
 		caps: Capabilities{GraphStore: true},

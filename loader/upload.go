@@ -51,7 +51,18 @@ const cleanupTimeout = 30 * time.Second
 //
 // The error is an *Error whose Hint says whether the store was unreachable,
 // what status it answered, and that the previous graph is unchanged.
+//
+// A graph replaced this way has no record for LoadDiff: the next diff load
+// of it replaces it whole again.
 func (s *SPARQLStore) ReplaceGraph(ctx context.Context, graph string, fill func(w rdf.Writer) error) (int64, error) {
+	return s.replaceGraph(ctx, graph, fill, func() (string, error) {
+		return sparqlq.Bound("load_state_clear", sparqlq.Params{"loads": sparqlq.IRIParam(LoadsGraph), "graph": sparqlq.IRIParam(graph)})
+	})
+}
+
+// replaceGraph is ReplaceGraph with record, the update that the commit
+// runs to say what was loaded (called once fill is done).
+func (s *SPARQLStore) replaceGraph(ctx context.Context, graph string, fill func(w rdf.Writer) error, record func() (string, error)) (int64, error) {
 	if _, err := sparqlq.IRIRef(graph); err != nil {
 		return 0, &Error{Op: "replace graph", Graph: graph, Err: err}
 	}
@@ -86,15 +97,27 @@ func (s *SPARQLStore) ReplaceGraph(ctx context.Context, graph string, fill func(
 	if sendErr != nil || fillErr != nil {
 		return 0, s.abort(ctx, u, fillErr, sendErr, lk)
 	}
+	rec, err := record()
+	if err != nil {
+		return 0, s.abort(ctx, u, err, nil, lk)
+	}
 	if u.total == 0 {
 		lk.tmpGone(ctx)
 		if err := s.Drop(ctx, graph); err != nil {
 			return 0, err
 		}
+		if lk != nil {
+			if err := s.retry(ctx, "record load", func(ctx context.Context) error { return s.c.Update(ctx, rec) }); err != nil {
+				return 0, s.opError("record load", s.p.UpdateURL, graph, err, "the graph is empty now")
+			}
+		}
 		return 0, nil
 	}
 	sent := time.Now()
-	if err := s.commit(ctx, graph, tmp, lk); err != nil {
+	if lk == nil {
+		rec = "" // no query endpoint: nothing can read a record
+	}
+	if err := s.commit(ctx, graph, tmp, lk, rec); err != nil {
 		return 0, err
 	}
 	lk.tmpGone(ctx)
@@ -120,6 +143,16 @@ func (s *SPARQLStore) LoadInPlace(ctx context.Context, graph string, fill func(w
 		return 0, err
 	}
 	defer lk.release(ctx)
+	if lk != nil {
+		// The graph will not be what a record says, whatever happens now.
+		clear, err := sparqlq.Bound("load_state_clear", sparqlq.Params{"loads": sparqlq.IRIParam(LoadsGraph), "graph": sparqlq.IRIParam(graph)})
+		if err == nil {
+			err = s.retry(ctx, "forget load record", func(ctx context.Context) error { return s.c.Update(ctx, clear) })
+		}
+		if err != nil {
+			return 0, s.opError("load graph in place", s.p.UpdateURL, graph, err, "the graph is unchanged")
+		}
+	}
 	if err := s.Drop(ctx, graph); err != nil {
 		return 0, err
 	}
@@ -168,7 +201,7 @@ func tempGraph(graph string) (string, error) {
 // was lost, or ctx ended while the store ran it) the mark, or without a
 // lock the temporary graph's absence, says whether the swap happened; what
 // the error says is only what was seen.
-func (s *SPARQLStore) commit(ctx context.Context, graph, tmp string, lk *loadLock) error {
+func (s *SPARQLStore) commit(ctx context.Context, graph, tmp string, lk *loadLock, record string) error {
 	name := "load_commit_move"
 	switch s.p.Quirks.Commit {
 	case CommitMove:
@@ -187,6 +220,9 @@ func (s *SPARQLStore) commit(ctx context.Context, graph, tmp string, lk *loadLoc
 		}
 		update += " ;\n" + mark
 	}
+	if record != "" {
+		update += " ;\n" + record
+	}
 	left, err := sparqlq.Bound("graph_has_triples", sparqlq.Params{"graph": sparqlq.IRIParam(tmp)})
 	if err != nil {
 		return err
@@ -199,17 +235,7 @@ func (s *SPARQLStore) commit(ctx context.Context, graph, tmp string, lk *loadLoc
 		has, err := s.c.Ask(ctx, left)
 		return err == nil && !has, err
 	}
-	attempts := 0
-	err = s.retry(ctx, "commit", func(ctx context.Context) error {
-		attempts++
-		if attempts > 1 {
-			// A lost answer to an earlier attempt may hide a success.
-			if ok, aerr := done(ctx); aerr == nil && ok {
-				return nil
-			}
-		}
-		return s.c.Update(ctx, update)
-	})
+	err = s.updateChecked(ctx, "commit", update, done)
 	if err == nil {
 		return nil
 	}
@@ -231,16 +257,41 @@ func (s *SPARQLStore) commit(ctx context.Context, graph, tmp string, lk *loadLoc
 	}
 	// Interrupted, or no answer: the store may be running the swap still.
 	// Watch for it to land rather than drop the temporary graph under it.
+	if awaitDone(cctx, done) {
+		s.log.Info("the swap happened although its answer was lost or the load interrupted", "graph", graph)
+		return nil
+	}
+	return s.opError("replace graph (commit)", s.p.UpdateURL, graph, err,
+		fmt.Sprintf("outcome unknown: the swap had not happened %s later, and the store may still run it; <%s> holds the previous graph or, once it does, the new one; load again to be sure", cleanupTimeout, graph))
+}
+
+// updateChecked sends an update that runs as one transaction, retrying
+// transient failures; before a retry it asks done whether a lost answer
+// hid a success, so that the update is not applied twice.
+func (s *SPARQLStore) updateChecked(ctx context.Context, what, update string, done func(context.Context) (bool, error)) error {
+	attempts := 0
+	return s.retry(ctx, what, func(ctx context.Context) error {
+		attempts++
+		if attempts > 1 {
+			if ok, err := done(ctx); err == nil && ok {
+				return nil
+			}
+		}
+		return s.c.Update(ctx, update)
+	})
+}
+
+// awaitDone watches, after an interruption or a lost answer, for an update
+// the store may still be running to land: it reports whether done said so
+// before ctx ended.
+func awaitDone(ctx context.Context, done func(context.Context) (bool, error)) bool {
 	for wait := 250 * time.Millisecond; ; wait = min(2*wait, 4*time.Second) {
-		ok, aerr := done(cctx)
-		if aerr == nil && ok {
-			s.log.Info("the swap happened although its answer was lost or the load interrupted", "graph", graph)
-			return nil
+		if ok, err := done(ctx); err == nil && ok {
+			return true
 		}
 		select {
-		case <-cctx.Done():
-			return s.opError("replace graph (commit)", s.p.UpdateURL, graph, err,
-				fmt.Sprintf("outcome unknown: the swap had not happened %s later, and the store may still run it; <%s> holds the previous graph or, once it does, the new one; load again to be sure", cleanupTimeout, graph))
+		case <-ctx.Done():
+			return false
 		case <-time.After(wait):
 		}
 	}

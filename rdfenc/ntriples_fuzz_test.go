@@ -349,6 +349,11 @@ func FuzzNTriplesRoundTrip(f *testing.F) {
 			t.Fatalf("knakk N-Triples parse: %v\n%s", err, buf.Bytes())
 		}
 		compareTriples(t, "knakk/rdf", got, want)
+		got, err = readNTriples(buf.Bytes())
+		if err != nil {
+			t.Fatalf("NTriplesReader: %v\n%s", err, buf.Bytes())
+		}
+		compareTriples(t, "rdfenc.NTriplesReader", got, want)
 	})
 }
 

@@ -18,7 +18,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"maps"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -39,37 +38,6 @@ func main() {
 	}
 }
 
-// staves cuts the book at its "STAVE ..." headings, up to Project
-// Gutenberg's end marker.
-func staves(book string) ([]string, error) {
-	book = strings.ReplaceAll(book, "\r\n", "\n")
-	if i := strings.Index(book, "*** END OF THE PROJECT GUTENBERG"); i >= 0 {
-		book = book[:i]
-	}
-	var starts []int
-	for _, name := range []string{"ONE", "TWO", "THREE", "FOUR", "FIVE"} {
-		i := strings.Index(book, "\nSTAVE "+name+"\n")
-		if i < 0 {
-			return nil, fmt.Errorf("no heading STAVE %s", name)
-		}
-		starts = append(starts, i+1)
-	}
-	out := make([]string, len(starts))
-	for k, s := range starts {
-		end := len(book)
-		if k+1 < len(starts) {
-			end = starts[k+1]
-		}
-		out[k] = book[s:end]
-	}
-	return out, nil
-}
-
-type step struct {
-	name  string
-	files map[string]string // file name → text
-}
-
 func run(ctx context.Context) error {
 	text := flag.String("text", "", "the book `FILE` (text/a-christmas-carol.txt of the shared test data)")
 	concurrency := flag.Int("concurrency", 4, "model calls at once")
@@ -81,31 +49,13 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	st, err := staves(string(b))
+	st, err := indexertest.SplitStaves(string(b))
 	if err != nil {
 		return err
 	}
-	name := func(i int) string { return fmt.Sprintf("stave-%d.txt", i+1) }
-	files := func(idx ...int) map[string]string {
-		m := map[string]string{}
-		for _, i := range idx {
-			m[name(i)] = st[i]
-		}
-		return m
-	}
-	edited := files(0, 1, 2, 3)
-	// A sentence of stave 2 changes: one chunk's text changes.
-	edited[name(1)] = strings.Replace(st[1], "The curtains of his bed were drawn aside", "The curtains of his bed were flung aside", 1)
-	if edited[name(1)] == st[1] {
-		return errors.New("the sentence edited in stave 2 is not there")
-	}
-	removed := maps.Clone(edited)
-	delete(removed, name(0))
-	steps := []step{
-		{"index staves 1-3", files(0, 1, 2)},
-		{"add stave 4", files(0, 1, 2, 3)},
-		{"edit a sentence of stave 2", edited},
-		{"delete stave 1", removed},
+	steps, err := indexertest.UpdateSteps(st)
+	if err != nil {
+		return err
 	}
 
 	srv := llmtest.New(llmtest.Config{})
@@ -126,14 +76,14 @@ func run(ctx context.Context) error {
 	fmt.Println("|---|---|---|---|---|---|---|---|---|")
 	var prev *graphrag.Dataset
 	for _, s := range steps {
-		fmt.Fprintf(os.Stderr, "update bench: %s\n", s.name)
-		sum, ds, err := index(ctx, client, filepath.Join(work, "live"), s.files, true, *concurrency)
+		fmt.Fprintf(os.Stderr, "update bench: %s\n", s.Name)
+		sum, ds, err := index(ctx, client, filepath.Join(work, "live"), s.Files, true, *concurrency)
 		if err != nil {
-			return fmt.Errorf("%s: %w", s.name, err)
+			return fmt.Errorf("%s: %w", s.Name, err)
 		}
-		fresh, fds, err := index(ctx, client, filepath.Join(work, "fresh"), s.files, false, *concurrency)
+		fresh, fds, err := index(ctx, client, filepath.Join(work, "fresh"), s.Files, false, *concurrency)
 		if err != nil {
-			return fmt.Errorf("%s (fresh): %w", s.name, err)
+			return fmt.Errorf("%s (fresh): %w", s.Name, err)
 		}
 		os.RemoveAll(filepath.Join(work, "fresh"))
 		kept, comms := "", ""
@@ -150,7 +100,7 @@ func run(ctx context.Context) error {
 		}
 		e, sm, r := c(sum, indexer.StageExtraction), c(sum, indexer.StageSummaries), c(sum, indexer.StageReports)
 		fe, fs, fr := c(fresh, indexer.StageExtraction), c(fresh, indexer.StageSummaries), c(fresh, indexer.StageReports)
-		fmt.Printf("| %s | %d / %d | %d (%d) | %d (%d) | %d (%d) | %d / %d / %d | %s | %s | %s |\n", s.name, sum.Documents, sum.TextUnits,
+		fmt.Printf("| %s | %d / %d | %d (%d) | %d (%d) | %d (%d) | %d / %d / %d | %s | %s | %s |\n", s.Name, sum.Documents, sum.TextUnits,
 			e.Calls-e.Cached, e.Cached, sm.Calls-sm.Cached, sm.Cached, r.Calls-r.Cached, r.Cached, fe.Calls, fs.Calls, fr.Calls, kept, comms, same(ds, fds))
 		prev = ds
 	}
@@ -162,16 +112,8 @@ func run(ctx context.Context) error {
 // in dir/cache when cached.
 func index(ctx context.Context, client *llm.Client, dir string, files map[string]string, cached bool, concurrency int) (*indexer.Summary, *graphrag.Dataset, error) {
 	in := filepath.Join(dir, "input")
-	if err := os.RemoveAll(in); err != nil {
+	if err := indexertest.WriteFolder(in, files); err != nil {
 		return nil, nil, err
-	}
-	if err := os.MkdirAll(in, 0o755); err != nil {
-		return nil, nil, err
-	}
-	for name, text := range files {
-		if err := os.WriteFile(filepath.Join(in, name), []byte(text), 0o644); err != nil {
-			return nil, nil, err
-		}
 	}
 	opts := indexer.DefaultOptions()
 	opts.Input, opts.Output = in, filepath.Join(dir, "output")

@@ -34,7 +34,9 @@ type storeOptions struct {
 	timeout       time.Duration
 	ontologyGraph string
 	inPlace       bool
-	breakLock     bool // remove other loads' locks of the graph first
+	diff          bool    // send only the difference (LoadDiff)
+	diffMax       float64 // the largest change sent as one
+	breakLock     bool    // remove other loads' locks of the graph first
 }
 
 func storeFlags() []cli.Flag {
@@ -52,6 +54,8 @@ func storeFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "timeout", Category: "store", Value: loader.DefaultTimeout, Usage: "time limit of each request"},
 		&cli.BoolFlag{Name: "break-lock", Category: "store", Usage: "remove the lock of another load of --graph first: for a load after one you killed, whose lock stands for " + loader.LockStale.String() + " (a load that runs would be corrupted)"},
 		&cli.BoolFlag{Name: "in-place", Category: "store", Usage: "load straight into --graph through the store's bulk path: much faster on Oxigraph, but NOT atomic (readers see the graph fill up; a failed load leaves it incomplete)"},
+		&cli.BoolFlag{Name: "diff", Category: "store", Usage: "send only the difference between what --graph holds and the new mapping, as one atomic update; the graph is read back and checked against what the last --diff load recorded, and replaced whole when it cannot be sure (see 'Updating a graph' in the README)"},
+		&cli.FloatFlag{Name: "diff-max", Category: "store", Value: loader.DefaultDiffMax, Usage: "with --diff: the largest change, as a `FRACTION` of the graph, sent as a difference; a larger one replaces the graph whole"},
 		&cli.StringFlag{Name: "ontology-graph", Category: "store", Value: ontology.OntologyIRI, Usage: "named graph `IRI` that --with-ontology loads the ontology into"},
 	}
 }
@@ -71,6 +75,8 @@ func storeOptionsFrom(cmd *cli.Command) storeOptions {
 		timeout:       cmd.Duration("timeout"),
 		ontologyGraph: cmd.String("ontology-graph"),
 		inPlace:       cmd.Bool("in-place"),
+		diff:          cmd.Bool("diff"),
+		diffMax:       cmd.Float("diff-max"),
 		breakLock:     cmd.Bool("break-lock"),
 	}
 }
@@ -98,6 +104,12 @@ func (o *storeOptions) validate() error {
 	}
 	if o.batchSize <= 0 {
 		return usagef("--batch-size 50000", "--batch-size must be positive")
+	}
+	switch {
+	case o.diff && o.inPlace:
+		return usagef("", "choose --diff or --in-place: a difference is sent as one atomic update, --in-place streams the whole graph unatomically")
+	case o.diff && (o.diffMax <= 0 || o.diffMax > 1):
+		return usagef("--diff-max 0.2", "--diff-max must be a fraction in (0, 1], got %g", o.diffMax)
 	}
 	return nil
 }
@@ -175,18 +187,35 @@ func loadStore(ctx context.Context, opts loadOptions, wk *graphrag.Walker, m ont
 	}
 	var stats ontology.Stats
 	fill := func(w rdf.Writer) error {
+		if wk == nil {
+			// A diff load that turned into a full replacement maps
+			// the input again: a Walker walks once.
+			var err error
+			if wk, err = graphrag.NewWalker(ctx, opts.input); err != nil {
+				return err
+			}
+			defer wk.Close()
+		}
 		var err error
 		stats, err = mapWalk(ctx, wk, m, w)
+		wk = nil
 		return err
 	}
-	if opts.store.inPlace {
+	var diff loader.DiffResult
+	switch {
+	case opts.store.inPlace:
 		_, err = st.LoadInPlace(ctx, opts.store.graph, fill)
-	} else {
+	case opts.store.diff:
+		diff, err = st.LoadDiff(ctx, opts.store.graph, fill, loader.DiffOptions{MaxChange: opts.store.diffMax})
+	default:
 		_, err = st.ReplaceGraph(ctx, opts.store.graph, fill)
 	}
 	progress.Done()
 	if err != nil {
 		return stats, storeError(err)
+	}
+	if opts.store.diff && !opts.quiet {
+		fmt.Fprintln(term.err, describeDiff(diff))
 	}
 	if opts.withOntology {
 		if _, err := st.ReplaceGraph(ctx, opts.store.ontologyGraph, ontology.Triples); err != nil {
@@ -202,4 +231,18 @@ func storeError(err error) error {
 		return &storeDownError{err: err}
 	}
 	return err
+}
+
+// describeDiff says what a diff load did, in the words of what was
+// checked: a count of a difference is printed only once the graph read
+// back matched the last load's record.
+func describeDiff(d loader.DiffResult) string {
+	switch {
+	case d.Replaced:
+		return fmt.Sprintf("kgrag: --diff: replaced the graph whole (%d triples): %s", d.Triples, d.Reason)
+	case d.Deleted == 0 && d.Inserted == 0:
+		return fmt.Sprintf("kgrag: --diff: the graph already held these %d triples (read back and checked against the last load's record); nothing sent", d.Triples)
+	}
+	return fmt.Sprintf("kgrag: --diff: sent a difference of %d triples deleted and %d inserted, in one update; the graph holds %d triples (%d read back and checked against the last load's record)",
+		d.Deleted, d.Inserted, d.Triples, d.Read)
 }

@@ -252,3 +252,32 @@ func Suite(t *testing.T, cfg Config) {
 		}
 	})
 }
+
+// SameGraphs checks, with the store's own queries, that graphs a and b of
+// s hold the same triples: the same count, not zero, and nothing in one
+// that is not in the other.
+func SameGraphs(t *testing.T, s *loader.SPARQLStore, a, b string) {
+	t.Helper()
+	ctx := context.Background()
+	na, err := s.Count(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nb, err := s.Count(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if na != nb || na == 0 {
+		t.Errorf("<%s> holds %d triples, <%s> %d", a, na, b, nb)
+	}
+	for _, g := range [][2]string{{a, b}, {b, a}} {
+		extra, err := s.Client().Ask(ctx, fmt.Sprintf(
+			"ASK { GRAPH <%s> { ?s ?p ?o } FILTER NOT EXISTS { GRAPH <%s> { ?s ?p ?o } } }", g[0], g[1]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if extra {
+			t.Errorf("<%s> holds triples that <%s> does not", g[0], g[1])
+		}
+	}
+}
