@@ -44,6 +44,9 @@ type Dataset struct {
 	Absent []string
 	// Notes explain choices Open made, e.g. which timestamped run it read.
 	Notes []string
+	// Run is the record kgrag index left beside the tables (RunFile); nil
+	// for an output of Microsoft GraphRAG.
+	Run *Run
 
 	Documents     []Document
 	TextUnits     []TextUnit

@@ -150,7 +150,11 @@ func openTables(ctx context.Context, dir string) (*walker, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &walker{ds: &Dataset{Dir: l.dir, Notes: l.notes}, tables: map[string]*table{}}
+	run, err := ReadRun(l.dir)
+	if err != nil {
+		return nil, err
+	}
+	w := &walker{ds: &Dataset{Dir: l.dir, Notes: l.notes, Run: run}, tables: map[string]*table{}}
 	ds, tables := w.ds, w.tables
 	names := tableNames()
 	if l.long {

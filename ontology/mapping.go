@@ -21,6 +21,19 @@ type Mapper struct {
 	// OmitDocumentText leaves out gr:text of documents, which repeats the
 	// text of all their chunks.
 	OmitDocumentText bool
+	// Run and Release are what the provenance says of the index run:
+	// kgrag index's record (graphrag.Dataset.Run; nil for Microsoft
+	// GraphRAG output) and the release read. Map takes both from the
+	// dataset when they are unset; a Stream's caller sets them.
+	Run     *graphrag.Run
+	Release graphrag.Release
+	// Keys, when set, names entities by their titles and relationships by
+	// their end titles (entity/SCROOGE, relationship/SCROOGE/MARLEY)
+	// instead of by GraphRAG's ids, which Microsoft GraphRAG makes anew
+	// (UUIDs) each run: IRIs that last across runs. gr:id still holds the
+	// run's id. Two entities of one title, as a merged update table can
+	// hold, become one node.
+	Keys *graphrag.Keys
 }
 
 // Stats counts what Map or a Stream wrote.
@@ -51,6 +64,12 @@ const checkEvery = 4096
 // Stream fed from memory: graphrag.Walk with Mapper.Stream writes the same
 // bytes without holding the dataset.
 func (m Mapper) Map(ctx context.Context, ds *graphrag.Dataset, w rdf.Writer) (Stats, error) {
+	if m.Run == nil {
+		m.Run = ds.Run
+	}
+	if m.Release == "" {
+		m.Release = ds.Release
+	}
 	s, err := m.Stream(w)
 	if err != nil {
 		return Stats{}, err
@@ -92,7 +111,8 @@ func (m Mapper) Stream(w rdf.Writer) (*Stream, error) {
 	if err := ValidateBase(m.Base); err != nil {
 		return nil, err
 	}
-	return &Stream{e: emitter{w: w, base: m.Base}, omitText: m.OmitDocumentText}, nil
+	e := emitter{w: w, base: m.Base, keys: m.Keys, prov: provenance{run: m.Run, release: m.Release, tuDocs: map[string][]string{}}}
+	return &Stream{e: e, omitText: m.OmitDocumentText}, nil
 }
 
 // Stats returns what the Stream has written so far.
@@ -140,6 +160,9 @@ func mapRows[T any](ctx context.Context, s *Stream, rows []T, write func(*T) err
 
 // Documents writes documents as gr:Document.
 func (s *Stream) Documents(ctx context.Context, rows []graphrag.Document) error {
+	if err := s.e.runNode(); err != nil {
+		return err
+	}
 	return mapRows(ctx, s, rows, func(d *graphrag.Document) error { return s.e.document(d, s.omitText) })
 }
 
@@ -175,13 +198,32 @@ type emitter struct {
 	buf   []byte
 	stats Stats
 	s     rdf.Term // current subject
+	prov  provenance
+	keys  *graphrag.Keys
 }
 
-// iri returns base+seg+escaped id.
+// iri returns base+seg+escaped id; with keys, entities and relationships
+// are named by their keys instead (see Mapper.Keys).
 func (e *emitter) iri(seg, id string) rdf.Term {
 	b := append(e.buf[:0], e.base...)
 	b = append(b, seg...)
-	b = AppendSegment(b, id)
+	switch {
+	case e.keys != nil && seg == segEntity:
+		if title, ok := e.keys.EntityTitle[id]; ok {
+			id = title
+		}
+		b = AppendSegment(b, id)
+	case e.keys != nil && seg == segRelationship:
+		if ends, ok := e.keys.RelationshipEnds[id]; ok {
+			b = AppendSegment(b, ends[0])
+			b = append(b, '/')
+			b = AppendSegment(b, ends[1])
+			break
+		}
+		b = AppendSegment(b, id)
+	default:
+		b = AppendSegment(b, id)
+	}
 	e.buf = b
 	return rdf.IRI(string(b))
 }
@@ -258,7 +300,10 @@ func (e *emitter) document(d *graphrag.Document, omitText bool) error {
 	if err := e.date(CreationDate, d.CreationDate); err != nil {
 		return err
 	}
-	return e.str(Metadata, d.Metadata)
+	if err := e.str(Metadata, d.Metadata); err != nil {
+		return err
+	}
+	return e.documentProvenance(d)
 }
 
 func (e *emitter) chunk(t *graphrag.TextUnit) error {
@@ -287,7 +332,11 @@ func (e *emitter) chunk(t *graphrag.TextUnit) error {
 	if err := e.links(HasEntity, segEntity, t.EntityIDs); err != nil {
 		return err
 	}
-	return e.links(HasRelationship, segRelationship, t.RelationshipIDs)
+	if err := e.links(HasRelationship, segRelationship, t.RelationshipIDs); err != nil {
+		return err
+	}
+	e.prov.tuDocs[t.ID] = slices.Clone(t.DocumentIDs)
+	return e.derived([]string{t.ID})
 }
 
 // links adds one p triple to the IRI of each id, each id once: GraphRAG's
@@ -338,7 +387,10 @@ func (e *emitter) entity(en *graphrag.Entity) error {
 	}
 	if en.Placeholder {
 		e.stats.Unresolved++
-		return e.add(Unresolved, rdf.Typed("true", rdf.XSDBoolean))
+		if err := e.add(Unresolved, rdf.Typed("true", rdf.XSDBoolean)); err != nil {
+			return err
+		}
+		return e.derived(nil)
 	}
 	if err := e.str(Type, en.Type); err != nil {
 		return err
@@ -356,7 +408,10 @@ func (e *emitter) entity(en *graphrag.Entity) error {
 			return err
 		}
 	}
-	return e.links(InCommunity, segCommunity, en.Communities)
+	if err := e.links(InCommunity, segCommunity, en.Communities); err != nil {
+		return err
+	}
+	return e.derived(en.TextUnitIDs)
 }
 
 func (e *emitter) relationship(r *graphrag.Relationship) error {
@@ -403,7 +458,7 @@ func (e *emitter) relationship(r *graphrag.Relationship) error {
 			return err
 		}
 	}
-	return nil
+	return e.derived(r.TextUnitIDs)
 }
 
 func (e *emitter) community(c *graphrag.Community) error {
@@ -411,6 +466,9 @@ func (e *emitter) community(c *graphrag.Community) error {
 	e.s = self
 	e.stats.Communities++
 	if err := e.typ(Community); err != nil {
+		return err
+	}
+	if err := e.derived(c.TextUnitIDs); err != nil {
 		return err
 	}
 	if err := e.add(ID, rdf.String(c.ID)); err != nil {
@@ -506,6 +564,13 @@ func (e *emitter) covariate(c *graphrag.Covariate) error {
 	e.s = e.iri(segCovariate, c.ID)
 	e.stats.Covariates++
 	if err := e.typ(Covariate); err != nil {
+		return err
+	}
+	if c.TextUnitID != "" {
+		if err := e.derived([]string{c.TextUnitID}); err != nil {
+			return err
+		}
+	} else if err := e.add(ProvWasGeneratedBy, e.prov.runIRI); err != nil {
 		return err
 	}
 	if err := e.add(ID, rdf.String(c.ID)); err != nil {

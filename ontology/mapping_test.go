@@ -66,7 +66,11 @@ func TestStreamMatchesMap(t *testing.T) {
 
 					var got bytes.Buffer
 					enc = f.enc(&got)
-					s, err := m.Stream(enc)
+					// A Stream's caller gives the run and release,
+					// which Map takes from the dataset.
+					sm := m
+					sm.Run, sm.Release = whole.Run, whole.Release
+					s, err := sm.Stream(enc)
 					if err != nil {
 						t.Fatal(err)
 					}

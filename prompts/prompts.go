@@ -2,7 +2,9 @@ package prompts
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"sort"
@@ -171,4 +173,15 @@ func Render(name string, data any) (string, error) {
 		return "", fmt.Errorf("prompts: render %s: %w", name, err)
 	}
 	return b.String(), nil
+}
+
+// SHA256 returns the hex SHA-256 of the named template's text, which
+// identifies the prompt a run used (provenance of an index run).
+func SHA256(name string) (string, error) {
+	src, err := files.ReadFile("templates/" + name + ".tmpl")
+	if err != nil {
+		return "", fmt.Errorf("prompts: no template %q (have %s)", name, strings.Join(Names(), ", "))
+	}
+	sum := sha256.Sum256(src)
+	return hex.EncodeToString(sum[:]), nil
 }

@@ -62,6 +62,9 @@
 #               the cache, as staves of A Christmas Carol are added, edited
 #               and deleted, beside a fresh index; entity ids and community
 #               memberships kept.
+#  10. diff     `kgrag load --diff` of a 1% change of the synthetic dataset
+#               (bench/diffload) against the full atomic load of it, on
+#               Oxigraph and Fuseki.
 #
 # The synthetic dataset is made once by kgrag-synth and cached under
 # $BENCH_DIR/data/ keyed by its sizes and seed. The report goes to stdout and
@@ -79,7 +82,8 @@
 #   BENCH_ENTITIES, BENCH_RELATIONSHIPS, BENCH_TEXT_UNITS, BENCH_COMMUNITIES,
 #   BENCH_SEED           synthetic sizes and seed (default 100000, 300000,
 #                        20000, 5000, seed 1; quick: a tenth of those)
-#   BENCH_STEPS          which parts to run (default "convert micro stores retrieval global leiden index serve update")
+#   BENCH_STEPS          which parts to run (default "convert micro stores retrieval global leiden index serve update diff")
+#   BENCH_DIFF_STORES    stores of the diff step (default "oxigraph fuseki")
 #   BENCH_STORES         which stores (default "oxigraph fuseki virtuoso")
 #   BENCH_SKIP_ATOMIC    stores whose atomic kgrag load is not run (e.g.
 #                        "oxigraph": its MOVE of 5M triples takes ~20 min)
@@ -133,7 +137,7 @@ N_REL=${BENCH_RELATIONSHIPS:-${def[1]}}
 N_TU=${BENCH_TEXT_UNITS:-${def[2]}}
 N_COM=${BENCH_COMMUNITIES:-${def[3]}}
 SEED=${BENCH_SEED:-1}
-STEPS=${BENCH_STEPS:-convert micro stores retrieval global leiden index serve update}
+STEPS=${BENCH_STEPS:-convert micro stores retrieval global leiden index serve update diff}
 STORES=${BENCH_STORES:-oxigraph fuseki virtuoso}
 COUNT=${BENCH_COUNT:-6}
 REPEAT=${BENCH_REPEAT:-3}
@@ -1126,6 +1130,83 @@ if has_step update; then
 		echo "what changed."
 		echo
 		echo "$up_table"
+		echo
+	} | section
+fi
+
+# --- 10. diff: a 1% change loaded as a difference against a full load -------------
+
+# diff_store STORE: a fresh instance; kgrag load --diff of the base copy
+# (no record yet: a full atomic replacement, which records the digest),
+# then --diff of the copy with 1% changed; the graph is counted against the
+# changed copy's own triple count. Appends a table row to D_ROWS.
+diff_store() {
+	local s=$1 port dir url n full diff ratio del ins
+	port=$(store_port "$s")
+	dir=$OUT/stores/$s-diff
+	rm -rf "$dir"
+	if ! server_start "$s" "$port" "$dir"; then
+		D_ROWS+="| $s | not run: $s did not start | | | | |"$'\n'
+		server_stop "$s" "$port" "$dir"
+		return 0
+	fi
+	url=$(store_url "$s" "$port")
+	measure "diff-$s-full" "$KGRAG" load --input "$D_BASE" --store "$url" --store-type "$s" --graph "$GRAPH" --diff
+	if ((M_RC != 0)); then
+		D_ROWS+="| $s | failed: $(why "diff-$s-full") | | | | |"$'\n'
+	else
+		full=$M_SEC
+		measure "diff-$s-diff" "$KGRAG" load --input "$D_CHANGED" --store "$url" --store-type "$s" --graph "$GRAPH" --diff
+		if ((M_RC != 0)); then
+			D_ROWS+="| $s | $full s | failed: $(why "diff-$s-diff") | | | |"$'\n'
+		else
+			diff=$M_SEC
+			del=$(sed -n 's/.*difference of \([0-9]*\) triples deleted and \([0-9]*\) inserted.*/\1/p' "$RUN/diff-$s-diff.err")
+			ins=$(sed -n 's/.*difference of \([0-9]*\) triples deleted and \([0-9]*\) inserted.*/\2/p' "$RUN/diff-$s-diff.err")
+			[[ -n $del ]] || del="none sent: $(grep -m1 -- '--diff:' "$RUN/diff-$s-diff.err" | cut -c1-160)"
+			n=$(sparql_count "$(query_url "$s" "$port")" 2>>"$RUN/diff-$s-diff.err") || n="?"
+			ratio=$(awk -v a="$diff" -v b="$full" 'BEGIN { printf "%.1f", 100 * a / b }')
+			D_ROWS+="| $s | $full s | $diff s (peak RSS $M_RSS MB) | $(fmt_int "$del") / $(fmt_int "${ins:-?}") | $(fmt_int "$n") of $(fmt_int "$D_WANT") | $ratio% ($(verdict "$ratio" lt 5)) |"$'\n'
+		fi
+	fi
+	server_stop "$s" "$port" "$dir"
+	rm -rf "$dir"
+}
+
+if has_step diff; then
+	log "diff: 1% of entities and relationships changed, loaded with --diff"
+	D_BASE=$OUT/data/$(basename "$SYNTH")-diff-base
+	D_CHANGED=$OUT/data/$(basename "$SYNTH")-diff-1pct
+	D_ROWS=""
+	D_NOTE=""
+	if [[ ! -f $D_CHANGED/.complete ]]; then
+		rm -rf "$D_BASE" "$D_CHANGED"
+		if go run ./bench/diffload -in "$SYNTH" -out "$D_BASE" -fraction 0 >"$RUN/diffload.out" 2>"$RUN/diffload.err" &&
+			go run ./bench/diffload -in "$SYNTH" -out "$D_CHANGED" -fraction 0.01 >>"$RUN/diffload.out" 2>>"$RUN/diffload.err"; then
+			touch "$D_CHANGED/.complete"
+		else
+			D_NOTE="failed to write the changed copy: $(tail -n 1 "$RUN/diffload.err")"
+		fi
+	fi
+	if [[ -z $D_NOTE ]]; then
+		D_NOTE=$(tail -n 1 "$RUN/diffload.out" 2>/dev/null || echo "copies reused")
+		"$KGRAG" load -q --input "$D_CHANGED" --ntriples - 2>/dev/null | wc -l >"$RUN/diff-want.txt" || true
+		D_WANT=$(tr -d ' ' <"$RUN/diff-want.txt")
+		for s in ${BENCH_DIFF_STORES:-oxigraph fuseki}; do
+			diff_store "$s"
+		done
+	fi
+	{
+		echo "## 10. Loading a small change: \`kgrag load --diff\`"
+		echo
+		echo "The synthetic dataset written twice by bench/diffload: as it is, and with 1% of its entities (description)"
+		echo "and relationships (description and weight) changed ($D_NOTE). Into a fresh store: \`--diff\` of the base"
+		echo "(no record yet, so a full atomic replacement), then \`--diff\` of the changed copy. Target: the difference"
+		echo "under 5% of the full load's time. The graph is then counted against the changed copy's N-Triples."
+		echo
+		echo "| store | full atomic load | --diff of the 1% change | triples deleted / inserted | graph after (of the changed copy's) | diff / full |"
+		echo "|---|---|---|---|---|---|"
+		printf '%s' "$D_ROWS"
 		echo
 	} | section
 fi

@@ -231,6 +231,7 @@ func runIndex(ctx context.Context, o indexRunOptions, term terminal) error {
 	}
 	if o.dedup {
 		opts.Embedder = client.Embedder()
+		opts.EmbeddingModel = o.llm.embedModel
 		opts.Dedup.Threshold = o.dedupThreshold
 	}
 
@@ -275,6 +276,7 @@ func (o indexRunOptions) indexerOptions() (indexer.Options, error) {
 	opts := indexer.DefaultOptions()
 	opts.Input, opts.Output, opts.CacheDir = o.input, o.output, o.cache
 	opts.Model = o.chatModel
+	opts.Version = buildVersion()
 	temp := float32(o.temperature)
 	opts.Temperature, opts.MaxTokens = &temp, o.maxTokens
 	opts.ReportMaxLength = o.reportMaxLength

@@ -357,5 +357,6 @@ var datasetCmp = []cmp.Option{
 	cmpopts.IgnoreFields(graphrag.Dataset{}, "Dir", "Tables"),
 	cmpopts.IgnoreFields(graphrag.Community{}, "Period"),
 	cmpopts.IgnoreFields(graphrag.CommunityReport{}, "Period"),
+	cmpopts.IgnoreFields(graphrag.Run{}, "Started", "Ended"), // when each run ran
 	cmpopts.EquateEmpty(),
 }

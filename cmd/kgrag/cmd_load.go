@@ -47,6 +47,7 @@ type loadOptions struct {
 	withOntology     bool
 	omitDocumentText bool
 	quiet            bool
+	iris             string // "ids" or "keys": what instance IRIs are made from
 
 	store storeOptions
 	// embed, when set, runs kgrag embed on the input after the load.
@@ -75,7 +76,10 @@ interrupted load leaves the previous graph as it was:
        --graph http://example.org/kg --with-ontology
 
 Instance IRIs are built from GraphRAG's ids under --base, percent-encoded,
-so two runs over the same input give byte-identical output.
+so two runs over the same input give byte-identical output. Microsoft
+GraphRAG makes new ids (UUIDs) each time it indexes; --iris keys names
+entities by title and relationships by their end titles instead, so that
+IRIs last across its runs (gr:id still holds the run's id).
 
 --embed then builds the vector index kgrag ask needs, as 'kgrag embed' does
 (same cache, --index and model server flags), so one command prepares a
@@ -88,6 +92,7 @@ graph for questions:
 			&cli.StringFlag{Name: "ntriples", Usage: "write N-Triples to `FILE` ('-' for stdout)"},
 			&cli.StringFlag{Name: "base", Value: defaultBase, Usage: "base `IRI` of the dataset's instances (must end in / or #)", Sources: cli.EnvVars("KGRAG_BASE")},
 			&cli.BoolFlag{Name: "with-ontology", Usage: "also write the gr: ontology (into the Turtle file, or into --ontology-graph of the store)"},
+			&cli.StringFlag{Name: "iris", Value: "ids", Usage: "what entity and relationship IRIs are made from: `ids` (GraphRAG's ids: exact, but Microsoft GraphRAG makes new UUIDs each run) or keys (titles, and a relationship's end titles: the same IRIs across runs and re-indexes; see the README)"},
 			&cli.BoolFlag{Name: "omit-document-text", Usage: "leave out the full text of documents (their chunks still carry it)"},
 			&cli.BoolFlag{Name: "embed", Category: "vector index", Usage: "after loading, embed the entities into the vector index, as kgrag embed does"},
 			&cli.StringFlag{Name: "index", Category: "vector index", Usage: "with --embed: index `DIR` to write (default: kgrag-index inside --input)", Sources: cli.EnvVars("KGRAG_INDEX")},
@@ -103,6 +108,7 @@ graph for questions:
 				base:             cmd.String("base"),
 				withOntology:     cmd.Bool("with-ontology"),
 				omitDocumentText: cmd.Bool("omit-document-text"),
+				iris:             cmd.String("iris"),
 				quiet:            cmd.Bool("quiet"),
 				store:            storeOptionsFrom(cmd),
 			}
@@ -139,6 +145,11 @@ func (o *loadOptions) validate() error {
 	case o.withOntology && o.ntriples != "":
 		return usagef("kgrag ontology > gr.ttl", "--with-ontology goes with --turtle or --store; print the ontology with 'kgrag ontology'")
 	}
+	switch o.iris {
+	case "", "ids", "keys":
+	default:
+		return usagef("--iris keys", "--iris must be ids or keys, not %q", o.iris)
+	}
 	if err := ontology.ValidateBase(o.base); err != nil {
 		return usagef("--base http://example.org/my-dataset/", "--base: %v", err)
 	}
@@ -168,7 +179,12 @@ func runLoad(ctx context.Context, opts loadOptions, term terminal) error {
 	}
 	defer wk.Close()
 	ds := wk.Dataset()
-	m := ontology.Mapper{Base: opts.base, OmitDocumentText: opts.omitDocumentText}
+	m := ontology.Mapper{Base: opts.base, OmitDocumentText: opts.omitDocumentText, Run: ds.Run, Release: ds.Release}
+	if opts.iris == "keys" {
+		if m.Keys, err = wk.Keys(ctx); err != nil {
+			return err
+		}
+	}
 	showProgress := term.tty && !opts.quiet
 
 	var stats ontology.Stats

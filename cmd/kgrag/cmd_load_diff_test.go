@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +22,7 @@ import (
 	"github.com/kgrag/kgrag/internal/test"
 	"github.com/kgrag/kgrag/loader"
 	"github.com/kgrag/kgrag/loader/storetest"
+	"github.com/kgrag/kgrag/ontology"
 )
 
 // TestLoadDiffAcrossUpdates follows A Christmas Carol's five staves as a
@@ -101,6 +103,28 @@ func TestLoadDiffAcrossUpdates(t *testing.T) {
 				t.Errorf("%s, %s: load --diff said %q; want %q", step.Name, s.profile, said, want)
 			}
 			storetest.SameGraphs(t, s.st, graph(s.profile, "live"), graph(s.profile, "full"))
+		}
+	}
+
+	// Provenance of a kgrag index: the documents' paths and the run's
+	// model and prompts come from the run record beside the tables.
+	for _, s := range stores {
+		res, err := s.st.Client().Select(ctx, fmt.Sprintf(`PREFIX gr: <%s>
+SELECT ?path (COUNT(DISTINCT ?e) AS ?entities) ?model (COUNT(DISTINCT ?prompt) AS ?prompts) WHERE { GRAPH <%s> {
+  ?run a gr:IndexRun ; gr:tool "kgrag" ; gr:chat_model ?model ; gr:used_prompt ?prompt ; <http://www.w3.org/ns/prov#used> ?doc .
+  ?doc gr:source_path ?path .
+  ?e a gr:Entity ; <http://www.w3.org/ns/prov#wasDerivedFrom> ?doc ; <http://www.w3.org/ns/prov#wasGeneratedBy> ?run .
+} } GROUP BY ?path ?model ORDER BY ?path`, ontology.NS, graph(s.profile, "live")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, b := range res.Bindings {
+			got = append(got, fmt.Sprintf("%s %s %s", b["path"].Value, b["model"].Value, b["prompts"].Value))
+		}
+		want := []string{"stave-2.txt m 5", "stave-3.txt m 5", "stave-4.txt m 5"}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: documents of the run's entities %q; want %q", s.profile, got, want)
 		}
 	}
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,6 +16,8 @@ import (
 	"github.com/kgrag/kgrag/graphrag"
 	"github.com/kgrag/kgrag/internal/llm/llmtest"
 	"github.com/kgrag/kgrag/internal/test"
+	"github.com/kgrag/kgrag/ontology"
+	"github.com/kgrag/kgrag/rdf"
 )
 
 func testTerminal() (terminal, *bytes.Buffer, *bytes.Buffer) {
@@ -375,5 +378,90 @@ func TestLoadWithOntologyCount(t *testing.T) {
 	_, stderr, code := runKgrag(t, "load", "--input", in, "--turtle", filepath.Join(t.TempDir(), "g.ttl"), "--with-ontology")
 	if code != 0 || !strings.Contains(stderr, "triples of data and the gr: ontology to") {
 		t.Errorf("kgrag load --with-ontology: exit %d, %q; want the count named as the data's", code, stderr)
+	}
+}
+
+// TestLoadIRIsFromKeys: two runs of Microsoft GraphRAG name the same
+// entities and relationships with different ids (UUIDs made anew each
+// run). The second run is simulated from the v3 sample by giving every
+// entity and relationship a new id, consistently across the tables. With
+// --iris keys both load to the same entity and relationship IRIs; with
+// the default ids they share none.
+func TestLoadIRIsFromKeys(t *testing.T) {
+	ctx := context.Background()
+	first := filepath.Join(test.GraphRAGSamples(t), "v3")
+	ds, err := graphrag.Open(ctx, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	renamed := func(id string) string { return "run2-" + id }
+	for i := range ds.Entities {
+		ds.Entities[i].ID = renamed(ds.Entities[i].ID)
+	}
+	for i := range ds.Relationships {
+		r := &ds.Relationships[i]
+		r.ID, r.SourceID, r.TargetID = renamed(r.ID), renamed(r.SourceID), renamed(r.TargetID)
+	}
+	for i := range ds.TextUnits {
+		u := &ds.TextUnits[i]
+		for j := range u.EntityIDs {
+			u.EntityIDs[j] = renamed(u.EntityIDs[j])
+		}
+		for j := range u.RelationshipIDs {
+			u.RelationshipIDs[j] = renamed(u.RelationshipIDs[j])
+		}
+	}
+	for i := range ds.Communities {
+		c := &ds.Communities[i]
+		for j := range c.EntityIDs {
+			c.EntityIDs[j] = renamed(c.EntityIDs[j])
+		}
+		for j := range c.RelationshipIDs {
+			c.RelationshipIDs[j] = renamed(c.RelationshipIDs[j])
+		}
+	}
+	second := t.TempDir()
+	if err := graphrag.Write3x(ctx, second, ds); err != nil {
+		t.Fatal(err)
+	}
+	// subjects returns the entity and relationship IRIs of a load.
+	subjects := func(t *testing.T, dir, iris string) map[string]bool {
+		t.Helper()
+		out := filepath.Join(t.TempDir(), "g.nt")
+		term, _, _ := testTerminal()
+		if err := runLoad(ctx, loadOptions{input: dir, ntriples: out, base: defaultBase, iris: iris, quiet: true}, term); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]bool{}
+		for _, line := range strings.Split(string(b), "\n") {
+			for _, class := range []string{ontology.Entity, ontology.Relationship} {
+				if strings.HasSuffix(line, " <"+rdf.RDFType+"> <"+class+"> .") {
+					got[strings.Fields(line)[0]] = true
+				}
+			}
+		}
+		return got
+	}
+	a, b := subjects(t, first, "keys"), subjects(t, second, "keys")
+	if len(a) < 500 || !maps.Equal(a, b) {
+		t.Errorf("--iris keys: %d and %d entity and relationship IRIs, equal %v; want the same several hundred", len(a), len(b), maps.Equal(a, b))
+	}
+	if !a["<"+defaultBase+"entity/EBENEZER%20SCROOGE>"] {
+		t.Errorf("--iris keys: no IRI entity/EBENEZER%%20SCROOGE among %d", len(a))
+	}
+	ia, ib := subjects(t, first, "ids"), subjects(t, second, "ids")
+	if len(ia) != len(a) {
+		t.Errorf("--iris ids gives %d records, keys %d; want the same number", len(ia), len(a))
+	}
+	for s := range ia {
+		// Unresolved entities' ids are made from their titles already.
+		if ib[s] && !strings.Contains(s, "/entity/title%3A") {
+			t.Errorf("--iris ids: %s in both runs; the renamed ids should share none", s)
+			break
+		}
 	}
 }

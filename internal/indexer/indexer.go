@@ -38,6 +38,7 @@ import (
 	"github.com/kgrag/kgrag/internal/llmcache"
 	"github.com/kgrag/kgrag/internal/reports"
 	"github.com/kgrag/kgrag/internal/tokens"
+	"github.com/kgrag/kgrag/prompts"
 )
 
 // Stages of the pipeline, as Progress and StageStats name them.
@@ -95,6 +96,9 @@ type Options struct {
 	// SummaryJoinUnder is graphbuild.Summarizer's JoinUnder: 0 is
 	// GraphRAG's rule, the seed used 300.
 	SummaryJoinUnder int
+	// Version is the kgrag version recorded in the run record, and
+	// EmbeddingModel the embedding model of the de-duplication.
+	Version, EmbeddingModel string
 	// LeidenSeed makes the communities repeatable.
 	LeidenSeed uint64
 	// Progress, when set, is told each stage's progress (done of total;
@@ -187,11 +191,41 @@ func Run(ctx context.Context, model Chatter, opts Options) (*Summary, error) {
 	}
 	sum.Changes = changes(prev, ds.Documents)
 	r.progress(StageWrite, 0, 1)
-	if err := writeAtomic(ctx, r.opts.Output, r.opts.Keep, ds); err != nil {
+	rec, err := r.record(ds, start)
+	if err != nil {
+		return sum, err
+	}
+	if err := writeAtomic(ctx, r.opts.Output, r.opts.Keep, ds, rec); err != nil {
 		return sum, err
 	}
 	r.progress(StageWrite, 1, 1)
 	return sum, nil
+}
+
+// record is the run record written beside the tables: what the mapped
+// graph's provenance says of this run.
+func (r *run) record(ds *graphrag.Dataset, start time.Time) (*graphrag.Run, error) {
+	rec := &graphrag.Run{Tool: "kgrag", Version: r.opts.Version, Started: start.UTC().Truncate(time.Second),
+		Ended: time.Now().UTC().Truncate(time.Second), ChatModel: r.opts.Model,
+		Prompts: map[string]string{}, Documents: map[string]graphrag.RunDocument{}}
+	if r.opts.Embedder != nil {
+		rec.EmbeddingModel = r.opts.EmbeddingModel
+	}
+	names := []string{"index_extract", "index_extract_continue", "index_extract_loop", "index_summarize", "index_report"}
+	if r.opts.Extraction.Claims.Enabled {
+		names = append(names, "index_claims", "index_claims_continue", "index_claims_loop")
+	}
+	for _, n := range names {
+		h, err := prompts.SHA256(n)
+		if err != nil {
+			return nil, fmt.Errorf("indexer: run record: %w", err)
+		}
+		rec.Prompts[n] = h
+	}
+	for _, d := range ds.Documents {
+		rec.Documents[d.ID] = graphrag.RunDocument{Path: r.paths[d.ID]}
+	}
+	return rec, nil
 }
 
 // chatOptions are the settings of the summary and report calls.
@@ -223,7 +257,7 @@ func newRun(model Chatter, opts Options) (*run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("indexer: encoding %s: %w", opts.Encoding, err)
 	}
-	return &run{opts: opts, enc: enc, model: model}, nil
+	return &run{opts: opts, enc: enc, model: model, paths: map[string]string{}}, nil
 }
 
 type run struct {
@@ -231,6 +265,7 @@ type run struct {
 	enc   *tokens.Encoder
 	model Chatter
 	cache *llmcache.Cache
+	paths map[string]string // document id to its path under the input
 }
 
 func (r *run) progress(stage string, done, total int) {
@@ -463,6 +498,9 @@ func (r *run) textUnits(ctx context.Context, found *documents.Summary) (*graphra
 			doc.TextUnitIDs = append(doc.TextUnitIDs, u.ID)
 		}
 		ds.Documents = append(ds.Documents, doc)
+		if _, ok := r.paths[d.ID]; !ok {
+			r.paths[d.ID] = d.Path
+		}
 		units = append(units, us...)
 		r.progress(StageDocuments, len(ds.Documents), 0)
 		return nil
@@ -529,7 +567,7 @@ func attachIDs(ds *graphrag.Dataset) {
 // writeAtomic writes ds into a fresh folder beside dir and renames it into
 // place, so a failed run leaves the old output (or none) and no mix. The
 // folders of the old output named in keep move into the new one.
-func writeAtomic(ctx context.Context, dir string, keep []string, ds *graphrag.Dataset) error {
+func writeAtomic(ctx context.Context, dir string, keep []string, ds *graphrag.Dataset, rec *graphrag.Run) error {
 	parent := filepath.Dir(filepath.Clean(dir))
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return fmt.Errorf("indexer: output %s: %w", dir, err)
@@ -543,6 +581,11 @@ func writeAtomic(ctx context.Context, dir string, keep []string, ds *graphrag.Da
 	defer os.RemoveAll(tmp) // a no-op once renamed
 	if err := graphrag.Write3x(ctx, tmp, ds); err != nil {
 		return fmt.Errorf("indexer: write %s: %w", dir, err)
+	}
+	if rec != nil {
+		if err := graphrag.WriteRun(tmp, rec); err != nil {
+			return fmt.Errorf("indexer: write %s: %w", dir, err)
+		}
 	}
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return fmt.Errorf("indexer: output %s: %w", dir, err)
@@ -625,7 +668,7 @@ func replaceable(dir string, keep []string) error {
 		if e.IsDir() && slices.Contains(keep, e.Name()) {
 			continue
 		}
-		if e.IsDir() || filepath.Ext(e.Name()) != ".parquet" {
+		if e.IsDir() || filepath.Ext(e.Name()) != ".parquet" && e.Name() != graphrag.RunFile {
 			return fmt.Errorf("indexer: output %s holds %s, which is not a GraphRAG table: the output folder is replaced whole, so give an empty or new folder, or one holding only a previous output", dir, e.Name())
 		}
 	}

@@ -92,6 +92,15 @@ def main():
         "Finding": findings,
         "Covariate": covs.num_rows if covs is not None else 0,
     }
+    # Provenance: one index run per output; the prompts it used when
+    # kgrag index left its run record.
+    out["IndexRun"] = 1
+    run = os.path.join(d, "kgrag_run.json")
+    if os.path.exists(run):
+        with open(run) as f:
+            prompts = json.load(f).get("prompts") or {}
+        if prompts:
+            out["Prompt"] = len(prompts)
     json.dump(out, sys.stdout, sort_keys=True)
     print()
 
