@@ -29,6 +29,7 @@ type indexRunOptions struct {
 	chatModel            string
 	concurrency          int
 	chunkSize, overlap   int
+	chunkBy              string
 	maxGleanings         int
 	entityTypes          string
 	textColumn           string
@@ -94,6 +95,7 @@ Go straight on to a SPARQL store and the vector index, as 'kgrag load
 			&cli.IntFlag{Name: "concurrency", Value: 4, Usage: "model calls in flight at once"},
 			&cli.IntFlag{Name: "chunk-size", Value: chunk.DefaultSize, Usage: "tokens per chunk"},
 			&cli.IntFlag{Name: "chunk-overlap", Value: chunk.DefaultOverlap, Usage: "tokens a chunk shares with the next"},
+			&cli.StringFlag{Name: "chunk-by", Value: chunk.StrategyTokens, Usage: "`HOW` chunks are cut: tokens (GraphRAG's fixed windows: editing a document re-extracts every chunk after the edit) or paragraphs (whole paragraphs, boundaries set by the text: an edit re-extracts the chunk or two around it)"},
 			&cli.IntFlag{Name: "max-gleanings", Value: extraction.DefaultMaxGleanings, Usage: "extra extraction rounds per chunk"},
 			&cli.StringFlag{Name: "entity-types", Value: strings.Join(extraction.DefaultEntityTypes(), ","), Usage: "comma-separated entity `TYPES` to extract"},
 			&cli.IntFlag{Name: "summary-threshold", Usage: "join an entity's descriptions without a model call when together they fit in `TOKENS` (the seed uses 300; 0 summarises every entity described more than once, as GraphRAG does)"},
@@ -116,7 +118,7 @@ Go straight on to a SPARQL store and the vector index, as 'kgrag load
 				input: cmd.String("input"), output: cmd.String("output"), cache: cmd.String("cache"),
 				chatModel:   chatModel,
 				concurrency: cmd.Int("concurrency"),
-				chunkSize:   cmd.Int("chunk-size"), overlap: cmd.Int("chunk-overlap"),
+				chunkSize:   cmd.Int("chunk-size"), overlap: cmd.Int("chunk-overlap"), chunkBy: cmd.String("chunk-by"),
 				maxGleanings: cmd.Int("max-gleanings"),
 				entityTypes:  cmd.String("entity-types"),
 				textColumn:   cmd.String("text-column"), titleColumn: cmd.String("title-column"),
@@ -283,8 +285,11 @@ func (o indexRunOptions) indexerOptions() (indexer.Options, error) {
 	opts.Documents.TextColumn, opts.Documents.TitleColumn = o.textColumn, o.titleColumn
 	opts.Documents.SkipBad = o.skipBad
 	opts.Concurrency = o.concurrency
-	opts.Chunk.Size, opts.Chunk.Overlap = o.chunkSize, o.overlap
+	opts.Chunk.Size, opts.Chunk.Overlap, opts.Chunk.Strategy = o.chunkSize, o.overlap, o.chunkBy
 	if err := opts.Chunk.Validate(); err != nil {
+		if o.chunkBy != chunk.StrategyTokens && o.chunkBy != chunk.StrategyParagraphs {
+			return opts, usagef("--chunk-by paragraphs", "--chunk-by must be tokens or paragraphs, not %q", o.chunkBy)
+		}
 		return opts, usagef("--chunk-size 1200 --chunk-overlap 100", "%v", err)
 	}
 	opts.Extraction.MaxGleanings = o.maxGleanings
@@ -381,7 +386,11 @@ func printIndexPlan(ctx context.Context, opts indexer.Options, o indexRunOptions
 		fmt.Fprintf(w, "  %s: the cache answers the extraction of unchanged text units, and the\n"+
 			"               summaries and reports whose input is unchanged\n", changesLine(p.Changes))
 	}
-	fmt.Fprintf(w, "  text units   %d (%d tokens; chunks of %d tokens, %d overlap)\n", p.TextUnits, p.Tokens, o.chunkSize, o.overlap)
+	by := "token windows"
+	if o.chunkBy == chunk.StrategyParagraphs {
+		by = "whole paragraphs"
+	}
+	fmt.Fprintf(w, "  text units   %d (%d tokens; chunks of %d tokens, %d overlap, %s)\n", p.TextUnits, p.Tokens, o.chunkSize, o.overlap, by)
 	calls := fmt.Sprintf("%d calls", p.MaxCalls)
 	if p.MinCalls != p.MaxCalls {
 		calls = fmt.Sprintf("%d to %d calls", p.MinCalls, p.MaxCalls)

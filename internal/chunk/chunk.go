@@ -32,6 +32,9 @@ type Options struct {
 	// prepend_metadata. The chunk keeps its Size tokens; the metadata
 	// adds to them and to NTokens.
 	PrependMetadata []string
+	// Strategy is StrategyTokens (GraphRAG's, the default when empty) or
+	// StrategyParagraphs.
+	Strategy string
 }
 
 // DefaultOptions returns GraphRAG's defaults: 1200 tokens, 100 of overlap,
@@ -50,6 +53,8 @@ func (o Options) Validate() error {
 		return fmt.Errorf("chunk: overlap %d: want 0 or more tokens", o.Overlap)
 	case o.Overlap >= o.Size:
 		return fmt.Errorf("chunk: overlap %d: want fewer tokens than the size, %d", o.Overlap, o.Size)
+	case o.Strategy != "" && o.Strategy != StrategyTokens && o.Strategy != StrategyParagraphs:
+		return fmt.Errorf("chunk: strategy %q: want %s or %s", o.Strategy, StrategyTokens, StrategyParagraphs)
 	}
 	return nil
 }
@@ -132,7 +137,12 @@ func (c *Chunker) Split(text string) []Chunk {
 // create_base_text_units makes them.
 func (c *Chunker) Document(doc documents.Document) []TextUnit {
 	prefix := c.metadata(doc)
-	chunks := c.Split(doc.Text)
+	var chunks []Chunk
+	if c.opts.Strategy == StrategyParagraphs {
+		chunks = c.splitParagraphs(doc.Text)
+	} else {
+		chunks = c.Split(doc.Text)
+	}
 	units := make([]TextUnit, len(chunks))
 	for i, ch := range chunks {
 		text := ch.Text

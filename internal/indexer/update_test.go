@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kgrag/kgrag/graphrag"
+	"github.com/kgrag/kgrag/internal/chunk"
 	"github.com/kgrag/kgrag/internal/indexer"
 	"github.com/kgrag/kgrag/internal/indexer/indexertest"
 	"github.com/kgrag/kgrag/internal/leiden"
@@ -32,7 +34,16 @@ import (
 //     title) kept its id;
 //   - every community is connected in the relationship graph, and each
 //     lies inside its parent.
+//
+// It runs with GraphRAG's token windows and with paragraph chunks; with
+// the latter, the edit must cost the one or two chunks around it.
 func TestUpdateSequence(t *testing.T) {
+	for _, strategy := range []string{chunk.StrategyTokens, chunk.StrategyParagraphs} {
+		t.Run(strategy, func(t *testing.T) { updateSequence(t, strategy) })
+	}
+}
+
+func updateSequence(t *testing.T, strategy string) {
 	ctx := context.Background()
 	staves, err := indexertest.SplitStaves(test.ChristmasCarol(t))
 	if err != nil {
@@ -52,6 +63,7 @@ func TestUpdateSequence(t *testing.T) {
 		}
 		opts := indexer.DefaultOptions()
 		opts.Input, opts.Output, opts.Model, opts.Concurrency = in, filepath.Join(dir, "output"), "m", 2
+		opts.Chunk.Strategy = strategy
 		if cached {
 			opts.CacheDir = filepath.Join(dir, "cache")
 		}
@@ -79,6 +91,9 @@ func TestUpdateSequence(t *testing.T) {
 		if calls[indexertest.KindExtraction] != newUnits || calls[indexertest.KindGleaning] != newUnits {
 			t.Errorf("%s: %d extraction and %d gleaning calls; want %d each, one per new text unit",
 				step.Name, calls[indexertest.KindExtraction], calls[indexertest.KindGleaning], newUnits)
+		}
+		if strategy == chunk.StrategyParagraphs && strings.HasPrefix(step.Name, "edit") && newUnits > 2 {
+			t.Errorf("%s: %d new text units; want the one or two around the edit", step.Name, newUnits)
 		}
 		if calls[indexertest.KindSummary] > changedEnts {
 			t.Errorf("%s: %d summary calls; want at most %d, one per entity or relationship whose text units changed", step.Name, calls[indexertest.KindSummary], changedEnts)
