@@ -23,8 +23,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/kgrag/kgrag/graphrag"
+	"github.com/kgrag/kgrag/internal/chunk"
 	"github.com/kgrag/kgrag/internal/indexer"
 	"github.com/kgrag/kgrag/internal/indexer/indexertest"
 	"github.com/kgrag/kgrag/internal/llm"
@@ -41,6 +43,8 @@ func main() {
 func run(ctx context.Context) error {
 	text := flag.String("text", "", "the book `FILE` (text/a-christmas-carol.txt of the shared test data)")
 	concurrency := flag.Int("concurrency", 4, "model calls at once")
+	latency := flag.Duration("latency", 0, "time the test model takes per call (the wall-time columns are worth reading only with one, e.g. 500ms)")
+	chunkBy := flag.String("chunk-by", chunk.StrategyTokens, "chunking `STRATEGY`: tokens (GraphRAG's) or paragraphs")
 	flag.Parse()
 	if *text == "" {
 		return errors.New("-text is required")
@@ -58,7 +62,7 @@ func run(ctx context.Context) error {
 		return err
 	}
 
-	srv := llmtest.New(llmtest.Config{})
+	srv := llmtest.New(llmtest.Config{Latency: *latency})
 	indexertest.Script(srv)
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
@@ -72,16 +76,20 @@ func run(ctx context.Context) error {
 	}
 	defer os.RemoveAll(work)
 
-	fmt.Println("| step | documents / text units | extraction calls: made (answered by the cache) | summaries | reports | a fresh index of the folder: extraction / summary / report calls | entities that kept their id | communities that kept their membership | equal to the fresh index |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|")
+	fmt.Println("| step | documents / text units | extraction calls: made (answered by the cache) | summaries | reports | a fresh index of the folder: extraction / summary / report calls | entities that kept their id | communities that kept their membership | equal to the fresh index | wall time (fresh index) |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
 	var prev *graphrag.Dataset
 	for _, s := range steps {
 		fmt.Fprintf(os.Stderr, "update bench: %s\n", s.Name)
-		sum, ds, err := index(ctx, client, filepath.Join(work, "live"), s.Files, true, *concurrency)
+		t0 := time.Now()
+		sum, ds, err := index(ctx, client, filepath.Join(work, "live"), s.Files, true, *concurrency, *chunkBy)
+		liveTime := time.Since(t0)
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.Name, err)
 		}
-		fresh, fds, err := index(ctx, client, filepath.Join(work, "fresh"), s.Files, false, *concurrency)
+		t0 = time.Now()
+		fresh, fds, err := index(ctx, client, filepath.Join(work, "fresh"), s.Files, false, *concurrency, *chunkBy)
+		freshTime := time.Since(t0)
 		if err != nil {
 			return fmt.Errorf("%s (fresh): %w", s.Name, err)
 		}
@@ -100,8 +108,8 @@ func run(ctx context.Context) error {
 		}
 		e, sm, r := c(sum, indexer.StageExtraction), c(sum, indexer.StageSummaries), c(sum, indexer.StageReports)
 		fe, fs, fr := c(fresh, indexer.StageExtraction), c(fresh, indexer.StageSummaries), c(fresh, indexer.StageReports)
-		fmt.Printf("| %s | %d / %d | %d (%d) | %d (%d) | %d (%d) | %d / %d / %d | %s | %s | %s |\n", s.Name, sum.Documents, sum.TextUnits,
-			e.Calls-e.Cached, e.Cached, sm.Calls-sm.Cached, sm.Cached, r.Calls-r.Cached, r.Cached, fe.Calls, fs.Calls, fr.Calls, kept, comms, same(ds, fds))
+		fmt.Printf("| %s | %d / %d | %d (%d) | %d (%d) | %d (%d) | %d / %d / %d | %s | %s | %s | %.1f s (%.1f s) |\n", s.Name, sum.Documents, sum.TextUnits,
+			e.Calls-e.Cached, e.Cached, sm.Calls-sm.Cached, sm.Cached, r.Calls-r.Cached, r.Cached, fe.Calls, fs.Calls, fr.Calls, kept, comms, same(ds, fds), liveTime.Seconds(), freshTime.Seconds())
 		prev = ds
 	}
 	return nil
@@ -110,7 +118,7 @@ func run(ctx context.Context) error {
 // index writes files as the input folder under dir (replacing what was
 // there) and runs the indexer into dir/output, with the cache of replies
 // in dir/cache when cached.
-func index(ctx context.Context, client *llm.Client, dir string, files map[string]string, cached bool, concurrency int) (*indexer.Summary, *graphrag.Dataset, error) {
+func index(ctx context.Context, client *llm.Client, dir string, files map[string]string, cached bool, concurrency int, chunkBy string) (*indexer.Summary, *graphrag.Dataset, error) {
 	in := filepath.Join(dir, "input")
 	if err := indexertest.WriteFolder(in, files); err != nil {
 		return nil, nil, err
@@ -122,6 +130,7 @@ func index(ctx context.Context, client *llm.Client, dir string, files map[string
 		opts.CacheDir = filepath.Join(dir, "cache")
 	}
 	opts.Model, opts.Concurrency = "bench-chat", concurrency
+	opts.Chunk.Strategy = chunkBy
 	sum, err := indexer.Run(ctx, client, opts)
 	if err != nil {
 		return nil, nil, err

@@ -30,6 +30,7 @@ type indexRunOptions struct {
 	concurrency          int
 	chunkSize, overlap   int
 	chunkBy              string
+	freshCommunities     bool
 	maxGleanings         int
 	entityTypes          string
 	textColumn           string
@@ -96,6 +97,7 @@ Go straight on to a SPARQL store and the vector index, as 'kgrag load
 			&cli.IntFlag{Name: "chunk-size", Value: chunk.DefaultSize, Usage: "tokens per chunk"},
 			&cli.IntFlag{Name: "chunk-overlap", Value: chunk.DefaultOverlap, Usage: "tokens a chunk shares with the next"},
 			&cli.StringFlag{Name: "chunk-by", Value: chunk.StrategyTokens, Usage: "`HOW` chunks are cut: tokens (GraphRAG's fixed windows: editing a document re-extracts every chunk after the edit) or paragraphs (whole paragraphs, boundaries set by the text: an edit re-extracts the chunk or two around it)"},
+			&cli.BoolFlag{Name: "fresh-communities", Usage: "over an earlier output, cluster from scratch as GraphRAG does; by default Leiden starts from the earlier communities, and those that persist keep their numbers and ids, so a small change moves few communities and asks few reports again"},
 			&cli.IntFlag{Name: "max-gleanings", Value: extraction.DefaultMaxGleanings, Usage: "extra extraction rounds per chunk"},
 			&cli.StringFlag{Name: "entity-types", Value: strings.Join(extraction.DefaultEntityTypes(), ","), Usage: "comma-separated entity `TYPES` to extract"},
 			&cli.IntFlag{Name: "summary-threshold", Usage: "join an entity's descriptions without a model call when together they fit in `TOKENS` (the seed uses 300; 0 summarises every entity described more than once, as GraphRAG does)"},
@@ -119,9 +121,10 @@ Go straight on to a SPARQL store and the vector index, as 'kgrag load
 				chatModel:   chatModel,
 				concurrency: cmd.Int("concurrency"),
 				chunkSize:   cmd.Int("chunk-size"), overlap: cmd.Int("chunk-overlap"), chunkBy: cmd.String("chunk-by"),
-				maxGleanings: cmd.Int("max-gleanings"),
-				entityTypes:  cmd.String("entity-types"),
-				textColumn:   cmd.String("text-column"), titleColumn: cmd.String("title-column"),
+				freshCommunities: cmd.Bool("fresh-communities"),
+				maxGleanings:     cmd.Int("max-gleanings"),
+				entityTypes:      cmd.String("entity-types"),
+				textColumn:       cmd.String("text-column"), titleColumn: cmd.String("title-column"),
 				skipBad: cmd.Bool("skip-bad-input"),
 				claims:  cmd.Bool("claims"), claimDescription: cmd.String("claim-description"),
 				summaryJoinUnder: cmd.Int("summary-threshold"), plan: cmd.Bool("plan"),
@@ -286,6 +289,7 @@ func (o indexRunOptions) indexerOptions() (indexer.Options, error) {
 	opts.Documents.SkipBad = o.skipBad
 	opts.Concurrency = o.concurrency
 	opts.Chunk.Size, opts.Chunk.Overlap, opts.Chunk.Strategy = o.chunkSize, o.overlap, o.chunkBy
+	opts.FreshCommunities = o.freshCommunities
 	if err := opts.Chunk.Validate(); err != nil {
 		if o.chunkBy != chunk.StrategyTokens && o.chunkBy != chunk.StrategyParagraphs {
 			return opts, usagef("--chunk-by paragraphs", "--chunk-by must be tokens or paragraphs, not %q", o.chunkBy)

@@ -231,3 +231,104 @@ func CommunityID(community string, entityIDs []string) string {
 	name := "community\x00" + community + "\x00" + strings.Join(entityIDs, "\x00")
 	return uuid.NewSHA1(uuid.UUID([]byte(idNamespace)), []byte(name)).String()
 }
+
+// Carry renumbers the communities of rows (a leiden.Hierarchy of g) so
+// that those that persist from prev, the communities of an earlier output
+// whose entities titleOf names, keep their numbers, and so their ids: a
+// new community takes the number of the earlier one at its level with
+// which it shares the most members, when they share at least half of
+// their members together (Jaccard similarity >= 0.5), each earlier
+// community given at most once, best matches first. The others are
+// numbered after the largest earlier number, in their order. Parents are
+// renumbered with them.
+func Carry(rows []leiden.Row, g *leiden.Graph, prev []graphrag.Community, titleOf map[string]string) []leiden.Row {
+	type key struct{ level, id int }
+	members := map[key]map[string]bool{}
+	for _, r := range rows {
+		k := key{r.Level, r.Cluster}
+		if members[k] == nil {
+			members[k] = map[string]bool{}
+		}
+		members[k][g.Name(r.Node)] = true
+	}
+	old := map[key]map[string]bool{}
+	next := 0
+	for _, c := range prev {
+		n, err := strconv.Atoi(c.Community)
+		if err != nil {
+			continue
+		}
+		next = max(next, n+1)
+		set := map[string]bool{}
+		for _, id := range c.EntityIDs {
+			if t, ok := titleOf[id]; ok {
+				set[leiden.NormaliseTitle(t)] = true
+			}
+		}
+		old[key{int(c.Level), n}] = set
+	}
+	type match struct {
+		j        float64
+		new, old key
+	}
+	var ms []match
+	for nk, nm := range members {
+		for ok, om := range old {
+			if ok.level != nk.level {
+				continue
+			}
+			both := 0
+			for m := range nm {
+				if om[m] {
+					both++
+				}
+			}
+			if both == 0 {
+				continue
+			}
+			if j := float64(both) / float64(len(nm)+len(om)-both); j >= 0.5 {
+				ms = append(ms, match{j, nk, ok})
+			}
+		}
+	}
+	slices.SortFunc(ms, func(a, b match) int {
+		switch {
+		case a.j != b.j:
+			if a.j > b.j {
+				return -1
+			}
+			return 1
+		case a.new.id != b.new.id:
+			return a.new.id - b.new.id
+		}
+		return a.old.id - b.old.id
+	})
+	number := map[int]int{} // new cluster -> carried number
+	taken := map[int]bool{}
+	for _, m := range ms {
+		if _, done := number[m.new.id]; done || taken[m.old.id] {
+			continue
+		}
+		number[m.new.id], taken[m.old.id] = m.old.id, true
+	}
+	var fresh []int
+	for k := range members {
+		if _, ok := number[k.id]; !ok {
+			fresh = append(fresh, k.id)
+		}
+	}
+	slices.Sort(fresh)
+	for _, id := range fresh {
+		number[id] = next
+		next++
+	}
+	out := make([]leiden.Row, len(rows))
+	for i, r := range rows {
+		r.Cluster = number[r.Cluster]
+		if r.Parent >= 0 {
+			r.Parent = number[r.Parent]
+		}
+		out[i] = r
+	}
+	return out
+}

@@ -99,6 +99,13 @@ type Options struct {
 	// Version is the kgrag version recorded in the run record, and
 	// EmbeddingModel the embedding model of the de-duplication.
 	Version, EmbeddingModel string
+	// FreshCommunities clusters from scratch, as GraphRAG does, even when
+	// Output holds an earlier output. By default Leiden starts from the
+	// earlier output's communities (leiden.HierOptions.Previous) and the
+	// communities that persist keep their numbers and ids
+	// (communities.Carry), so that a small change moves few communities
+	// and few reports are asked again.
+	FreshCommunities bool
 	// LeidenSeed makes the communities repeatable.
 	LeidenSeed uint64
 	// Progress, when set, is told each stage's progress (done of total;
@@ -185,6 +192,10 @@ func Run(ctx context.Context, model Chatter, opts Options) (*Summary, error) {
 	sum := &Summary{}
 	defer func() { sum.Elapsed = time.Since(start) }()
 	prev := previousDocuments(ctx, r.opts.Output)
+	if prev != nil && !r.opts.FreshCommunities {
+		// An output that cannot be read just means a cold start.
+		r.previous, _ = graphrag.Open(ctx, r.opts.Output)
+	}
 	ds, err := r.build(ctx, sum)
 	if err != nil {
 		return sum, err
@@ -266,6 +277,9 @@ type run struct {
 	model Chatter
 	cache *llmcache.Cache
 	paths map[string]string // document id to its path under the input
+	// previous is the output this run replaces, whose communities the
+	// clustering starts from; nil for a cold start.
+	previous *graphrag.Dataset
 }
 
 func (r *run) progress(stage string, done, total int) {
@@ -467,12 +481,95 @@ func (r *run) communities(ctx context.Context, ds *graphrag.Dataset) error {
 	if err != nil {
 		return fmt.Errorf("indexer: communities: %w", err)
 	}
-	h, err := leiden.Hierarchical(ctx, lg, leiden.HierOptions{Seed: r.opts.LeidenSeed})
+	hopts := leiden.HierOptions{Seed: r.opts.LeidenSeed}
+	var titleOf map[string]string
+	if r.previous != nil && slices.Equal(edges, previousEdges(r.previous)) {
+		// The graph did not change: its communities stay as they were
+		// (Leiden, even warm, could move some).
+		ds.Communities = communities.Build(ds.Entities, ds.Relationships, lg, communityRows(lg, r.previous), communities.Options{})
+		return nil
+	}
+	if r.previous != nil {
+		titleOf = make(map[string]string, len(r.previous.Entities))
+		for _, e := range r.previous.Entities {
+			titleOf[e.ID] = e.Title
+		}
+		hopts.Previous = previousLevels(lg, r.previous.Communities, titleOf)
+	}
+	h, err := leiden.Hierarchical(ctx, lg, hopts)
 	if err != nil {
 		return fmt.Errorf("indexer: communities: %w", err)
 	}
-	ds.Communities = communities.Build(ds.Entities, ds.Relationships, lg, h.Rows(), communities.Options{})
+	rows := h.Rows()
+	if r.previous != nil {
+		rows = communities.Carry(rows, lg, r.previous.Communities, titleOf)
+	}
+	ds.Communities = communities.Build(ds.Entities, ds.Relationships, lg, rows, communities.Options{})
 	return nil
+}
+
+// previousEdges is the graph Leiden clustered for ds.
+func previousEdges(ds *graphrag.Dataset) []leiden.Edge {
+	edges := make([]leiden.Edge, len(ds.Relationships))
+	for i, rel := range ds.Relationships {
+		edges[i] = leiden.Edge{Source: rel.Source, Target: rel.Target, Weight: rel.Weight}
+	}
+	return leiden.GraphRAGEdges(edges, true)
+}
+
+// communityRows are the rows of ds's communities, as a hierarchy of g
+// would give them.
+func communityRows(g *leiden.Graph, ds *graphrag.Dataset) []leiden.Row {
+	index := make(map[string]int, g.N())
+	for v := range g.N() {
+		index[g.Name(v)] = v
+	}
+	title := make(map[string]string, len(ds.Entities))
+	for _, e := range ds.Entities {
+		title[e.ID] = e.Title
+	}
+	var rows []leiden.Row
+	for _, c := range ds.Communities {
+		n, err := strconv.Atoi(c.Community)
+		if err != nil {
+			continue
+		}
+		parent := -1
+		if p, err := strconv.Atoi(c.Parent); err == nil {
+			parent = p
+		}
+		for _, id := range c.EntityIDs {
+			if v, ok := index[leiden.NormaliseTitle(title[id])]; ok {
+				rows = append(rows, leiden.Row{Node: v, Cluster: n, Level: int(c.Level), Parent: parent, Final: len(c.Children) == 0})
+			}
+		}
+	}
+	return rows
+}
+
+// previousLevels is leiden.HierOptions.Previous for g from the
+// communities of an earlier output, matched by entity title.
+func previousLevels(g *leiden.Graph, prev []graphrag.Community, titleOf map[string]string) [][]int {
+	index := make(map[string]int, g.N())
+	for v := range g.N() {
+		index[g.Name(v)] = v
+	}
+	var out [][]int
+	for _, c := range prev {
+		n, err := strconv.Atoi(c.Community)
+		if err != nil || c.Level < 0 {
+			continue
+		}
+		for int(c.Level) >= len(out) {
+			out = append(out, slices.Repeat([]int{-1}, g.N()))
+		}
+		for _, id := range c.EntityIDs {
+			if v, ok := index[leiden.NormaliseTitle(titleOf[id])]; ok {
+				out[c.Level][v] = n
+			}
+		}
+	}
+	return out
 }
 
 // textUnits reads the documents and chunks them: a dataset holding the

@@ -130,6 +130,23 @@ func updateSequence(t *testing.T, strategy string) {
 			}
 		}
 		checkCommunities(t, step.Name, ds)
+		if prev != nil {
+			// A community with the members it had keeps its number and id.
+			was := map[string]graphrag.Community{}
+			for _, c := range prev.Communities {
+				was[memberTitles(prev, c)] = c
+			}
+			kept := 0
+			for _, c := range ds.Communities {
+				if p, ok := was[memberTitles(ds, c)]; ok {
+					kept++
+					if p.Community != c.Community || p.ID != c.ID {
+						t.Errorf("%s: community of %s was %s (%s), now %s (%s)", step.Name, memberTitles(ds, c), p.Community, p.ID, c.Community, c.ID)
+					}
+				}
+			}
+			t.Logf("%s: %d of %d communities kept their members (and so number and id)", step.Name, kept, len(ds.Communities))
+		}
 		prev = ds
 	}
 }
@@ -284,4 +301,18 @@ func checkCommunities(t *testing.T, step string, ds *graphrag.Dataset) {
 			}
 		}
 	}
+}
+
+// memberTitles is a community's level and member titles.
+func memberTitles(ds *graphrag.Dataset, c graphrag.Community) string {
+	title := map[string]string{}
+	for _, e := range ds.Entities {
+		title[e.ID] = e.Title
+	}
+	var ms []string
+	for _, id := range c.EntityIDs {
+		ms = append(ms, title[id])
+	}
+	slices.Sort(ms)
+	return fmt.Sprint(c.Level, ms)
 }

@@ -30,8 +30,8 @@ func GraphRAGEdges(rels []Edge, useLCC bool) []Edge {
 	edges := lastPerPair(rels)
 	if useLCC {
 		for i := range edges {
-			edges[i].Source = normaliseTitle(edges[i].Source)
-			edges[i].Target = normaliseTitle(edges[i].Target)
+			edges[i].Source = NormaliseTitle(edges[i].Source)
+			edges[i].Target = NormaliseTitle(edges[i].Target)
 		}
 		edges = largestComponent(edges)
 		for i := range edges {
@@ -74,9 +74,9 @@ func lastPerPair(rels []Edge) []Edge {
 	return out
 }
 
-// normaliseTitle is stable_lcc's _normalize_name: html.unescape, upper,
+// NormaliseTitle is stable_lcc's _normalize_name: html.unescape, upper,
 // strip (Python's white space includes the separators U+001C-U+001F).
-func normaliseTitle(s string) string {
+func NormaliseTitle(s string) string {
 	return strings.TrimFunc(strings.ToUpper(html.UnescapeString(s)), func(r rune) bool {
 		return unicode.IsSpace(r) || r >= 0x1c && r <= 0x1f
 	})

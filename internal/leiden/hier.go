@@ -42,6 +42,50 @@ type HierOptions struct {
 	// Workers bounds the subgraphs clustered at once; 0 means GOMAXPROCS.
 	// The result does not depend on it.
 	Workers int
+	// Previous, when set, warm-starts the clustering from an earlier one
+	// of a graph much like this one: Previous[l][v] is the community node
+	// v had at level l, or -1 (a new node, or one that was not that deep).
+	// Level 0's Leiden run starts from Previous[0] rather than from every
+	// node alone, and the run that splits a community starts from its
+	// nodes' communities one level down, so that a small change to the
+	// graph moves fewer communities. Levels beyond len(Previous) start
+	// cold.
+	Previous [][]int
+}
+
+// initial is the starting partition of nodes (positions in nodes) from
+// prev (community per graph node, -1 for none): nil when prev says
+// nothing of them; a node without a community starts alone.
+func initial(prev []int, nodes []int) Partition {
+	if prev == nil {
+		return nil
+	}
+	p := make(Partition, len(nodes))
+	fresh := 0
+	for _, c := range prev {
+		fresh = max(fresh, c+1)
+	}
+	known := false
+	for i, v := range nodes {
+		if c := prev[v]; c >= 0 {
+			p[i], known = c, true
+		} else {
+			p[i] = fresh
+			fresh++
+		}
+	}
+	if !known {
+		return nil
+	}
+	return p
+}
+
+// previousAt returns Previous at level, or nil.
+func (o HierOptions) previousAt(level, n int) []int {
+	if level >= len(o.Previous) || len(o.Previous[level]) != n {
+		return nil
+	}
+	return o.Previous[level]
 }
 
 // Community is one community of a Hierarchy.
@@ -145,7 +189,13 @@ func Hierarchical(ctx context.Context, g *Graph, opts HierOptions) (*Hierarchy, 
 	if g.N() == 0 {
 		return h, nil
 	}
-	p, err := Leiden(ctx, g, lopts)
+	all := make([]int, g.N())
+	for v := range all {
+		all[v] = v
+	}
+	first := lopts
+	first.Initial = initial(opts.previousAt(0, g.N()), all)
+	p, err := Leiden(ctx, g, first)
 	if err != nil {
 		return nil, err
 	}
@@ -172,8 +222,10 @@ func Hierarchical(ctx context.Context, g *Graph, opts HierOptions) (*Hierarchy, 
 		eg.SetLimit(workers)
 		for i, id := range split {
 			nodes := h.Communities[id].Nodes
+			o := lopts
+			o.Initial = initial(opts.previousAt(h.Communities[id].Level+1, g.N()), nodes)
 			eg.Go(func() error {
-				p, err := splitCommunity(ctx, g, nodes, lopts, mix(opts.Seed, uint64(id)), opts.Trials)
+				p, err := splitCommunity(ctx, g, nodes, o, mix(opts.Seed, uint64(id)), opts.Trials)
 				if err != nil {
 					return err
 				}
