@@ -75,6 +75,11 @@ interrupted load leaves the previous graph as it was:
    kgrag load --input ./output --store-type graphdb --store http://localhost:7200/repositories/kg \
        --graph http://example.org/kg --with-ontology
 
+After re-indexing, --diff sends only the triples that changed, in one
+atomic update; the graph is read back and checked against what the last
+--diff load recorded, and replaced whole when that does not match:
+   kgrag load --input ./output --store http://localhost:3030/ds --graph http://example.org/kg --diff
+
 Instance IRIs are built from GraphRAG's ids under --base, percent-encoded,
 so two runs over the same input give byte-identical output. Microsoft
 GraphRAG makes new ids (UUIDs) each time it indexes; --iris keys names
