@@ -408,6 +408,15 @@ func printIndexPlan(ctx context.Context, opts indexer.Options, o indexRunOptions
 	if o.dedup {
 		fmt.Fprintf(w, "  dedup        one embedding per entity, in batches of %d\n", embedindex.DefaultBatchSize)
 	}
+	if a := p.Again; a != nil {
+		// Over an earlier output: what a rehearsal from the cache alone
+		// could not answer, rather than the estimates.
+		fmt.Fprintf(w, "  asked again  %d extraction conversations (the new text units'), %d summaries and %d reports\n", a.Extractions, a.Summaries, a.Reports)
+		fmt.Fprintf(w, "The run was rehearsed on the cache of replies: summaries and reports are those whose prompts the\n"+
+			"cache lacks once the graph is rebuilt without the new text units' records, which only the model can give;\n"+
+			"with none new (a document removed) the counts are exact.\n")
+		return nil
+	}
 	fmt.Fprintf(w, "  summaries    ~%d calls (estimate)\n", p.EstSummaries)
 	fmt.Fprintf(w, "  reports      ~%d calls (estimate), contexts up to %d tokens in all\n", p.EstReports, p.EstReportTokens)
 	fmt.Fprintf(w, "  total        ~%d calls\n", p.MaxCalls+p.EstSummaries+p.EstReports)

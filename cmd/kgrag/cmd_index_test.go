@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/kgrag/kgrag/graphrag"
 	"github.com/kgrag/kgrag/internal/indexer/indexertest"
 	"github.com/kgrag/kgrag/internal/llm/llmtest"
+	"github.com/kgrag/kgrag/internal/test"
 )
 
 // TestIndexThenLoad indexes a piece of A Christmas Carol with a scripted
@@ -279,5 +281,51 @@ func TestIndexReasoningModel(t *testing.T) {
 				t.Errorf("apart %v: draft in the output: %.200s", apart, line)
 			}
 		}
+	}
+}
+
+// TestIndexPlanAfterChange: --plan over an earlier output and its cache,
+// after a document was removed, prints what will be asked again, and the
+// run then asks exactly that (nothing new to extract: the plan knows the
+// whole change).
+func TestIndexPlanAfterChange(t *testing.T) {
+	staves, err := indexertest.SplitStaves(test.ChristmasCarol(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, _ := indexertest.Model(t)
+	dir := t.TempDir()
+	in := filepath.Join(dir, "input")
+	opts := indexRunOptions{input: in, output: filepath.Join(dir, "output"), cache: filepath.Join(dir, "cache"), chatModel: "m",
+		concurrency: 2, chunkSize: 1200, overlap: 100, maxGleanings: 1, entityTypes: "person,geo,event", quiet: true,
+		llm: llmOptions{url: srv.URL()}}
+	run := func(files map[string]string, plan bool) string {
+		t.Helper()
+		if err := indexertest.WriteFolder(in, files); err != nil {
+			t.Fatal(err)
+		}
+		o := opts
+		o.plan = plan
+		var out, errb bytes.Buffer
+		if err := runIndex(context.Background(), o, terminal{out: &out, err: &errb}); err != nil {
+			t.Fatalf("%v\n%s", err, errb.String())
+		}
+		return out.String()
+	}
+	run(map[string]string{"stave-1.txt": staves[0], "stave-2.txt": staves[1]}, false)
+	srv.Reset()
+	plan := run(map[string]string{"stave-2.txt": staves[1]}, true)
+	if n := len(srv.Requests()); n != 0 {
+		t.Fatalf("--plan made %d model calls", n)
+	}
+	run(map[string]string{"stave-2.txt": staves[1]}, false)
+	calls := map[string]int{}
+	for _, r := range srv.Requests() {
+		calls[indexertest.Kind(r)]++
+	}
+	want := fmt.Sprintf("asked again  0 extraction conversations (the new text units'), %d summaries and %d reports",
+		calls[indexertest.KindSummary], calls[indexertest.KindReport])
+	if !strings.Contains(plan, want) || !strings.Contains(plan, "removed") {
+		t.Errorf("plan:\n%s\nwant %q (what the run then asked) and the removed document", plan, want)
 	}
 }

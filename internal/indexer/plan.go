@@ -7,6 +7,9 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"sync"
+
+	"github.com/kgrag/kgrag/graphrag"
 
 	"github.com/kgrag/kgrag/internal/extraction"
 	"github.com/kgrag/kgrag/internal/llm"
@@ -51,6 +54,21 @@ type Plan struct {
 	// EstReportTokens bounds the report prompts' tokens at the context
 	// budget.
 	EstSummaries, EstReports, EstReportTokens int
+	// Again, over an earlier output with a cache of replies, is what a
+	// rehearsal of the run from the cache alone had to leave unanswered;
+	// nil without an earlier output or cache.
+	Again *Again
+}
+
+// Again is what a run over an earlier output asks again, found by running
+// the pipeline on the cache alone: the extraction conversations of new
+// text units, and the summaries and reports whose prompts are not in the
+// cache once the graph is rebuilt from the cached extractions. What the
+// new text units will add to the graph is unknown until the model answers
+// them, so Summaries and Reports count what the change is known to touch
+// (edits, removals, and what they move); the new units may touch more.
+type Again struct {
+	Extractions, Summaries, Reports int
 }
 
 // PlanRun reads and chunks opts.Input and tells what Run would ask of the
@@ -106,6 +124,11 @@ func PlanRun(ctx context.Context, opts Options) (*Plan, error) {
 			}
 		}
 	}
+	if cache != nil && p.Changes != nil {
+		if p.Again, err = rehearse(ctx, opts, cache); err != nil {
+			return nil, err
+		}
+	}
 	k := float64(p.Tokens) / 1000
 	p.EstSummaries = int(math.Round(k * summariesPer1000))
 	p.EstReports = int(math.Round(k * reportsPer1000))
@@ -118,4 +141,53 @@ type noModel struct{}
 
 func (noModel) Chat(context.Context, []llm.Message, llm.ChatOptions) (string, llm.Usage, error) {
 	return "", llm.Usage{}, errors.New("indexer: a plan calls no model")
+}
+
+// rehearse runs the pipeline with a model that answers from the cache
+// only, writing nothing (neither output nor cache), and counts per stage
+// the calls the cache could not answer. Unanswered extractions fail their
+// text units, which are left out; an unanswered summary gets a stand-in
+// text, and an unanswered report none.
+func rehearse(ctx context.Context, opts Options, cache *llmcache.Cache) (*Again, error) {
+	opts.CacheDir, opts.Progress = "", nil
+	opts.Embedder = nil // no embedding calls in a plan: de-duplication is left out
+	r, err := newRun(nil, opts)
+	if err != nil {
+		return nil, err
+	}
+	d := &cacheOnly{r: r, cache: cache, missed: map[string]int{}}
+	r.model, r.dry = d, true
+	if !opts.FreshCommunities {
+		r.previous, _ = graphrag.Open(ctx, opts.Output)
+	}
+	if _, err := r.build(ctx, &Summary{}); err != nil && !errors.Is(err, errNotCached) {
+		return nil, fmt.Errorf("indexer: plan: %w", err)
+	}
+	return &Again{Extractions: d.missed[StageExtraction], Summaries: d.missed[StageSummaries], Reports: d.missed[StageReports]}, nil
+}
+
+// errNotCached is a rehearsal's answer to a call the cache cannot answer.
+var errNotCached = errors.New("indexer: plan: not in the cache")
+
+// cacheOnly is the Chatter of a rehearsal.
+type cacheOnly struct {
+	r      *run
+	cache  *llmcache.Cache
+	mu     sync.Mutex
+	missed map[string]int // per stage
+}
+
+func (c *cacheOnly) Chat(_ context.Context, msgs []llm.Message, opts llm.ChatOptions) (string, llm.Usage, error) {
+	reply, usage, ok, err := c.cache.Get(llmcache.Key(c.r.opts.Model, msgs, opts))
+	if err == nil && ok {
+		return reply, usage, nil
+	}
+	c.mu.Lock()
+	stage := c.r.current
+	c.missed[stage]++
+	c.mu.Unlock()
+	if stage == StageSummaries {
+		return "(to be summarised)", llm.Usage{}, nil
+	}
+	return "", llm.Usage{}, errNotCached
 }

@@ -78,6 +78,28 @@ func updateSequence(t *testing.T, strategy string) {
 	}
 	var prev *graphrag.Dataset
 	for _, step := range steps {
+		// The plan first: what the rehearsal on the cache finds unanswered.
+		var again *indexer.Again
+		if prev != nil {
+			if err := indexertest.WriteFolder(filepath.Join(tmp, "live", "input"), step.Files); err != nil {
+				t.Fatal(err)
+			}
+			opts := indexer.DefaultOptions()
+			opts.Input, opts.Output, opts.Model = filepath.Join(tmp, "live", "input"), filepath.Join(tmp, "live", "output"), "m"
+			opts.CacheDir, opts.Chunk.Strategy = filepath.Join(tmp, "live", "cache"), strategy
+			srv.Reset()
+			p, err := indexer.PlanRun(ctx, opts)
+			if err != nil {
+				t.Fatalf("%s: plan: %v", step.Name, err)
+			}
+			if n := len(srv.Requests()); n != 0 {
+				t.Errorf("%s: the plan made %d model calls", step.Name, n)
+			}
+			again = p.Again
+			if again == nil {
+				t.Fatalf("%s: the plan over an earlier output says nothing of what is asked again", step.Name)
+			}
+		}
 		srv.Reset()
 		ds := index(t, filepath.Join(tmp, "live"), step.Files, true)
 		calls := map[string]int{}
@@ -100,6 +122,17 @@ func updateSequence(t *testing.T, strategy string) {
 		}
 		if calls[indexertest.KindReport] > changedComms {
 			t.Errorf("%s: %d report calls; want at most %d, one per community whose context changed", step.Name, calls[indexertest.KindReport], changedComms)
+		}
+		if again != nil {
+			t.Logf("%s: the plan said %+v", step.Name, *again)
+			if again.Extractions != calls[indexertest.KindExtraction] {
+				t.Errorf("%s: the plan said %d extractions; the run made %d", step.Name, again.Extractions, calls[indexertest.KindExtraction])
+			}
+			if newUnits == 0 && (again.Summaries != calls[indexertest.KindSummary] || again.Reports != calls[indexertest.KindReport]) {
+				// Nothing new to extract: the plan knows the whole change.
+				t.Errorf("%s: the plan said %d summaries and %d reports; the run made %d and %d",
+					step.Name, again.Summaries, again.Reports, calls[indexertest.KindSummary], calls[indexertest.KindReport])
+			}
 		}
 		if calls[""] != 0 {
 			t.Errorf("%s: %d calls of no indexing kind", step.Name, calls[""])
