@@ -1,5 +1,6 @@
 // Package loader uploads triples to SPARQL 1.1 stores, replacing a named
-// graph atomically (or in place), with store profiles, batching, retries
-// and a lock against concurrent loads. The triples are sent as N-Triples
-// written by package rdfenc.
+// graph atomically (ReplaceGraph), in place (LoadInPlace), or by sending
+// only the difference from what the graph holds (LoadDiff), with store
+// profiles, batching, retries and a lock against concurrent loads. The
+// triples are sent as N-Triples written by package rdfenc.
 package loader
