@@ -64,7 +64,13 @@
 #               memberships kept.
 #  10. diff     `kgrag load --diff` of a 1% change of the synthetic dataset
 #               (bench/diffload) against the full atomic load of it, on
-#               Oxigraph and Fuseki.
+#               Oxigraph and Fuseki. On this 24 GB machine the atomic load
+#               of the 100k set does not finish: Oxigraph is killed for
+#               memory in its commit, and Fuseki's TDB2 needs more than a
+#               2 GB heap and then tens of GB of disk; the issue 13 note
+#               gives 10k and 30k (BENCH_ENTITIES=30000
+#               BENCH_RELATIONSHIPS=90000 BENCH_TEXT_UNITS=6000
+#               BENCH_COMMUNITIES=1500).
 #
 # The synthetic dataset is made once by kgrag-synth and cached under
 # $BENCH_DIR/data/ keyed by its sizes and seed. The report goes to stdout and
