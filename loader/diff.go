@@ -181,6 +181,11 @@ func (s *SPARQLStore) loadState(ctx context.Context, graph string) (loadState, e
 	return st, nil
 }
 
+// stateClear is the update that forgets graph's loaded state.
+func stateClear(graph string) (string, error) {
+	return sparqlq.Bound("load_state_clear", sparqlq.Params{"loads": sparqlq.IRIParam(LoadsGraph), "graph": sparqlq.IRIParam(graph)})
+}
+
 // stateUpdate is the update that records d and n as graph's loaded state.
 func stateUpdate(graph string, d setDigest, n int64) (string, error) {
 	return sparqlq.Bound("load_state_set", sparqlq.Params{
@@ -200,7 +205,7 @@ type oldTriple struct {
 
 // snapshot is the graph as read back from the store.
 type snapshot struct {
-	triples map[tripleKey]*oldTriple
+	triples map[tripleKey]oldTriple
 	digest  setDigest
 	read    int64 // lines read, duplicates included
 	spool   *os.File
@@ -214,7 +219,7 @@ func (sn *snapshot) close() {
 }
 
 // line returns the spooled line of o.
-func (sn *snapshot) line(o *oldTriple) ([]byte, error) {
+func (sn *snapshot) line(o oldTriple) ([]byte, error) {
 	b := make([]byte, o.n)
 	_, err := sn.spool.ReadAt(b, o.off)
 	return b, err
@@ -234,7 +239,7 @@ func (s *SPARQLStore) readGraph(ctx context.Context, graph string) (*snapshot, e
 		if err != nil {
 			return err
 		}
-		sn = &snapshot{triples: make(map[tripleKey]*oldTriple), spool: f}
+		sn = &snapshot{triples: make(map[tripleKey]oldTriple), spool: f}
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.gspURL(graph), nil)
 		if err != nil {
 			return err
@@ -272,7 +277,7 @@ func (s *SPARQLStore) readGraph(ctx context.Context, graph string) (*snapshot, e
 			if _, dup := sn.triples[key]; dup {
 				continue
 			}
-			sn.triples[key] = &oldTriple{off: off, n: int32(len(line))}
+			sn.triples[key] = oldTriple{off: off, n: int32(len(line))}
 			sn.digest.add(key)
 			if _, err := w.Write(line); err != nil {
 				return err
@@ -314,6 +319,7 @@ func (w *diffWriter) WriteTriple(t rdf.Triple) error {
 	if o, ok := w.sn.triples[key]; ok {
 		if !o.kept {
 			o.kept = true
+			w.sn.triples[key] = o
 			w.ch.digest.add(key)
 			w.ch.triples++
 		}
@@ -375,7 +381,7 @@ func (s *SPARQLStore) LoadDiff(ctx context.Context, graph string, fill func(w rd
 	if err != nil {
 		return DiffResult{}, err
 	}
-	res, replace, err := s.diff(ctx, graph, fill, o, lk)
+	res, replace, err := s.diff(ctx, graph, fill, o)
 	lk.release(ctx)
 	if err != nil || replace == "" {
 		return res, err
@@ -385,9 +391,9 @@ func (s *SPARQLStore) LoadDiff(ctx context.Context, graph string, fill func(w rd
 	return full, err
 }
 
-// diff computes and sends the difference under lk. It returns a reason
-// when the graph must be replaced whole instead.
-func (s *SPARQLStore) diff(ctx context.Context, graph string, fill func(w rdf.Writer) error, o DiffOptions, lk *loadLock) (DiffResult, string, error) {
+// diff computes and sends the difference, under the graph's lock. It
+// returns a reason when the graph must be replaced whole instead.
+func (s *SPARQLStore) diff(ctx context.Context, graph string, fill func(w rdf.Writer) error, o DiffOptions) (DiffResult, string, error) {
 	st, err := s.loadState(ctx, graph)
 	if err != nil {
 		return DiffResult{}, "", err

@@ -55,9 +55,7 @@ const cleanupTimeout = 30 * time.Second
 // A graph replaced this way has no record for LoadDiff: the next diff load
 // of it replaces it whole again.
 func (s *SPARQLStore) ReplaceGraph(ctx context.Context, graph string, fill func(w rdf.Writer) error) (int64, error) {
-	return s.replaceGraph(ctx, graph, fill, func() (string, error) {
-		return sparqlq.Bound("load_state_clear", sparqlq.Params{"loads": sparqlq.IRIParam(LoadsGraph), "graph": sparqlq.IRIParam(graph)})
-	})
+	return s.replaceGraph(ctx, graph, fill, func() (string, error) { return stateClear(graph) })
 }
 
 // replaceGraph is ReplaceGraph with record, the update that the commit
@@ -145,7 +143,7 @@ func (s *SPARQLStore) LoadInPlace(ctx context.Context, graph string, fill func(w
 	defer lk.release(ctx)
 	if lk != nil {
 		// The graph will not be what a record says, whatever happens now.
-		clear, err := sparqlq.Bound("load_state_clear", sparqlq.Params{"loads": sparqlq.IRIParam(LoadsGraph), "graph": sparqlq.IRIParam(graph)})
+		clear, err := stateClear(graph)
 		if err == nil {
 			err = s.retry(ctx, "forget load record", func(ctx context.Context) error { return s.c.Update(ctx, clear) })
 		}
