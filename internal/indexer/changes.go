@@ -42,6 +42,26 @@ func previousDocuments(ctx context.Context, dir string) map[string]string {
 	return prev
 }
 
+// previous reads the output a run replaces: whole, for the clustering to
+// start from, unless fresh; its documents' title → id either way. Both
+// are nil when there is no previous output or it cannot be read (it is
+// replaced whole either way); a whole read that fails falls back to the
+// documents alone.
+func previous(ctx context.Context, dir string, fresh bool) (*graphrag.Dataset, map[string]string) {
+	if !fresh {
+		if _, err := os.Stat(dir); err == nil {
+			if ds, err := graphrag.Open(ctx, dir); err == nil {
+				docs := make(map[string]string, len(ds.Documents))
+				for _, d := range ds.Documents {
+					docs[d.Title] = d.ID
+				}
+				return ds, docs
+			}
+		}
+	}
+	return nil, previousDocuments(ctx, dir)
+}
+
 // changes compares the documents of a run with those of the output it
 // replaces; nil when there was none.
 func changes(prev map[string]string, docs []graphrag.Document) *Changes {

@@ -191,11 +191,8 @@ func Run(ctx context.Context, model Chatter, opts Options) (*Summary, error) {
 	start := time.Now()
 	sum := &Summary{}
 	defer func() { sum.Elapsed = time.Since(start) }()
-	prev := previousDocuments(ctx, r.opts.Output)
-	if prev != nil && !r.opts.FreshCommunities {
-		// An output that cannot be read just means a cold start.
-		r.previous, _ = graphrag.Open(ctx, r.opts.Output)
-	}
+	var prev map[string]string
+	r.previous, prev = previous(ctx, r.opts.Output, r.opts.FreshCommunities)
 	ds, err := r.build(ctx, sum)
 	if err != nil {
 		return sum, err
@@ -222,11 +219,11 @@ func (r *run) record(ds *graphrag.Dataset, start time.Time) (*graphrag.Run, erro
 	if r.opts.Embedder != nil {
 		rec.EmbeddingModel = r.opts.EmbeddingModel
 	}
-	names := []string{"index_extract", "index_extract_continue", "index_extract_loop", "index_summarize", "index_report"}
-	if r.opts.Extraction.Claims.Enabled {
-		names = append(names, "index_claims", "index_claims_continue", "index_claims_loop")
-	}
-	for _, n := range names {
+	for _, n := range prompts.Names() {
+		// The index_ templates, the claims' only when claims are on.
+		if !strings.HasPrefix(n, "index_") || strings.HasPrefix(n, "index_claims") && !r.opts.Extraction.Claims.Enabled {
+			continue
+		}
 		h, err := prompts.SHA256(n)
 		if err != nil {
 			return nil, fmt.Errorf("indexer: run record: %w", err)
@@ -478,11 +475,7 @@ func (c *countingEmbedder) Embed(ctx context.Context, texts []string) ([][]float
 func (c *countingEmbedder) Model() string { return c.next.Model() }
 
 func (r *run) communities(ctx context.Context, ds *graphrag.Dataset) error {
-	edges := make([]leiden.Edge, len(ds.Relationships))
-	for i, rel := range ds.Relationships {
-		edges[i] = leiden.Edge{Source: rel.Source, Target: rel.Target, Weight: rel.Weight}
-	}
-	edges = leiden.GraphRAGEdges(edges, true)
+	edges := clusterEdges(ds.Relationships)
 	if len(edges) == 0 {
 		return nil // no relationship: GraphRAG has no communities either
 	}
@@ -492,18 +485,19 @@ func (r *run) communities(ctx context.Context, ds *graphrag.Dataset) error {
 	}
 	hopts := leiden.HierOptions{Seed: r.opts.LeidenSeed}
 	var titleOf map[string]string
-	if r.previous != nil && slices.Equal(edges, previousEdges(r.previous)) {
-		// The graph did not change: its communities stay as they were
-		// (Leiden, even warm, could move some).
-		ds.Communities = communities.Build(ds.Entities, ds.Relationships, lg, communityRows(lg, r.previous), communities.Options{})
-		return nil
-	}
 	if r.previous != nil {
 		titleOf = make(map[string]string, len(r.previous.Entities))
 		for _, e := range r.previous.Entities {
 			titleOf[e.ID] = e.Title
 		}
-		hopts.Previous = previousLevels(lg, r.previous.Communities, titleOf)
+		prev := previousRows(lg, r.previous.Communities, titleOf)
+		if slices.Equal(edges, clusterEdges(r.previous.Relationships)) {
+			// The graph did not change: its communities stay as they
+			// were (Leiden, even warm, could move some).
+			ds.Communities = communities.Build(ds.Entities, ds.Relationships, lg, prev, communities.Options{})
+			return nil
+		}
+		hopts.Previous = previousLevels(lg.N(), prev)
 	}
 	h, err := leiden.Hierarchical(ctx, lg, hopts)
 	if err != nil {
@@ -517,30 +511,27 @@ func (r *run) communities(ctx context.Context, ds *graphrag.Dataset) error {
 	return nil
 }
 
-// previousEdges is the graph Leiden clustered for ds.
-func previousEdges(ds *graphrag.Dataset) []leiden.Edge {
-	edges := make([]leiden.Edge, len(ds.Relationships))
-	for i, rel := range ds.Relationships {
+// clusterEdges is the graph Leiden clusters for rels, as GraphRAG's
+// cluster_graph builds it.
+func clusterEdges(rels []graphrag.Relationship) []leiden.Edge {
+	edges := make([]leiden.Edge, len(rels))
+	for i, rel := range rels {
 		edges[i] = leiden.Edge{Source: rel.Source, Target: rel.Target, Weight: rel.Weight}
 	}
 	return leiden.GraphRAGEdges(edges, true)
 }
 
-// communityRows are the rows of ds's communities, as a hierarchy of g
-// would give them.
-func communityRows(g *leiden.Graph, ds *graphrag.Dataset) []leiden.Row {
+// previousRows are the rows of an earlier output's communities over g, as
+// a hierarchy of g would give them, its members matched by entity title.
+func previousRows(g *leiden.Graph, prev []graphrag.Community, titleOf map[string]string) []leiden.Row {
 	index := make(map[string]int, g.N())
 	for v := range g.N() {
 		index[g.Name(v)] = v
 	}
-	title := make(map[string]string, len(ds.Entities))
-	for _, e := range ds.Entities {
-		title[e.ID] = e.Title
-	}
 	var rows []leiden.Row
-	for _, c := range ds.Communities {
+	for _, c := range prev {
 		n, err := strconv.Atoi(c.Community)
-		if err != nil {
+		if err != nil || c.Level < 0 {
 			continue
 		}
 		parent := -1
@@ -548,7 +539,7 @@ func communityRows(g *leiden.Graph, ds *graphrag.Dataset) []leiden.Row {
 			parent = p
 		}
 		for _, id := range c.EntityIDs {
-			if v, ok := index[leiden.NormaliseTitle(title[id])]; ok {
+			if v, ok := index[leiden.NormaliseTitle(titleOf[id])]; ok {
 				rows = append(rows, leiden.Row{Node: v, Cluster: n, Level: int(c.Level), Parent: parent, Final: len(c.Children) == 0})
 			}
 		}
@@ -556,27 +547,15 @@ func communityRows(g *leiden.Graph, ds *graphrag.Dataset) []leiden.Row {
 	return rows
 }
 
-// previousLevels is leiden.HierOptions.Previous for g from the
-// communities of an earlier output, matched by entity title.
-func previousLevels(g *leiden.Graph, prev []graphrag.Community, titleOf map[string]string) [][]int {
-	index := make(map[string]int, g.N())
-	for v := range g.N() {
-		index[g.Name(v)] = v
-	}
+// previousLevels is leiden.HierOptions.Previous for a graph of n nodes
+// from the rows of its earlier communities.
+func previousLevels(n int, rows []leiden.Row) [][]int {
 	var out [][]int
-	for _, c := range prev {
-		n, err := strconv.Atoi(c.Community)
-		if err != nil || c.Level < 0 {
-			continue
+	for _, r := range rows {
+		for r.Level >= len(out) {
+			out = append(out, slices.Repeat([]int{-1}, n))
 		}
-		for int(c.Level) >= len(out) {
-			out = append(out, slices.Repeat([]int{-1}, g.N()))
-		}
-		for _, id := range c.EntityIDs {
-			if v, ok := index[leiden.NormaliseTitle(titleOf[id])]; ok {
-				out[c.Level][v] = n
-			}
-		}
+		out[r.Level][r.Node] = r.Cluster
 	}
 	return out
 }

@@ -97,8 +97,9 @@ func PlanRun(ctx context.Context, opts Options) (*Plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("indexer: extraction: %w", err)
 	}
+	prevDS, prevDocs := previous(ctx, r.opts.Output, r.opts.FreshCommunities || cache == nil)
 	p := &Plan{Documents: len(ds.Documents), TextUnits: len(ds.TextUnits),
-		Changes: changes(previousDocuments(ctx, r.opts.Output), ds.Documents)}
+		Changes: changes(prevDocs, ds.Documents)}
 	for _, u := range ds.TextUnits {
 		p.Tokens += int(u.NTokens)
 	}
@@ -125,7 +126,7 @@ func PlanRun(ctx context.Context, opts Options) (*Plan, error) {
 		}
 	}
 	if cache != nil && p.Changes != nil {
-		if p.Again, err = rehearse(ctx, opts, cache); err != nil {
+		if p.Again, err = rehearse(ctx, opts, cache, prevDS); err != nil {
 			return nil, err
 		}
 	}
@@ -148,7 +149,7 @@ func (noModel) Chat(context.Context, []llm.Message, llm.ChatOptions) (string, ll
 // the calls the cache could not answer. Unanswered extractions fail their
 // text units, which are left out; an unanswered summary gets a stand-in
 // text, and an unanswered report none.
-func rehearse(ctx context.Context, opts Options, cache *llmcache.Cache) (*Again, error) {
+func rehearse(ctx context.Context, opts Options, cache *llmcache.Cache, prev *graphrag.Dataset) (*Again, error) {
 	opts.CacheDir, opts.Progress = "", nil
 	opts.Embedder = nil // no embedding calls in a plan: de-duplication is left out
 	r, err := newRun(nil, opts)
@@ -156,10 +157,7 @@ func rehearse(ctx context.Context, opts Options, cache *llmcache.Cache) (*Again,
 		return nil, err
 	}
 	d := &cacheOnly{r: r, cache: cache, missed: map[string]int{}}
-	r.model, r.dry = d, true
-	if !opts.FreshCommunities {
-		r.previous, _ = graphrag.Open(ctx, opts.Output)
-	}
+	r.model, r.dry, r.previous = d, true, prev
 	if _, err := r.build(ctx, &Summary{}); err != nil && !errors.Is(err, errNotCached) {
 		return nil, fmt.Errorf("indexer: plan: %w", err)
 	}
