@@ -88,10 +88,8 @@ func (c *Chunker) splitParagraphs(text string) []Chunk {
 	emit := func(a, b int, prevPara *paragraph) {
 		if c.opts.Overlap > 0 && prevPara != nil {
 			toks := c.enc.Tokens(text[prevPara.start:prevPara.end])
-			if n := min(c.opts.Overlap, len(toks)); n > 0 && n < len(toks) {
+			if n := min(c.opts.Overlap, len(toks)); n > 0 {
 				a = prevPara.start + toks[len(toks)-n].Start
-			} else if n > 0 {
-				a = prevPara.start
 			}
 		}
 		out = append(out, Chunk{Text: text[a:b], Start: a, End: b})
@@ -109,7 +107,7 @@ func (c *Chunker) splitParagraphs(text string) []Chunk {
 			continue
 		}
 		j, n := i, 0
-		for j < len(ps) && ps[j].tokens <= c.opts.Size && n+ps[j].tokens <= c.opts.Size {
+		for j < len(ps) && n+ps[j].tokens <= c.opts.Size {
 			n += ps[j].tokens
 			j++
 			if ps[j-1].cut && n >= c.opts.Size/2 {
