@@ -20,32 +20,43 @@ type Keys struct {
 // after Walk.
 func (w *Walker) Keys(ctx context.Context) (*Keys, error) {
 	k := &Keys{EntityTitle: map[string]string{}, RelationshipEnds: map[string][2]string{}}
-	e, err := w.w.linkEntities(ctx, &links{})
-	if err != nil {
-		return nil, err
-	}
-	for i, id := range e.ids {
-		if _, ok := k.EntityTitle[id]; !ok {
-			k.EntityTitle[id] = e.titles[i]
+	if t := w.w.tables[TableEntities]; t != nil {
+		ids, cols, err := idsAnd(ctx, t, []string{"title", "name"})
+		if err != nil {
+			return nil, err
+		}
+		for i, id := range ids {
+			if _, ok := k.EntityTitle[id]; !ok {
+				k.EntityTitle[id] = cols[0][i]
+			}
 		}
 	}
 	for _, p := range w.lk.placeholders {
 		k.EntityTitle[p.ID] = p.Title
 	}
 	if t := w.w.tables[TableRelationships]; t != nil {
-		var ids, src, dst []string
-		c := newCols(ctx, t)
-		c.req(&ids, true, "id")
-		c.req(&src, false, "source")
-		c.req(&dst, false, "target")
-		if err := c.wait(); err != nil {
+		ids, cols, err := idsAnd(ctx, t, []string{"source"}, []string{"target"})
+		if err != nil {
 			return nil, err
 		}
 		for i, id := range ids {
 			if _, ok := k.RelationshipEnds[id]; !ok {
-				k.RelationshipEnds[id] = [2]string{src[i], dst[i]}
+				k.RelationshipEnds[id] = [2]string{cols[0][i], cols[1][i]}
 			}
 		}
 	}
 	return k, nil
+}
+
+// idsAnd reads t's id column and one column per list of names (the first
+// name t has), no other.
+func idsAnd(ctx context.Context, t *table, names ...[]string) ([]string, [][]string, error) {
+	var ids []string
+	cols := make([][]string, len(names))
+	c := newCols(ctx, t)
+	c.req(&ids, true, "id")
+	for i, n := range names {
+		c.req(&cols[i], false, n...)
+	}
+	return ids, cols, c.wait()
 }

@@ -61,9 +61,9 @@ func initial(prev []int, nodes []int) Partition {
 		return nil
 	}
 	p := make(Partition, len(nodes))
-	fresh := 0
-	for _, c := range prev {
-		fresh = max(fresh, c+1)
+	fresh := 0 // above every community these nodes had: Leiden renumbers
+	for _, v := range nodes {
+		fresh = max(fresh, prev[v]+1)
 	}
 	known := false
 	for i, v := range nodes {
