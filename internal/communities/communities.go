@@ -271,22 +271,28 @@ func Carry(rows []leiden.Row, g *leiden.Graph, prev []graphrag.Community, titleO
 		j        float64
 		new, old key
 	}
+	// The earlier communities each member name was in, per level, so
+	// that only communities that share a member are compared.
+	type at struct {
+		level int
+		name  string
+	}
+	oldOf := map[at][]key{}
+	for ok, om := range old {
+		for m := range om {
+			oldOf[at{ok.level, m}] = append(oldOf[at{ok.level, m}], ok)
+		}
+	}
 	var ms []match
 	for nk, nm := range members {
-		for ok, om := range old {
-			if ok.level != nk.level {
-				continue
+		both := map[key]int{}
+		for m := range nm {
+			for _, ok := range oldOf[at{nk.level, m}] {
+				both[ok]++
 			}
-			both := 0
-			for m := range nm {
-				if om[m] {
-					both++
-				}
-			}
-			if both == 0 {
-				continue
-			}
-			if j := float64(both) / float64(len(nm)+len(om)-both); j >= 0.5 {
+		}
+		for ok, b := range both {
+			if j := float64(b) / float64(len(nm)+len(old[ok])-b); j >= 0.5 {
 				ms = append(ms, match{j, nk, ok})
 			}
 		}
