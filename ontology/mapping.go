@@ -566,11 +566,7 @@ func (e *emitter) covariate(c *graphrag.Covariate) error {
 	if err := e.typ(Covariate); err != nil {
 		return err
 	}
-	if c.TextUnitID != "" {
-		if err := e.derived([]string{c.TextUnitID}); err != nil {
-			return err
-		}
-	} else if err := e.add(ProvWasGeneratedBy, e.prov.runIRI); err != nil {
+	if err := e.derived([]string{c.TextUnitID}); err != nil { // "" names no text unit: no document
 		return err
 	}
 	if err := e.add(ID, rdf.String(c.ID)); err != nil {

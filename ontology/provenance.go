@@ -72,15 +72,8 @@ func (e *emitter) runNode() error {
 	}
 	r := p.run
 	if r == nil {
-		// Microsoft GraphRAG records none of this beside its tables.
-		label := "Microsoft GraphRAG index run"
-		if err := e.str(RDFSLabel, label); err != nil {
-			return err
-		}
-		if err := e.str(Tool, "Microsoft GraphRAG"); err != nil {
-			return err
-		}
-		return e.str(GraphRAGRelease, string(p.release))
+		// Microsoft GraphRAG records none of the rest beside its tables.
+		r = &graphrag.Run{Tool: "Microsoft GraphRAG"}
 	}
 	if err := e.str(RDFSLabel, r.Tool+" index run"); err != nil {
 		return err
