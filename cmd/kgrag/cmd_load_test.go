@@ -395,6 +395,11 @@ func TestLoadIRIsFromKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	renamed := func(id string) string { return "run2-" + id }
+	renameAll := func(ids []string) {
+		for j := range ids {
+			ids[j] = renamed(ids[j])
+		}
+	}
 	for i := range ds.Entities {
 		ds.Entities[i].ID = renamed(ds.Entities[i].ID)
 	}
@@ -403,22 +408,12 @@ func TestLoadIRIsFromKeys(t *testing.T) {
 		r.ID, r.SourceID, r.TargetID = renamed(r.ID), renamed(r.SourceID), renamed(r.TargetID)
 	}
 	for i := range ds.TextUnits {
-		u := &ds.TextUnits[i]
-		for j := range u.EntityIDs {
-			u.EntityIDs[j] = renamed(u.EntityIDs[j])
-		}
-		for j := range u.RelationshipIDs {
-			u.RelationshipIDs[j] = renamed(u.RelationshipIDs[j])
-		}
+		renameAll(ds.TextUnits[i].EntityIDs)
+		renameAll(ds.TextUnits[i].RelationshipIDs)
 	}
 	for i := range ds.Communities {
-		c := &ds.Communities[i]
-		for j := range c.EntityIDs {
-			c.EntityIDs[j] = renamed(c.EntityIDs[j])
-		}
-		for j := range c.RelationshipIDs {
-			c.RelationshipIDs[j] = renamed(c.RelationshipIDs[j])
-		}
+		renameAll(ds.Communities[i].EntityIDs)
+		renameAll(ds.Communities[i].RelationshipIDs)
 	}
 	second := t.TempDir()
 	if err := graphrag.Write3x(ctx, second, ds); err != nil {
