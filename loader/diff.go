@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"mime"
-	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -240,17 +239,8 @@ func (s *SPARQLStore) readGraph(ctx context.Context, graph string) (*snapshot, e
 			return err
 		}
 		sn = &snapshot{triples: make(map[tripleKey]oldTriple), spool: f}
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.gspURL(graph), nil)
-		if err != nil {
-			return err
-		}
-		req.Header.Set("Accept", "application/n-triples, text/plain;q=0.5")
-		resp, err := s.c.Do(req)
-		if err != nil {
-			var se *sparqlq.StatusError
-			if errors.As(err, &se) && se.StatusCode == http.StatusNotFound {
-				return nil // no such graph: empty
-			}
+		resp, err := s.getGraph(ctx, graph, "application/n-triples, text/plain;q=0.5")
+		if err != nil || resp == nil { // no response: no such graph, empty
 			return err
 		}
 		defer resp.Body.Close()

@@ -170,17 +170,8 @@ func (s *SPARQLStore) countGSP(ctx context.Context, graph string) (int64, error)
 	var n int64
 	err := s.retry(ctx, "count", func(ctx context.Context) error {
 		n = 0
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.gspURL(graph), nil)
-		if err != nil {
-			return err
-		}
-		req.Header.Set("Accept", "application/n-triples")
-		resp, err := s.c.Do(req)
-		if err != nil {
-			var se *sparqlq.StatusError
-			if errors.As(err, &se) && se.StatusCode == http.StatusNotFound {
-				return nil
-			}
+		resp, err := s.getGraph(ctx, graph, "application/n-triples")
+		if err != nil || resp == nil {
 			return err
 		}
 		defer resp.Body.Close()
@@ -198,6 +189,22 @@ func (s *SPARQLStore) countGSP(ctx context.Context, graph string) (int64, error)
 		return 0, s.opError("count", s.p.GraphStoreURL, graph, err, "")
 	}
 	return n, nil
+}
+
+// getGraph sends a Graph Store Protocol GET of graph, accepting accept;
+// a missing graph (404) gives a nil response and no error.
+func (s *SPARQLStore) getGraph(ctx context.Context, graph, accept string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.gspURL(graph), nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", accept)
+	resp, err := s.c.Do(req)
+	var se *sparqlq.StatusError
+	if errors.As(err, &se) && se.StatusCode == http.StatusNotFound {
+		return nil, nil
+	}
+	return resp, err
 }
 
 // Drop removes graph; a missing graph is no error.
