@@ -66,6 +66,11 @@ func TestRenderGolden(t *testing.T) {
 			ClaimDescription: "Any claims or facts that could be relevant to information discovery.", Text: sampleText}},
 		{"index_claims_continue", prompts.IndexGlean{RecordFormat: recordFormat}},
 		{"index_claims_loop", prompts.IndexGlean{RecordFormat: recordFormat}},
+		{"basic_answer", prompts.BasicAnswer{Context: "id|text\n2|" + sampleText + "\n", ResponseType: prompts.DefaultResponseType}},
+		{"drift_expand", prompts.DriftExpand{Question: "How do the ghosts change Scrooge?", Template: "# Scrooge and his clerk\n\nScrooge employs Bob Cratchit."}},
+		{"drift_primer", prompts.DriftPrimer{Question: "How do the ghosts change Scrooge?", Reports: "# Scrooge and his clerk\n\nScrooge employs Bob Cratchit.\n\n# Marley's ghost\n\nMarley warns Scrooge."}},
+		{"drift_local", prompts.DriftLocal{Context: sampleContext, GlobalQuestion: "How do the ghosts change Scrooge?", FollowUps: 20, ResponseType: prompts.DefaultResponseType}},
+		{"drift_reduce", prompts.DriftReduce{Context: "----Step 1: How do the ghosts change Scrooge?----\nThey show him his past [Data: Reports (3)].", ResponseType: prompts.DefaultResponseType}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

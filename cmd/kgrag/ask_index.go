@@ -11,6 +11,7 @@ import (
 	"github.com/kgrag/kgrag/embedindex"
 	"github.com/kgrag/kgrag/embedindex/elastic"
 	"github.com/kgrag/kgrag/embedindex/flat"
+	"github.com/kgrag/kgrag/internal/redact"
 	"github.com/urfave/cli/v3"
 )
 
@@ -98,20 +99,51 @@ func (o *indexOptions) resolve(input string) error {
 	return nil
 }
 
-// open opens the index and refuses an empty one.
-func (o indexOptions) open(ctx context.Context) (embedindex.Index, error) {
-	var idx embedindex.Index
+// forTable are the options of table's index: the flat file beside the
+// entities' (o resolved), or the Elasticsearch alias named after
+// --index-name (see tableAlias).
+func (o indexOptions) forTable(table string) indexOptions {
 	if o.url != "" {
-		x, err := elastic.Open(ctx, o.elasticConfig())
+		o.name = tableAlias(o.name, table)
+	} else if o.path != "" {
+		o.path = tableIndexPath(o.path, table)
+	}
+	return o
+}
+
+// open opens the entities' index and refuses an empty one.
+func (o indexOptions) open(ctx context.Context) (embedindex.Index, error) {
+	return o.openTable(ctx, tableEntities)
+}
+
+// openTable opens table's index (o resolved) and refuses an empty one;
+// a missing one is named with the kgrag embed that builds it.
+func (o indexOptions) openTable(ctx context.Context, table string) (embedindex.Index, error) {
+	t := o.forTable(table)
+	build := "kgrag embed --input DIR"
+	if table != tableEntities {
+		build += " " + tableFlag(table)
+	}
+	var idx embedindex.Index
+	if t.url != "" {
+		x, err := elastic.Open(ctx, t.elasticConfig())
+		if errors.Is(err, elastic.ErrNotFound) && table != tableEntities {
+			return nil, fmt.Errorf("ask: no %s embeddings in Elasticsearch alias %s: build them with %s --index-url %s",
+				tableNoun(table), t.name, build, redact.URL(t.url))
+		}
 		if err != nil {
-			return nil, indexError(o, fmt.Errorf("ask: open vector index: %w", err))
+			return nil, indexError(t, fmt.Errorf("ask: open vector index: %w", err))
 		}
 		idx = x
 	} else {
-		x, err := flat.Open(ctx, o.path, flat.Options{})
+		x, err := flat.Open(ctx, t.path, flat.Options{})
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("ask: no vector index at %s: build it with kgrag embed --input DIR (it writes DIR/%s/%s), or point --index at it",
-				o.path, defaultIndexDir, entityIndexFile)
+			if table != tableEntities {
+				return nil, fmt.Errorf("ask: no %s embeddings at %s: build them with %s (it writes %s beside %s), or point --index at the folder that holds them",
+					tableNoun(table), t.path, build, tableFile(table), entityIndexFile)
+			}
+			return nil, fmt.Errorf("ask: no vector index at %s: build it with %s (it writes DIR/%s/%s), or point --index at it",
+				t.path, build, defaultIndexDir, entityIndexFile)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("ask: open vector index: %w", err)
@@ -119,7 +151,7 @@ func (o indexOptions) open(ctx context.Context) (embedindex.Index, error) {
 		idx = x
 	}
 	if info := idx.Info(); info.Count == 0 {
-		return nil, fmt.Errorf("ask: vector index %s is empty: rebuild it with kgrag embed", info.Path)
+		return nil, fmt.Errorf("ask: vector index %s is empty: rebuild it with %s", info.Path, build)
 	}
 	return idx, nil
 }

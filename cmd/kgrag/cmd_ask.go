@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kgrag/kgrag/embedindex"
 	answerjson "github.com/kgrag/kgrag/internal/answer"
 	"github.com/kgrag/kgrag/internal/globalsearch"
 	"github.com/kgrag/kgrag/internal/llm"
@@ -39,9 +40,10 @@ type askOptions struct {
 	input    string       // GraphRAG output read in memory, or ""
 	store    storeOptions // store.url "" when --input is used
 	index    indexOptions
-	params   retrieval.Params     // --mode local
-	seed     retrieval.SeedParams // --mode seed
-	global   globalOptions        // --mode global
+	params   retrieval.Params      // --mode local
+	seed     retrieval.SeedParams  // --mode seed
+	global   globalOptions         // --mode global
+	basic    retrieval.BasicParams // --mode basic
 
 	chatModel    string
 	temperature  float64
@@ -144,7 +146,8 @@ Look before asking, or compare:
 func newAskOptions() *askOptions {
 	return &askOptions{mode: modeLocal, params: retrieval.DefaultParams(), chatModel: defaultChatModel,
 		responseType: prompts.DefaultResponseType,
-		global:       globalOptions{params: retrieval.DefaultGlobalParams(), search: globalsearch.DefaultOptions()}}
+		global:       globalOptions{params: retrieval.DefaultGlobalParams(), search: globalsearch.DefaultOptions()},
+		basic:        retrieval.DefaultBasicParams()}
 }
 
 // askFlags are ask's flags, bound to o's fields (their defaults are o's
@@ -170,6 +173,7 @@ func askFlags(o *askOptions) []cli.Flag {
 		&cli.BoolFlag{Name: "json", Destination: &o.json, Usage: "print one JSON object: question, answer, context records, token counts, timings"},
 	}
 	flags = append(flags, globalFlags(&o.global)...)
+	flags = append(flags, basicFlags(o)...)
 	flags = append(flags, askStoreFlags()...)
 	flags = append(flags, indexFlags()...)
 	return append(flags, llmFlags()...)
@@ -195,8 +199,8 @@ func (o *askOptions) validate() error {
 	switch {
 	case o.question == "":
 		return usagef(try, "ask needs a question")
-	case o.mode != modeLocal && o.mode != modeSeed && o.mode != modeGlobal:
-		return usagef(`kgrag ask --mode local --input ./output "Who is Scrooge?"`, "--mode must be local, global or seed, not %q", o.mode)
+	case o.mode != modeLocal && o.mode != modeSeed && o.mode != modeGlobal && o.mode != modeBasic:
+		return usagef(`kgrag ask --mode local --input ./output "Who is Scrooge?"`, "--mode must be local, global, basic or seed, not %q", o.mode)
 	case o.contextOnly && o.noContext:
 		return usagef(try, "--context-only and --no-context exclude each other: one prints the context, the other leaves it out")
 	case !o.contextOnly && !o.global.plan && o.chatModel == "":
@@ -237,6 +241,9 @@ func (o *askOptions) validate() error {
 	if err := o.params.Validate(); err != nil {
 		return usagef("kgrag ask --help", "%s", flagNames(err.Error()))
 	}
+	if err := o.basic.Validate(); err != nil && o.mode == modeBasic {
+		return usagef("kgrag ask --mode basic --top-k-text-units 10", "%s", flagNames(err.Error()))
+	}
 	if err := o.seed.Validate(); err != nil && o.mode == modeSeed {
 		return usagef("kgrag ask --help", "%s", flagNames(err.Error()))
 	}
@@ -250,7 +257,7 @@ func (o *askOptions) validate() error {
 
 // flagNames turns retrieval's parameter names into the flags that set them.
 func flagNames(msg string) string {
-	return strings.NewReplacer("retrieval: params: ", "", "retrieval: seed params: ", "", "community level", "--community-level", "top_k_entities", "--top-k-entities",
+	return strings.NewReplacer("retrieval: params: ", "", "retrieval: seed params: ", "", "retrieval: basic params: k", "--top-k-text-units", "community level", "--community-level", "top_k_entities", "--top-k-entities",
 		"top_k_relationships", "--top-k-relationships", "max_context_tokens", "--max-context-tokens").Replace(msg)
 }
 
@@ -293,21 +300,17 @@ func ask(ctx context.Context, opts askOptions, client *llm.Client, res *askResul
 		}
 		return answer(ctx, opts, client, system, res, term)
 	}
-	if opts.mode == modeGlobal {
+	switch opts.mode {
+	case modeGlobal:
 		return askGlobal(ctx, opts, client, res, term)
+	case modeBasic:
+		return askBasic(ctx, opts, client, res, term)
 	}
 	t := time.Now()
-	idx, err := opts.index.open(ctx)
+	idx, src, emb, err := openIndexed(ctx, opts, tableEntities, client, res)
 	if err != nil {
 		return err
 	}
-	src, err := openSource(ctx, opts)
-	if err != nil {
-		return err
-	}
-	res.Source = src.name
-	emb := client.Embedder()
-	res.EmbedModel = emb.Model()
 	s, err := localsearch.New(src.retrieval(), idx, emb, client, opts.localOptions(src.name))
 	if err != nil {
 		return err
@@ -320,18 +323,7 @@ func ask(ctx context.Context, opts askOptions, client *llm.Client, res *askResul
 		return searchError(opts, src, err)
 	}
 	res.AddSearch(r)
-	if src.counted() {
-		n := src.requests() - before
-		res.SPARQLRequests = &n
-	}
-	if term.tty && !opts.quiet && !opts.json {
-		fmt.Fprintf(term.err, "%s\n", retrievalLine(res))
-	}
-	if opts.contextOnly {
-		if opts.json {
-			return nil
-		}
-		_, err := fmt.Fprintln(term.out, r.Text())
+	if stop, err := retrieved(opts, src, before, res, term, r.Text()); stop {
 		return err
 	}
 	system, err := prompts.Render("local_answer", prompts.LocalAnswer{Context: r.Text(), ResponseType: opts.responseType})
@@ -339,6 +331,43 @@ func ask(ctx context.Context, opts askOptions, client *llm.Client, res *askResul
 		return err
 	}
 	return answer(ctx, opts, client, system, res, term)
+}
+
+// openIndexed opens table's vector index and the graph for a mode that
+// embeds the question, and records both in res.
+func openIndexed(ctx context.Context, opts askOptions, table string, client *llm.Client, res *askResult) (embedindex.Index, source, llm.Embedder, error) {
+	idx, err := opts.index.openTable(ctx, table)
+	if err != nil {
+		return nil, source{}, llm.Embedder{}, err
+	}
+	src, err := openSource(ctx, opts)
+	if err != nil {
+		return nil, source{}, llm.Embedder{}, err
+	}
+	res.Source = src.name
+	emb := client.Embedder()
+	res.EmbedModel = emb.Model()
+	return idx, src, emb, nil
+}
+
+// retrieved reports a context built: the store requests it took since
+// before, the terminal's summary line, and with --context-only its text,
+// and then says to stop.
+func retrieved(opts askOptions, src source, before int, res *askResult, term terminal, text string) (stop bool, err error) {
+	if src.counted() {
+		n := src.requests() - before
+		res.SPARQLRequests = &n
+	}
+	if term.tty && !opts.quiet && !opts.json {
+		fmt.Fprintf(term.err, "%s\n", retrievalLine(res))
+	}
+	if !opts.contextOnly {
+		return false, nil
+	}
+	if !opts.json {
+		_, err = fmt.Fprintln(term.out, text)
+	}
+	return true, err
 }
 
 // localOptions are the search engine's options for the local and seed

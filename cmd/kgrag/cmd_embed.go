@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/kgrag/kgrag/embedindex"
 	"github.com/kgrag/kgrag/embedindex/elastic"
@@ -40,6 +42,9 @@ type embedOptions struct {
 	// in place when at most esMaxChange of it changes.
 	es          indexOptions
 	esMaxChange float64
+	// tables are the tables whose texts are embedded (--tables), in
+	// embedTables' order.
+	tables []string
 
 	llm llmOptions
 }
@@ -47,7 +52,7 @@ type embedOptions struct {
 func newEmbedCommand(term terminal) *cli.Command {
 	return &cli.Command{
 		Name:      "embed",
-		Usage:     "embed entity descriptions with a local model into a vector index",
+		Usage:     "embed entity descriptions (and text units, community reports) with a local model into a vector index",
 		ArgsUsage: " ",
 		Description: `Reads the GraphRAG output in --input (any release; see 'kgrag inspect'),
 embeds the text "title:description" of every entity the entities table
@@ -55,6 +60,15 @@ holds (GraphRAG's form) through an OpenAI-compatible /v1/embeddings
 endpoint, by default Ollama on this machine, and writes a vector index of
 them, keyed by entity id, to --index/entities.vec (--index defaults to
 kgrag-index inside --input).
+
+--tables embeds other texts too, each into its own index beside the
+entities': the text of text units (text_units.vec; what --mode basic
+searches) and the full content of community reports
+(community_reports.vec; what --mode drift starts from), as GraphRAG 3.x
+embeds them. The default is the entities alone, which the other modes need:
+
+   kgrag embed --input ./output --tables all
+   kgrag embed --input ./output --tables text_units
 
 Vectors are cached by model and text in the index folder (embeddings.cache),
 so a rerun sends only entities that are new or changed, and an interrupted
@@ -75,7 +89,9 @@ embeddings.llm.model), since questions must be embedded with the same one:
 
 With --index-url the vectors go to Elasticsearch 8 instead (alias
 --index-name, default kgrag-entities), rebuilt under a new index and
-swapped in at once, so searches never see half an index:
+swapped in at once, so searches never see half an index. Text units and
+reports go to aliases named after it (kgrag-text_units and
+kgrag-community_reports beside kgrag-entities):
 
    kgrag embed --input ./output --index-url http://localhost:9200
    kgrag ask --input ./output --index-url http://localhost:9200 "Who is Scrooge?"
@@ -83,6 +99,7 @@ swapped in at once, so searches never see half an index:
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "input", Aliases: []string{"i"}, Usage: "GraphRAG output `DIR` (the folder holding the .parquet files, or a project folder with output/)", Sources: cli.EnvVars("KGRAG_INPUT")},
 			&cli.StringFlag{Name: "index", Usage: "index `DIR` to write (default: kgrag-index inside --input)", Sources: cli.EnvVars("KGRAG_INDEX")},
+			&cli.StringFlag{Name: "tables", Value: tableEntities, Usage: "comma-separated `TABLES` whose texts to embed: entities (for local search), text_units (--mode basic), community_reports (--mode drift), or all", Sources: cli.EnvVars("KGRAG_EMBED_TABLES")},
 			&cli.IntFlag{Name: "batch-size", Value: embedindex.DefaultBatchSize, Usage: "texts per embedding request"},
 			&cli.IntFlag{Name: "concurrency", Value: embedindex.DefaultConcurrency, Usage: "embedding requests in flight at once"},
 			&cli.FloatFlag{Name: "index-update-max", Category: "vector index", Value: defaultESMaxChange, Usage: "with --index-url: change the live Elasticsearch index in place (bulk upserts and deletes) when at most this share of its vectors changes; rebuild it and swap the alias otherwise (0: always rebuild)"},
@@ -94,7 +111,12 @@ swapped in at once, so searches never see half an index:
 			}
 			es := indexOptionsFrom(cmd)
 			es.path = ""
+			tables, err := parseTables(cmd.String("tables"))
+			if err != nil {
+				return usagef("kgrag embed --input DIR --tables all", "%v", err)
+			}
 			return runEmbed(ctx, embedOptions{
+				tables:      tables,
 				input:       cmd.String("input"),
 				index:       cmd.String("index"),
 				batchSize:   cmd.Int("batch-size"),
@@ -111,6 +133,9 @@ swapped in at once, so searches never see half an index:
 }
 
 func (o *embedOptions) validate() error {
+	if len(o.tables) == 0 {
+		o.tables = []string{tableEntities}
+	}
 	switch {
 	case o.input == "":
 		return usagef("kgrag embed --input ./output", "--input is required: the folder GraphRAG wrote its parquet files to")
@@ -122,6 +147,8 @@ func (o *embedOptions) validate() error {
 		return usagef("--embed-model "+defaultEmbedModel, "--embed-model is empty: name the embedding model")
 	case o.esMaxChange < 0 || o.esMaxChange > 1:
 		return usagef("--index-update-max 0.1", "--index-update-max %g is outside 0..1", o.esMaxChange)
+	case o.reuse && !slices.Equal(o.tables, []string{tableEntities}):
+		return usagef("--reuse-embeddings --tables entities", "--reuse-embeddings reads the entities' description_embedding vectors: it cannot embed %s; run kgrag embed again without it for them", strings.Join(slices.DeleteFunc(slices.Clone(o.tables), func(t string) bool { return t == tableEntities }), " and "))
 	case o.reuse && !o.modelSet:
 		return usagef("--reuse-embeddings --embed-model text-embedding-3-small",
 			"--reuse-embeddings needs --embed-model: the model GraphRAG embedded the descriptions with (embeddings.llm.model in its settings.yaml)")
@@ -160,15 +187,22 @@ func runEmbed(ctx context.Context, opts embedOptions, term terminal) (err error)
 	if err != nil {
 		return err
 	}
-	var ids, texts []string
-	for _, e := range ds.Entities {
-		if !e.Placeholder {
-			ids = append(ids, e.ID)
-			texts = append(texts, entityText(e))
-		}
+	// Every table is read before any model call, so that a table with
+	// nothing to embed is refused before anything is paid for.
+	type work struct {
+		table      string
+		ids, texts []string
 	}
-	if len(ids) == 0 {
-		return fmt.Errorf("embed: %s holds no entities to embed", opts.input)
+	var todo []work
+	for _, t := range opts.tables {
+		ids, texts, empty := tableTexts(ds, t)
+		if len(ids) == 0 {
+			return fmt.Errorf("embed: %s holds no %s to embed%s", opts.input, tableNoun(t), emptyNote(empty))
+		}
+		if empty > 0 {
+			fmt.Fprintf(term.err, "warning: %d %s have no text and are left out of the index\n", empty, tableNoun(t))
+		}
+		todo = append(todo, work{t, ids, texts})
 	}
 	if _, serr := os.Stat(opts.index); serr != nil {
 		// A folder this run makes is not left behind empty by a run that
@@ -186,37 +220,51 @@ func runEmbed(ctx context.Context, opts embedOptions, term terminal) (err error)
 	if err != nil {
 		return err
 	}
+	for _, w := range todo {
+		if err := embedTable(ctx, opts, client.Embedder(), cache, w.table, w.ids, w.texts, term); err != nil {
+			// Keep what was paid for, even when interrupted.
+			return errors.Join(err, cache.Save(context.WithoutCancel(ctx)))
+		}
+	}
+	// Only a run over every table knows which entries are still used.
+	if len(opts.tables) == len(embedTables) {
+		cache.Prune()
+	}
+	return cache.Save(context.WithoutCancel(ctx))
+}
 
-	progress := ui.NewProgress(term.err, term.tty && !opts.quiet, "embedded", "entities")
+// emptyNote explains an empty table whose rows all lack text.
+func emptyNote(empty int) string {
+	if empty == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (its %d rows have no text)", empty)
+}
+
+// embedTable embeds one table's texts through the cache and writes its
+// index.
+func embedTable(ctx context.Context, opts embedOptions, e embedindex.Embedder, cache *embedindex.Cache, table string, ids, texts []string, term terminal) error {
+	progress := ui.NewProgress(term.err, term.tty && !opts.quiet, "embedded", tableNoun(table))
 	var counter embedindex.Counter
 	if progress != nil {
 		counter = progress
 	}
-	batcher := embedindex.NewBatcher(client.Embedder(), embedindex.BatchOptions{
+	batcher := embedindex.NewBatcher(e, embedindex.BatchOptions{
 		Size: opts.batchSize, Concurrency: opts.concurrency, Counter: counter,
 	})
 	cached := embedindex.NewCached(batcher, cache, counter)
 	vecs, err := embedAll(ctx, cached, texts, embedChunk(opts))
 	progress.Done()
 	if err != nil {
-		// Keep what was paid for, even when interrupted.
-		if serr := cache.Save(context.WithoutCancel(ctx)); serr != nil {
-			return errors.Join(err, serr)
-		}
-		return err
+		return fmt.Errorf("%w (%s)", err, tableNoun(table))
 	}
-
-	path, err := writeIndex(ctx, opts, cached.Model(), ids, vecs)
+	path, err := writeIndex(ctx, opts, table, cached.Model(), ids, vecs)
 	if err != nil {
-		return errors.Join(err, cache.Save(context.WithoutCancel(ctx)))
-	}
-	cache.Prune()
-	if err := cache.Save(context.WithoutCancel(ctx)); err != nil {
 		return err
 	}
 	hits, misses := cached.Stats()
-	fmt.Fprintf(term.err, "embedded %d entities, %d from cache; model %s, dimension %d; index %s\n",
-		misses, hits, cached.Model(), len(vecs[0]), path)
+	fmt.Fprintf(term.err, "embedded %d %s, %d from cache; model %s, dimension %d; index %s\n",
+		misses, tableNoun(table), hits, cached.Model(), len(vecs[0]), path)
 	return nil
 }
 
@@ -253,7 +301,7 @@ func reuseEmbeddings(ctx context.Context, ds *graphrag.Dataset, opts embedOption
 	if err := os.MkdirAll(opts.index, 0o755); err != nil {
 		return fmt.Errorf("embed: create index folder: %w", err)
 	}
-	path, err := writeIndex(ctx, opts, opts.llm.embedModel, ids, vecs)
+	path, err := writeIndex(ctx, opts, tableEntities, opts.llm.embedModel, ids, vecs)
 	if err != nil {
 		return err
 	}
@@ -272,20 +320,21 @@ const defaultESMaxChange = 0.1
 // vectors upserted, those of gone entities deleted), else rebuilt
 // atomically (searches see the old vectors until the new ones are all
 // in). It says where they went, and how.
-func writeIndex(ctx context.Context, opts embedOptions, model string, ids []string, vecs [][]float32) (string, error) {
+func writeIndex(ctx context.Context, opts embedOptions, table, model string, ids []string, vecs [][]float32) (string, error) {
 	if opts.es.url == "" {
-		path := filepath.Join(opts.index, entityIndexFile)
+		path := filepath.Join(opts.index, tableFile(table))
 		return path, flat.Write(ctx, path, model, ids, vecs)
 	}
-	st, err := elastic.Update(ctx, opts.es.elasticConfig(), model, 0, ids, vecs, opts.esMaxChange)
+	es := opts.es.forTable(table)
+	st, err := elastic.Update(ctx, es.elasticConfig(), model, 0, ids, vecs, opts.esMaxChange)
 	if err != nil {
-		return "", indexError(opts.es, fmt.Errorf("embed: %w", err))
+		return "", indexError(es, fmt.Errorf("embed: %w", err))
 	}
 	how := fmt.Sprintf("updated in place: %d written, %d deleted, %d unchanged", st.Upserted, st.Deleted, st.Unchanged)
 	if st.Rebuilt {
 		how = "rebuilt (" + st.Reason + ")"
 	}
-	return fmt.Sprintf("%s alias %s, %s", redact.URL(opts.es.url), opts.es.name, how), nil
+	return fmt.Sprintf("%s alias %s, %s", redact.URL(es.url), es.name, how), nil
 }
 
 // embedAll embeds texts chunk by chunk through e, stopping at the first

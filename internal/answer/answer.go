@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"io"
 
+	"github.com/kgrag/kgrag/internal/basicsearch"
 	"github.com/kgrag/kgrag/internal/globalsearch"
 	"github.com/kgrag/kgrag/internal/localsearch"
 	"github.com/kgrag/kgrag/internal/retrieval"
@@ -29,13 +30,14 @@ type Result struct {
 	// in Answer; Reasoning holds it with --show-reasoning.
 	ReasoningChars int     `json:"reasoning_chars,omitempty"`
 	Reasoning      *string `json:"reasoning,omitempty"`
-	// Mode is local, global, seed or no-context.
+	// Mode is local, global, basic, drift, seed or no-context.
 	Mode       string `json:"mode"`
 	Source     string `json:"source,omitempty"`
 	EmbedModel string `json:"embed_model,omitempty"`
 	ChatModel  string `json:"chat_model,omitempty"`
 	// Neighbours are the kNN hits, nearest first, before the backend
-	// dropped unknown ids and kept top-k.
+	// dropped unknown ids and kept top-k: entities, or in basic mode
+	// text units.
 	Neighbours []Hit    `json:"neighbours,omitempty"`
 	Context    *Context `json:"context,omitempty"`
 	Usage      *Usage   `json:"usage,omitempty"`
@@ -199,6 +201,22 @@ func records(reports []retrieval.ReportRecord, ents []retrieval.EntityRecord, re
 		r.Sources = append(r.Sources, Source{x.ID, x.TextUnitID})
 	}
 	return r
+}
+
+// AddBasic records a basic search in r: its neighbours (text units),
+// context and phase timings.
+func (r *Result) AddBasic(s *basicsearch.Result) {
+	r.Neighbours = r.Neighbours[:0]
+	for _, h := range s.Neighbours {
+		r.Neighbours = append(r.Neighbours, Hit{ID: h.ID, Score: h.Score})
+	}
+	r.Context = &Context{Text: s.Context.Text, Tokens: s.Context.Tokens, Records: records(nil, nil, nil, s.Context.Units)}
+	if r.Timings == nil {
+		r.Timings = map[string]float64{}
+	}
+	for k, v := range s.Timings {
+		r.Timings[k] = v
+	}
 }
 
 // Write prints r as kgrag ask --json does: indented, one object.

@@ -177,30 +177,18 @@ func (s *Searcher) neighbours() int {
 // context of the mode. It calls no chat model.
 func (s *Searcher) Context(ctx context.Context, q Question) (*Result, error) {
 	res := &Result{Timings: map[string]float64{}}
-	t := time.Now()
-	vecs, err := s.emb.Embed(ctx, []string{retrieval.SearchText(q.Text, q.History, s.opts.Params.HistoryTurns)})
-	if err != nil {
-		return nil, fmt.Errorf("embed the question: %w", err)
-	}
-	res.Timings["embed"] = ms(time.Since(t))
 	info := s.idx.Info()
-	if err := embedindex.Check(info, s.emb.Model(), len(vecs[0])); err != nil {
+	hits, err := Neighbours(ctx, s.idx, s.emb, retrieval.SearchText(q.Text, q.History, s.opts.Params.HistoryTurns), s.neighbours(), res.Timings)
+	if err != nil {
 		return nil, err
 	}
-
-	t = time.Now()
-	hits, err := s.idx.Search(ctx, vecs[0], s.neighbours())
-	if err != nil {
-		return nil, &IndexError{fmt.Errorf("search %s: %w", info.Path, err)}
-	}
-	res.Timings["knn"] = ms(time.Since(t))
 	res.Neighbours = hits
 	ids := make([]string, len(hits))
 	for i, h := range hits {
 		ids[i] = h.ID
 	}
 
-	t = time.Now()
+	t := time.Now()
 	found := 0
 	if s.seed != nil {
 		res.Seed, err = s.seed.SeedContext(ctx, ids)
@@ -300,17 +288,35 @@ func (s *Searcher) ChatModel() string { return s.opts.Chat.Model }
 // Nearest returns the k entities nearest text in the vector index, nearest
 // first: what search-by-meaning needs without a context.
 func (s *Searcher) Nearest(ctx context.Context, text string, k int) ([]embedindex.Hit, error) {
-	vecs, err := s.emb.Embed(ctx, []string{text})
+	return Neighbours(ctx, s.idx, s.emb, text, k, nil)
+}
+
+// Neighbours embeds text with emb and returns the k vectors of idx nearest
+// it, nearest first, refusing an embedding of another model or dimension
+// than the index's. With timings, the milliseconds of the embedding and
+// of the search go to its "embed" and "knn". A failed search is an
+// *IndexError.
+func Neighbours(ctx context.Context, idx embedindex.Index, emb embedindex.Embedder, text string, k int, timings map[string]float64) ([]embedindex.Hit, error) {
+	t := time.Now()
+	vecs, err := emb.Embed(ctx, []string{text})
 	if err != nil {
-		return nil, fmt.Errorf("embed the text: %w", err)
+		return nil, fmt.Errorf("embed the question: %w", err)
 	}
-	info := s.idx.Info()
-	if err := embedindex.Check(info, s.emb.Model(), len(vecs[0])); err != nil {
+	if len(vecs) != 1 {
+		return nil, fmt.Errorf("embed the question: got %d vectors for 1 text", len(vecs))
+	}
+	d := time.Since(t)
+	info := idx.Info()
+	if err := embedindex.Check(info, emb.Model(), len(vecs[0])); err != nil {
 		return nil, err
 	}
-	hits, err := s.idx.Search(ctx, vecs[0], k)
+	t = time.Now()
+	hits, err := idx.Search(ctx, vecs[0], k)
 	if err != nil {
 		return nil, &IndexError{fmt.Errorf("search %s: %w", info.Path, err)}
+	}
+	if timings != nil {
+		timings["embed"], timings["knn"] = ms(d), ms(time.Since(t))
 	}
 	return hits, nil
 }

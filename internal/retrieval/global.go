@@ -126,13 +126,9 @@ func NewGlobalBuilder(p GlobalParams, enc *tokens.Encoder) (*GlobalBuilder, erro
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	if enc == nil {
-		var err error
-		if enc, err = tokens.NewEncoder(p.Encoding); err != nil {
-			return nil, err
-		}
-	} else if enc.Name() != p.Encoding {
-		return nil, fmt.Errorf("retrieval: encoder is %s, params ask for %s", enc.Name(), p.Encoding)
+	enc, err := encoderFor(enc, p.Encoding)
+	if err != nil {
+		return nil, err
 	}
 	return &GlobalBuilder{p: p, enc: enc}, nil
 }

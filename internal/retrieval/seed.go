@@ -208,14 +208,9 @@ func NewSeedBuilder(b SeedBackend, p SeedParams, enc *tokens.Encoder) (*SeedBuil
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	if enc == nil {
-		var err error
-		if enc, err = tokens.NewEncoder(p.Encoding); err != nil {
-			return nil, err
-		}
-	}
-	if enc.Name() != p.Encoding {
-		return nil, fmt.Errorf("retrieval: seed builder: encoder %s does not match encoding %q", enc.Name(), p.Encoding)
+	enc, err := encoderFor(enc, p.Encoding)
+	if err != nil {
+		return nil, err
 	}
 	return &SeedBuilder{backend: b, params: p, enc: enc}, nil
 }

@@ -1,0 +1,128 @@
+package basicsearch
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/kgrag/kgrag/embedindex"
+	"github.com/kgrag/kgrag/internal/llm"
+	"github.com/kgrag/kgrag/internal/localsearch"
+	"github.com/kgrag/kgrag/internal/retrieval"
+	"github.com/kgrag/kgrag/internal/tokens"
+	"github.com/kgrag/kgrag/prompts"
+)
+
+// Options are what a Searcher is built with: the parameters of the
+// context, and as in localsearch.Options the shape of the answer, the
+// answer call's options, the graph's name for errors and the token
+// encoder (nil builds one).
+type Options struct {
+	Params       retrieval.BasicParams
+	ResponseType string
+	Chat         llm.ChatOptions
+	Source       string
+	Encoder      *tokens.Encoder
+}
+
+// Searcher answers questions from the text units of one graph with one
+// text unit index, embedding model and chat model. It is safe for
+// concurrent use.
+type Searcher struct {
+	idx  embedindex.Index
+	emb  embedindex.Embedder
+	chat localsearch.Chatter
+	b    *retrieval.BasicBuilder
+	opts Options
+}
+
+// New checks that idx was built with emb's model and returns a Searcher
+// over src. chat may be nil for contexts alone.
+func New(src retrieval.Backend, idx embedindex.Index, emb embedindex.Embedder, chat localsearch.Chatter, opts Options) (*Searcher, error) {
+	if err := embedindex.Check(idx.Info(), emb.Model(), 0); err != nil {
+		return nil, err
+	}
+	if opts.ResponseType == "" {
+		opts.ResponseType = prompts.DefaultResponseType
+	}
+	b, err := retrieval.NewBasicBuilder(src, opts.Params, opts.Encoder)
+	if err != nil {
+		return nil, err
+	}
+	return &Searcher{idx: idx, emb: emb, chat: chat, b: b, opts: opts}, nil
+}
+
+// Result is what a search found and answered.
+type Result struct {
+	// Neighbours are the text units nearest the question, nearest first.
+	Neighbours []embedindex.Hit
+	Context    *retrieval.BasicContext
+	// Reply is the answer; zero after Context.
+	Reply localsearch.Reply
+	// Timings are milliseconds per phase: embed, knn, retrieval, llm.
+	Timings map[string]float64
+}
+
+// NoTextUnitsError is returned when no text unit the index gave is in the
+// graph: the index was built from another graph.
+type NoTextUnitsError struct {
+	Neighbours int
+	Index      string
+	Source     string
+}
+
+func (e *NoTextUnitsError) Error() string {
+	return fmt.Sprintf("none of the %d text units nearest the question in index %s is in %s: "+
+		"was the index built from this graph? rebuild it with kgrag embed --tables text_units", e.Neighbours, e.Index, e.Source)
+}
+
+// Context embeds the question, finds the nearest text units and builds
+// the context. It calls no chat model.
+func (s *Searcher) Context(ctx context.Context, question string) (*Result, error) {
+	res := &Result{Timings: map[string]float64{}}
+	hits, err := localsearch.Neighbours(ctx, s.idx, s.emb, question, s.b.Params().K, res.Timings)
+	if err != nil {
+		return nil, err
+	}
+	res.Neighbours = hits
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ID
+	}
+	t := time.Now()
+	res.Context, err = s.b.BasicContext(ctx, ids)
+	if err != nil {
+		return nil, &localsearch.SourceError{Err: fmt.Errorf("build the context: %w", err)}
+	}
+	res.Timings["retrieval"] = ms(time.Since(t))
+	if res.Context.Found == 0 {
+		return nil, &NoTextUnitsError{Neighbours: len(hits), Index: s.idx.Info().Path, Source: s.opts.Source}
+	}
+	return res, nil
+}
+
+// System is the system prompt of the answer call for a context.
+func (s *Searcher) System(c *retrieval.BasicContext) (string, error) {
+	return prompts.Render("basic_answer", prompts.BasicAnswer{Context: c.Text, ResponseType: s.opts.ResponseType})
+}
+
+// Search builds the context of the question and has the chat model answer
+// from it, streaming the answer to h.Answer (h.Retrieved, which takes a
+// local search result, is not called). The result is returned with an
+// error that comes after the context was built.
+func (s *Searcher) Search(ctx context.Context, question string, h localsearch.Hooks) (*Result, error) {
+	res, err := s.Context(ctx, question)
+	if err != nil {
+		return nil, err
+	}
+	system, err := s.System(res.Context)
+	if err != nil {
+		return res, err
+	}
+	t := time.Now()
+	res.Reply, err = localsearch.Answer(ctx, s.chat, s.opts.Chat, system, question, h)
+	res.Timings["llm"] = ms(time.Since(t))
+	return res, err
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
