@@ -47,8 +47,10 @@ func (o *askOptions) validateGlobal() error {
 	const try = `kgrag ask --mode global --input ./output "What are the main themes?"`
 	g := &o.global
 	switch {
-	case o.mode != modeGlobal && (g.plan || g.search.Dynamic):
-		return usagef(try, "--plan and --dynamic-community-selection are for --mode global")
+	case o.mode != modeGlobal && g.search.Dynamic:
+		return usagef(try, "--dynamic-community-selection is for --mode global")
+	case o.mode != modeGlobal && o.mode != modeDrift && g.plan:
+		return usagef(try, "--plan is for --mode global and --mode drift")
 	case g.plan && o.contextOnly:
 		return usagef(try, "--plan and --context-only exclude each other: one counts the calls, the other prints the batches")
 	case o.contextOnly && g.search.Dynamic:

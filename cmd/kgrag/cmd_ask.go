@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/kgrag/kgrag/embedindex"
 	answerjson "github.com/kgrag/kgrag/internal/answer"
+	"github.com/kgrag/kgrag/internal/driftsearch"
 	"github.com/kgrag/kgrag/internal/globalsearch"
 	"github.com/kgrag/kgrag/internal/llm"
 	"github.com/kgrag/kgrag/internal/localsearch"
@@ -44,6 +46,7 @@ type askOptions struct {
 	seed     retrieval.SeedParams  // --mode seed
 	global   globalOptions         // --mode global
 	basic    retrieval.BasicParams // --mode basic
+	drift    driftsearch.Options   // --mode drift
 
 	chatModel    string
 	temperature  float64
@@ -147,7 +150,7 @@ func newAskOptions() *askOptions {
 	return &askOptions{mode: modeLocal, params: retrieval.DefaultParams(), chatModel: defaultChatModel,
 		responseType: prompts.DefaultResponseType,
 		global:       globalOptions{params: retrieval.DefaultGlobalParams(), search: globalsearch.DefaultOptions()},
-		basic:        retrieval.DefaultBasicParams()}
+		basic:        retrieval.DefaultBasicParams(), drift: driftsearch.DefaultOptions()}
 }
 
 // askFlags are ask's flags, bound to o's fields (their defaults are o's
@@ -174,6 +177,7 @@ func askFlags(o *askOptions) []cli.Flag {
 	}
 	flags = append(flags, globalFlags(&o.global)...)
 	flags = append(flags, basicFlags(o)...)
+	flags = append(flags, driftFlags(&o.drift)...)
 	flags = append(flags, askStoreFlags()...)
 	flags = append(flags, indexFlags()...)
 	return append(flags, llmFlags()...)
@@ -199,8 +203,8 @@ func (o *askOptions) validate() error {
 	switch {
 	case o.question == "":
 		return usagef(try, "ask needs a question")
-	case o.mode != modeLocal && o.mode != modeSeed && o.mode != modeGlobal && o.mode != modeBasic:
-		return usagef(`kgrag ask --mode local --input ./output "Who is Scrooge?"`, "--mode must be local, global, basic or seed, not %q", o.mode)
+	case !slices.Contains([]string{modeLocal, modeGlobal, modeDrift, modeBasic, modeSeed}, o.mode):
+		return usagef(`kgrag ask --mode local --input ./output "Who is Scrooge?"`, "--mode must be local, global, drift, basic or seed, not %q", o.mode)
 	case o.contextOnly && o.noContext:
 		return usagef(try, "--context-only and --no-context exclude each other: one prints the context, the other leaves it out")
 	case !o.contextOnly && !o.global.plan && o.chatModel == "":
@@ -244,6 +248,15 @@ func (o *askOptions) validate() error {
 	if err := o.basic.Validate(); err != nil && o.mode == modeBasic {
 		return usagef("kgrag ask --mode basic --top-k-text-units 10", "%s", flagNames(err.Error()))
 	}
+	if o.mode == modeDrift {
+		if err := o.driftOptions("").Validate(); err != nil {
+			return usagef("kgrag ask --mode drift --help", "%s", driftFlagNames(err.Error()))
+		}
+		if o.contextOnly {
+			return usagef(`kgrag ask --mode drift --plan --input ./output "How do the ghosts change Scrooge?"`,
+				"--context-only cannot show DRIFT's contexts without the model: each follow-up question comes from an answer; use --plan for what it can cost")
+		}
+	}
 	if err := o.seed.Validate(); err != nil && o.mode == modeSeed {
 		return usagef("kgrag ask --help", "%s", flagNames(err.Error()))
 	}
@@ -253,6 +266,13 @@ func (o *askOptions) validate() error {
 		}
 	}
 	return o.index.resolve(o.input)
+}
+
+// driftFlagNames turns driftsearch's option names into the flags that set
+// them.
+func driftFlagNames(msg string) string {
+	return flagNames(strings.NewReplacer("driftsearch: ", "", "k follow-ups", "--drift-k-followups", "primer folds", "--drift-primer-folds",
+		"depth", "--drift-depth", "concurrency", "--concurrency", "max LLM calls", "--max-llm-calls").Replace(msg))
 }
 
 // flagNames turns retrieval's parameter names into the flags that set them.
@@ -305,6 +325,8 @@ func ask(ctx context.Context, opts askOptions, client *llm.Client, res *askResul
 		return askGlobal(ctx, opts, client, res, term)
 	case modeBasic:
 		return askBasic(ctx, opts, client, res, term)
+	case modeDrift:
+		return askDrift(ctx, opts, client, res, term)
 	}
 	t := time.Now()
 	idx, src, emb, err := openIndexed(ctx, opts, tableEntities, client, res)

@@ -9,6 +9,7 @@ import (
 	"io"
 
 	"github.com/kgrag/kgrag/internal/basicsearch"
+	"github.com/kgrag/kgrag/internal/driftsearch"
 	"github.com/kgrag/kgrag/internal/globalsearch"
 	"github.com/kgrag/kgrag/internal/localsearch"
 	"github.com/kgrag/kgrag/internal/retrieval"
@@ -50,8 +51,12 @@ type Result struct {
 	SPARQLRequests *int `json:"sparql_requests,omitempty"`
 	// Global is what --mode global did: batches, points, calls.
 	Global *Global `json:"global,omitempty"`
-	// Plan is --plan's answer (with --mode global).
-	Plan *globalsearch.Plan `json:"plan,omitempty"`
+	// Drift is what --mode drift did: the expansion, primer calls, the
+	// follow-up actions and the graph they make, calls.
+	Drift *driftsearch.Result `json:"drift,omitempty"`
+	// Plan is --plan's answer: a *globalsearch.Plan with --mode global, a
+	// *driftsearch.Plan with --mode drift.
+	Plan any `json:"plan,omitempty"`
 }
 
 // Hit is one kNN neighbour of the question.

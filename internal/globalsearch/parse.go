@@ -10,9 +10,10 @@ import (
 	"github.com/kgrag/kgrag/internal/retrieval"
 )
 
-// decode repairs reply where that is safe and decodes it, saying how it
-// parsed: ParseValid, ParseRepaired (with the fixes) or ParseUnusable.
-func decode(reply string) (any, string, []string) {
+// Decode repairs a model's JSON reply where that is safe and decodes it,
+// saying how it parsed: ParseValid, ParseRepaired (with the fixes) or
+// ParseUnusable. Every mode that asks for JSON reads replies with it.
+func Decode(reply string) (any, string, []string) {
 	var v any
 	fixes, err := jsonrepair.Unmarshal(reply, &v)
 	if err != nil {
@@ -34,7 +35,7 @@ func decode(reply string) (any, string, []string) {
 // a string; those are read too. A point without text or a numeric score
 // is dropped and counted; scores are clamped to 0..100.
 func parsePoints(reply string, batch int) (points []retrieval.KeyPoint, dropped int, parse string, fixes []string) {
-	v, parse, fixes := decode(reply)
+	v, parse, fixes := Decode(reply)
 	if parse == ParseUnusable {
 		return nil, 0, parse, nil
 	}
@@ -59,7 +60,7 @@ func parsePoints(reply string, batch int) (points []retrieval.KeyPoint, dropped 
 		if text == "" {
 			text = str(m["answer"])
 		}
-		score, ok := number(m["score"])
+		score, ok := Number(m["score"])
 		if m == nil || strings.TrimSpace(text) == "" || !ok {
 			dropped++
 			continue
@@ -72,12 +73,12 @@ func parsePoints(reply string, batch int) (points []retrieval.KeyPoint, dropped 
 // parseRating reads a rating reply, {"rating": 3}; ok is false when it
 // holds no usable rating. Ratings are clamped to 0..5.
 func parseRating(reply string) (rating int, ok bool, parse string, fixes []string) {
-	v, parse, fixes := decode(reply)
+	v, parse, fixes := Decode(reply)
 	m, isObj := v.(map[string]any)
 	if parse == ParseUnusable || !isObj {
 		return 0, false, ParseUnusable, fixes
 	}
-	f, ok := number(m["rating"])
+	f, ok := Number(m["rating"])
 	if !ok {
 		return 0, false, ParseUnusable, fixes
 	}
@@ -89,8 +90,9 @@ func str(v any) string {
 	return s
 }
 
-// number reads a JSON number, or a string holding one ("80", "80/100").
-func number(v any) (float64, bool) {
+// Number reads a JSON number, or a string holding one ("80", "80/100"),
+// as small models write scores.
+func Number(v any) (float64, bool) {
 	switch x := v.(type) {
 	case float64:
 		return x, !math.IsNaN(x)
