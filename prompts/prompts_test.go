@@ -66,10 +66,13 @@ func TestRenderGolden(t *testing.T) {
 			ClaimDescription: "Any claims or facts that could be relevant to information discovery.", Text: sampleText}},
 		{"index_claims_continue", prompts.IndexGlean{RecordFormat: recordFormat}},
 		{"index_claims_loop", prompts.IndexGlean{RecordFormat: recordFormat}},
+		{"thoughts_graph", prompts.ThoughtsGraph{Context: sampleContext, Questions: prompts.Questions{"Who is Scrooge?", "Whom does he employ?"}}},
+		{"thoughts_answer", prompts.ThoughtsAnswer{Graph: "Nodes:\n- SCROOGE (person): a miser\n", Questions: prompts.Questions{"Who is Scrooge?", "Whom does he employ?"}, ResponseType: "a single sentence"}},
+		{"thoughts_answer_single", prompts.ThoughtsAnswer{Graph: "Nodes:\n- SCROOGE (person): a miser\n", Questions: prompts.Questions{"Who is Scrooge?"}, ResponseType: "a single sentence"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			name := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(tt.name, "_general"), "_relationship"), "_esg")
+			name := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(tt.name, "_general"), "_relationship"), "_esg"), "_single")
 			got, err := prompts.Render(name, tt.data)
 			if err != nil {
 				t.Fatal(err)

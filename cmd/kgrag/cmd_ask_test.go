@@ -60,6 +60,7 @@ func (f askFixture) options(question string) askOptions {
 		index:        indexOptions{path: f.index},
 		params:       retrieval.DefaultParams(),
 		seed:         retrieval.DefaultSeedParams(),
+		subgraph:     retrieval.DefaultSubgraphParams(),
 		chatModel:    "test-chat",
 		responseType: prompts.DefaultResponseType,
 		quiet:        true,
@@ -295,7 +296,7 @@ func TestAskSeed(t *testing.T) {
 				t.Fatal(err)
 			}
 			r := decodeAsk(t, out.Bytes())
-			if r.Mode != modeSeed || len(r.Neighbours) != opts.params.TopKEntities {
+			if r.Mode != modeSPARQL || len(r.Neighbours) != opts.params.TopKEntities {
 				t.Errorf("mode %q, %d neighbours; want seed and %d (no oversampling)", r.Mode, len(r.Neighbours), opts.params.TopKEntities)
 			}
 			rec := r.Context.Records
@@ -498,7 +499,9 @@ func TestAskErrors(t *testing.T) {
 		{"store without index", []string{"ask", "--store", "http://127.0.0.1:1", "--store-type", "oxigraph", "--graph", "http://example.org/g", q}, exitUsage, []string{"--index PATH", "--index-url"}},
 		{"seed budget", append(base, "--mode", "seed", "--max-context-tokens", "0", q), exitUsage, []string{"--max-context-tokens"}},
 		{"seed level", append(base, "--mode", "seed", "--community-level", "-1", q), exitUsage, []string{"--community-level -1"}},
-		{"bad mode", append(base, "--mode", "drift", q), exitUsage, []string{"--mode must be local, global or seed"}},
+		{"bad mode", append(base, "--mode", "drift", q), exitUsage, []string{"--mode must be one of local, global, sparql-templates, subgraph, graph-of-thoughts"}},
+		{"sub-question outside graph of thoughts", append(base, "--sub-question", "Whom?", q), exitUsage, []string{"--sub-question is for --mode graph-of-thoughts"}},
+		{"subgraph relationships", append(base, "--mode", "subgraph", "--top-k-relationships", "-1", q), exitUsage, []string{"--top-k-relationships -1"}},
 		{"plan outside global", append(base, "--plan", q), exitUsage, []string{"--plan and --dynamic-community-selection are for --mode global"}},
 		{"global context-only with dynamic selection", append(base, "--mode", "global", "--context-only", "--dynamic-community-selection", q), exitUsage, []string{"use --plan"}},
 		{"global zero concurrency", append(base, "--mode", "global", "--concurrency", "0", q), exitUsage, []string{"--concurrency 0"}},

@@ -11,6 +11,7 @@ import (
 	"github.com/kgrag/kgrag/internal/globalsearch"
 	"github.com/kgrag/kgrag/internal/localsearch"
 	"github.com/kgrag/kgrag/internal/retrieval"
+	"github.com/kgrag/kgrag/internal/thoughtgraph"
 )
 
 // Result is one question answered: what `kgrag ask --json` prints, one
@@ -29,7 +30,8 @@ type Result struct {
 	// in Answer; Reasoning holds it with --show-reasoning.
 	ReasoningChars int     `json:"reasoning_chars,omitempty"`
 	Reasoning      *string `json:"reasoning,omitempty"`
-	// Mode is local, global, seed or no-context.
+	// Mode is local, global, sparql-templates (formerly seed), subgraph,
+	// graph-of-thoughts or no-context.
 	Mode       string `json:"mode"`
 	Source     string `json:"source,omitempty"`
 	EmbedModel string `json:"embed_model,omitempty"`
@@ -50,6 +52,20 @@ type Result struct {
 	Global *Global `json:"global,omitempty"`
 	// Plan is --plan's answer (with --mode global).
 	Plan *globalsearch.Plan `json:"plan,omitempty"`
+	// GraphOfThoughts is the graph --mode graph-of-thoughts built and
+	// answered from.
+	GraphOfThoughts *Thoughts `json:"graph_of_thoughts,omitempty"`
+}
+
+// Thoughts is the knowledge graph graph of thoughts' first call built:
+// the question set, the nodes and edges, the repairs the model's JSON
+// needed (jsonrepair's names) and that call's token counts.
+type Thoughts struct {
+	Questions []string            `json:"questions"`
+	Nodes     []thoughtgraph.Node `json:"nodes"`
+	Edges     []thoughtgraph.Edge `json:"edges"`
+	Repairs   []string            `json:"repairs,omitempty"`
+	Usage     *Usage              `json:"usage,omitempty"`
 }
 
 // Hit is one kNN neighbour of the question.
@@ -134,17 +150,36 @@ func (r *Result) AddSearch(s *localsearch.Result) {
 	for _, h := range s.Neighbours {
 		r.Neighbours = append(r.Neighbours, Hit{ID: h.ID, Score: h.Score})
 	}
-	if s.Seed != nil {
+	switch {
+	case s.Seed != nil:
 		r.Context = SeedContext(s.Seed)
-	} else {
+	case s.Subgraph != nil:
+		r.Context = SeedContext(s.Subgraph.Context)
+	default:
 		r.Context = LocalContext(s.Local)
 	}
+	r.AddThoughts(s.Thoughts)
 	if r.Timings == nil {
 		r.Timings = map[string]float64{}
 	}
 	for k, v := range s.Timings {
 		r.Timings[k] = v
 	}
+}
+
+// AddThoughts records the graph graph of thoughts built (nil: none).
+func (r *Result) AddThoughts(t *localsearch.Thoughts) {
+	if t == nil {
+		return
+	}
+	g := &Thoughts{Questions: t.Questions, Nodes: t.Graph.Nodes, Edges: t.Graph.Edges}
+	for _, f := range t.Fixes {
+		g.Repairs = append(g.Repairs, string(f))
+	}
+	if u := t.Usage; u.Tokens() {
+		g.Usage = &Usage{Prompt: u.PromptTokens, Completion: u.CompletionTokens, Total: u.TotalTokens}
+	}
+	r.GraphOfThoughts = g
 }
 
 // AddReply records a chat model's answer in r.
