@@ -110,29 +110,28 @@ Modes:
            prints the batches, --max-llm-calls refuses a costlier question
    sparql-templates  (formerly seed, a name still accepted) the templated
            SPARQL retrieval of the RDF article, "知识图谱简介" (the third part of a
-           series on Microsoft GraphRAG's output in an RDF store, GraphDB;
-           ../shared/seeds/002), with its bugs fixed: the --top-k-entities
-           nearest entities, the 3 text units holding most of them, their 3
-           top communities by rank and weight at --community-level (default
-           0 in this mode), and the --top-k-relationships top inside and
-           outside relationships by rank and weight. A small, fixed-size
-           context: for small models, and to compare with SPARQL a user runs
-           by hand in a workbench
+           series on Microsoft GraphRAG's output in an RDF store, GraphDB),
+           with its bugs fixed: the --top-k-entities nearest entities, the 3
+           text units holding most of them, their 3 top communities by rank
+           and weight at --community-level (default 0 in this mode), and the
+           --top-k-relationships top inside and outside relationships by rank
+           and weight. A small, fixed-size context: for small models, and to
+           compare with SPARQL a user runs by hand in a workbench
    subgraph  the retrieval of the NetworkX article, "图表 RAG 揭秘" (GraphRAG
-           demystified, built with Python's NetworkX; ../shared/seeds/000,
-           section 9): the 12 nearest nodes (--top-k-entities), all their
-           text units, the 12 top relationships between two of them and the 12
-           top to other nodes by weight (--top-k-relationships), the nodes
-           those touch with their descriptions, and each nearest node's
-           deepest community summary. More source text than local search,
-           no ranking of it: for questions whose answer is in the passages
+           demystified, built with Python's NetworkX), its section 9: the 12
+           nearest nodes (--top-k-entities), all their text units, the 12 top
+           relationships between two of them and the 12 top to other nodes by
+           weight (--top-k-relationships), the nodes those touch with their
+           descriptions, and each nearest node's deepest community summary.
+           More source text than local search, no ranking of it: for questions
+           whose answer is in the passages
    graph-of-thoughts  the same article's "graph of thoughts" (section 10): the
            subgraph context, from which the chat model first builds a small
            knowledge graph (nodes and edges, JSON) for the question and any
            --sub-question, then answers from that graph alone in a second
-           call. Two calls; for questions that need several facts put
-           together (yes/no, multi-part), with a model that writes JSON well
-           enough. --json shows the graph built
+           call. Two calls; for questions that need several facts put together
+           (yes/no, multi-part), with a model that writes JSON well enough.
+           --json shows the graph built
 
 With Ollama (the default server, http://localhost:11434/v1):
    ollama pull nomic-embed-text && ollama pull llama3.2
