@@ -2,6 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -167,6 +170,43 @@ func TestAskGraphOfThoughtsFailures(t *testing.T) {
 			}
 			if out.Len() != 0 {
 				t.Errorf("stdout %q; want nothing", out)
+			}
+		})
+	}
+}
+
+// TestAskSeedAlias: "seed", sparql-templates' first name, still chooses
+// it from the flag, KGRAG_ASK_MODE and the config file, and the record
+// names the mode by its new name.
+func TestAskSeedAlias(t *testing.T) {
+	f := newAskFixture(t)
+	cfg := filepath.Join(t.TempDir(), "kgrag.yaml")
+	if err := os.WriteFile(cfg, []byte("ask:\n  mode: seed\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base := []string{"ask", "-q", "--input", f.input, "--index", f.index, "--llm-url", f.srv.URL(), "--embed-model", askEmbedModel,
+		"--context-only", "--json"}
+	for _, tt := range []struct {
+		name string
+		args []string
+		env  string
+	}{
+		{"flag", append(slices.Clone(base), "--mode", "seed", "Who is Scrooge?"), ""},
+		{"env", append(slices.Clone(base), "Who is Scrooge?"), "seed"},
+		{"config", append(slices.Clone(base), "--config", cfg, "Who is Scrooge?"), ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("KGRAG_ASK_MODE", tt.env) // restored after the test
+			if tt.env == "" {
+				os.Unsetenv("KGRAG_ASK_MODE")
+			}
+			out, stderr, code := runKgrag(t, tt.args...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			r := decodeAsk(t, []byte(out))
+			if r.Mode != modeSPARQL || len(r.Neighbours) != 10 {
+				t.Errorf("mode %q, %d neighbours; want %s and the 10 nearest as they come", r.Mode, len(r.Neighbours), modeSPARQL)
 			}
 		})
 	}
