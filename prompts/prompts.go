@@ -146,6 +146,37 @@ type IndexGlean struct {
 // no reduce call is made.
 const NoDataAnswer = "I do not know: none of the community reports holds anything relevant to the question."
 
+// Questions is a question set: the question asked first, then any
+// sub-questions.
+type Questions []string
+
+// Numbered lists the questions one a line, numbered from 1.
+func (q Questions) Numbered() string {
+	var b strings.Builder
+	for i, s := range q {
+		fmt.Fprintf(&b, "%d. %s\n", i+1, s)
+	}
+	return b.String()
+}
+
+// ThoughtsGraph fills thoughts_graph.tmpl, the first call of graph of
+// thoughts: the retrieved context and the question set the model builds
+// a knowledge graph for (a JSON object of nodes and edges).
+type ThoughtsGraph struct {
+	Context   string
+	Questions Questions
+}
+
+// ThoughtsAnswer fills thoughts_answer.tmpl, the system prompt of graph
+// of thoughts' answer: the graph the first call built, as text, the
+// question set it was built for and the shape of answer wanted. The
+// question goes as the user message.
+type ThoughtsAnswer struct {
+	Graph        string
+	Questions    Questions
+	ResponseType string
+}
+
 // Names lists the embedded templates, sorted.
 func Names() []string {
 	entries, _ := fs.ReadDir(files, "templates")

@@ -71,10 +71,13 @@ func TestRenderGolden(t *testing.T) {
 		{"drift_primer", prompts.DriftPrimer{Question: "How do the ghosts change Scrooge?", Reports: "# Scrooge and his clerk\n\nScrooge employs Bob Cratchit.\n\n# Marley's ghost\n\nMarley warns Scrooge."}},
 		{"drift_local", prompts.DriftLocal{Context: sampleContext, GlobalQuestion: "How do the ghosts change Scrooge?", FollowUps: 20, ResponseType: prompts.DefaultResponseType}},
 		{"drift_reduce", prompts.DriftReduce{Context: "----Step 1: How do the ghosts change Scrooge?----\nThey show him his past [Data: Reports (3)].", ResponseType: prompts.DefaultResponseType}},
+		{"thoughts_graph", prompts.ThoughtsGraph{Context: sampleContext, Questions: prompts.Questions{"Who is Scrooge?", "Whom does he employ?"}}},
+		{"thoughts_answer", prompts.ThoughtsAnswer{Graph: "Nodes:\n- SCROOGE (person): a miser\n", Questions: prompts.Questions{"Who is Scrooge?", "Whom does he employ?"}, ResponseType: "a single sentence"}},
+		{"thoughts_answer_single", prompts.ThoughtsAnswer{Graph: "Nodes:\n- SCROOGE (person): a miser\n", Questions: prompts.Questions{"Who is Scrooge?"}, ResponseType: "a single sentence"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			name := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(tt.name, "_general"), "_relationship"), "_esg")
+			name := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(tt.name, "_general"), "_relationship"), "_esg"), "_single")
 			got, err := prompts.Render(name, tt.data)
 			if err != nil {
 				t.Fatal(err)

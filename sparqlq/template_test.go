@@ -53,7 +53,7 @@ func TestEmbeddedTemplates(t *testing.T) {
 		"graphs_list", "graphs_with_entities", "load_commit_insert", "load_commit_move", "load_commit_move_only", "load_state", "load_state_clear", "load_state_set",
 		"local_entities", "local_relationships", "local_reports", "local_text_units",
 		"lock_beat", "lock_committed", "lock_live", "lock_mark_committed", "lock_name_temp", "lock_remove", "lock_take", "lock_temps", "lock_unname_temp",
-		"relationships", "store_ping", "text_units"}
+		"relationships", "store_ping", "subgraph_relationships", "text_units"}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("TemplateNames() mismatch (-want +got):\n%s", diff)
 	}

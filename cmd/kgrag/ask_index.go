@@ -128,7 +128,7 @@ func (o indexOptions) openTable(ctx context.Context, table string) (embedindex.I
 	if t.url != "" {
 		x, err := elastic.Open(ctx, t.elasticConfig())
 		if errors.Is(err, elastic.ErrNotFound) && table != tableEntities {
-			return nil, fmt.Errorf("ask: no %s embeddings in Elasticsearch alias %s: build them with %s --index-url %s",
+			return nil, fmt.Errorf("ask: no embeddings of the %s in Elasticsearch alias %s: build them with %s --index-url %s",
 				tableNoun(table), t.name, build, redact.URL(t.url))
 		}
 		if err != nil {
@@ -139,7 +139,7 @@ func (o indexOptions) openTable(ctx context.Context, table string) (embedindex.I
 		x, err := flat.Open(ctx, t.path, flat.Options{})
 		if errors.Is(err, fs.ErrNotExist) {
 			if table != tableEntities {
-				return nil, fmt.Errorf("ask: no %s embeddings at %s: build them with %s (it writes %s beside %s), or point --index at the folder that holds them",
+				return nil, fmt.Errorf("ask: no embeddings of the %s at %s: build them with %s (it writes %s beside %s), or point --index at the folder that holds them",
 					tableNoun(table), t.path, build, tableFile(table), entityIndexFile)
 			}
 			return nil, fmt.Errorf("ask: no vector index at %s: build it with %s (it writes DIR/%s/%s), or point --index at it",

@@ -23,10 +23,18 @@ import (
 
 // Modes of `kgrag ask`.
 const (
-	modeLocal  = localsearch.ModeLocal
-	modeSeed   = localsearch.ModeSeed
-	modeGlobal = "global"
+	modeLocal    = localsearch.ModeLocal
+	modeSPARQL   = localsearch.ModeSPARQLTemplates
+	modeSeed     = localsearch.ModeSeed // modeSPARQL's first name, still accepted
+	modeSubgraph = localsearch.ModeSubgraph
+	modeThoughts = localsearch.ModeGraphOfThoughts
+	modeGlobal   = "global"
 )
+
+// askModes are the modes --mode takes, as the usage error lists them.
+func askModes() []string {
+	return []string{modeLocal, modeGlobal, modeDrift, modeBasic, modeSPARQL, modeSubgraph, modeThoughts}
+}
 
 // askResult is what --json prints.
 type askResult = answerjson.Result
@@ -42,11 +50,14 @@ type askOptions struct {
 	input    string       // GraphRAG output read in memory, or ""
 	store    storeOptions // store.url "" when --input is used
 	index    indexOptions
-	params   retrieval.Params      // --mode local
-	seed     retrieval.SeedParams  // --mode seed
-	global   globalOptions         // --mode global
-	basic    retrieval.BasicParams // --mode basic
-	drift    driftsearch.Options   // --mode drift
+	params   retrieval.Params         // --mode local
+	seed     retrieval.SeedParams     // --mode sparql-templates
+	subgraph retrieval.SubgraphParams // --mode subgraph and graph-of-thoughts
+	global   globalOptions            // --mode global
+	basic    retrieval.BasicParams    // --mode basic
+	drift    driftsearch.Options      // --mode drift
+
+	subQuestions []string // --sub-question, with --mode graph-of-thoughts
 
 	chatModel    string
 	temperature  float64
@@ -103,11 +114,46 @@ Modes:
            skipped and counted, as are calls that keep failing. Look before
            spending: --plan counts the calls and tokens, --context-only
            prints the batches, --max-llm-calls refuses a costlier question
-   seed    the five retrievals of the seed article, with its bugs fixed: the
-           --top-k-entities nearest entities, the 3 text units holding most
-           of them, their 3 top communities at --community-level (default 0
-           in this mode), and the --top-k-relationships top inside and
-           outside relationships by rank and weight
+   drift   GraphRAG's DRIFT search, for questions that need both the overview
+           of the reports and the detail of local search: the model writes a
+           hypothetical answer shaped like a community report; the
+           --drift-k-followups (20) reports nearest it are split over
+           --drift-primer-folds (5) calls, which answer from them and ask
+           follow-up questions; --drift-depth (3) rounds then answer up to 20
+           open follow-ups each with local search (their own nearest
+           entities), each answer asking more; one last call combines every
+           answer. Up to 67 calls at the defaults: see --plan, cap them with
+           --max-llm-calls (the follow-ups stop there). Needs the community
+           reports' embeddings (kgrag embed --tables community_reports)
+   basic   GraphRAG's basic search, plain RAG without the graph: the
+           --top-k-text-units (10) text units nearest the question, their text
+           as the context, one call. The baseline the graph modes are judged
+           against, and enough when the answer sits in one passage. Needs
+           the text units' embeddings (kgrag embed --tables text_units)
+   sparql-templates  (formerly seed, a name still accepted) the templated
+           SPARQL retrieval of the RDF article, "知识图谱简介" (the third part of a
+           series on Microsoft GraphRAG's output in an RDF store, GraphDB),
+           with its bugs fixed: the --top-k-entities nearest entities, the 3
+           text units holding most of them, their 3 top communities by rank
+           and weight at --community-level (default 0 in this mode), and the
+           --top-k-relationships top inside and outside relationships by rank
+           and weight. A small, fixed-size context: for small models, and to
+           compare with SPARQL a user runs by hand in a workbench
+   subgraph  the retrieval of the NetworkX article, "图表 RAG 揭秘" (GraphRAG
+           demystified, built with Python's NetworkX), its section 9: the 12
+           nearest nodes (--top-k-entities), all their text units, the 12 top
+           relationships between two of them and the 12 top to other nodes by
+           weight (--top-k-relationships), the nodes those touch with their
+           descriptions, and each nearest node's deepest community summary.
+           More source text than local search, no ranking of it: for questions
+           whose answer is in the passages
+   graph-of-thoughts  the same article's "graph of thoughts" (section 10): the
+           subgraph context, from which the chat model first builds a small
+           knowledge graph (nodes and edges, JSON) for the question and any
+           --sub-question, then answers from that graph alone in a second
+           call. Two calls; for questions that need several facts put together
+           (yes/no, multi-part), with a model that writes JSON well enough.
+           --json shows the graph built
 
 With Ollama (the default server, http://localhost:11434/v1):
    ollama pull nomic-embed-text && ollama pull llama3.2
@@ -124,12 +170,24 @@ Against a store, with the index built beside the data:
    kgrag ask --store http://localhost:3030/ds --graph http://example.org/kg \
        --index ./output/kgrag-index "Who is Scrooge?"
 
+Beyond local search (embed the texts these modes search first):
+   kgrag embed --input ./output --tables all
+   kgrag ask --mode basic --input ./output "What does Scrooge say about Christmas?"
+   kgrag ask --mode drift --input ./output --plan "How do the ghosts change Scrooge?"
+   kgrag ask --mode drift --input ./output --max-llm-calls 20 --json \
+       "How do the ghosts change Scrooge?" | jq '.drift.actions[] | .query'
+
 About the whole corpus (global search; a small local model: keep batches small):
    kgrag ask --mode global --input ./output --plan "What are the main themes?"
    kgrag ask --mode global --input ./output --max-context-tokens 4000 \
        --concurrency 2 "What are the main themes?"
    kgrag ask --mode global --input ./output --dynamic-community-selection \
        --json "How do the ghosts change Scrooge?" | jq .global.dynamic.levels
+
+The NetworkX article's modes:
+   kgrag ask --mode subgraph --input ./output --context-only "Who is Belle?"
+   kgrag ask --mode graph-of-thoughts --input ./output --json \
+       --sub-question "Whom did Belle marry?" "Why did Belle leave Scrooge?" | jq .graph_of_thoughts
 
 Look before asking, or compare:
    kgrag ask --input ./output --context-only "Who is Scrooge?"   the context, no chat model
@@ -159,13 +217,14 @@ func askFlags(o *askOptions) []cli.Flag {
 	p := &o.params
 	flags := []cli.Flag{
 		&cli.StringFlag{Name: "input", Aliases: []string{"i"}, Destination: &o.input, Usage: "GraphRAG output `DIR` to read into memory (instead of --store)", Sources: cli.EnvVars("KGRAG_INPUT")},
-		&cli.StringFlag{Name: "mode", Value: o.mode, Destination: &o.mode, Usage: "retrieval `MODE`: local (GraphRAG local search), global (map-reduce over community reports) or seed", Sources: cli.EnvVars("KGRAG_ASK_MODE")},
+		&cli.StringFlag{Name: "mode", Value: o.mode, Destination: &o.mode, Usage: "retrieval `MODE`: local (GraphRAG local search), global (map-reduce over community reports), sparql-templates (the RDF article's queries; also: seed), subgraph (the NetworkX article's retrieval) or graph-of-thoughts (its graph built by the model, then answered from)", Sources: cli.EnvVars("KGRAG_ASK_MODE")},
+		&cli.StringSliceFlag{Name: "sub-question", Destination: &o.subQuestions, Usage: "with --mode graph-of-thoughts, a further `QUESTION` the graph is built for beside the one asked (repeatable)"},
 		&cli.Int64Flag{Name: "community-level", Category: "retrieval", Value: p.CommunityLevel, Destination: &p.CommunityLevel, Usage: "deepest community `LEVEL` whose reports are used (seed mode: the one level ranked, default 0)"},
 		&cli.BoolFlag{Name: "roll-up-reports", Category: "retrieval", Destination: &p.RollUpReports, Usage: "offer only each entity's deepest community report up to --community-level, as GraphRAG 1.x did (2.x and 3.x offer every report up to the level)"},
 		&cli.IntFlag{Name: "max-context-tokens", Category: "retrieval", Value: p.MaxContextTokens, Destination: &p.MaxContextTokens, Usage: "token budget of the context (reports, entities, relationships, sources)"},
 		&cli.StringFlag{Name: "encoding", Category: "retrieval", Value: p.Encoding, Destination: &p.Encoding, Usage: "tiktoken `ENCODING` that counts the budget: " + tokens.EncodingCL100K + " (GPT-4, GraphRAG before 3.x) or " + tokens.EncodingO200K + " (GPT-4o, GraphRAG 3.x's default)"},
-		&cli.IntFlag{Name: "top-k-entities", Category: "retrieval", Value: p.TopKEntities, Destination: &p.TopKEntities, Usage: "entities taken from the vector index (it is asked for twice as many)"},
-		&cli.IntFlag{Name: "top-k-relationships", Category: "retrieval", Value: p.TopKRelationships, Destination: &p.TopKRelationships, Usage: "outside relationships kept per selected entity (seed mode: inside and outside relationships kept)"},
+		&cli.IntFlag{Name: "top-k-entities", Category: "retrieval", Value: p.TopKEntities, Destination: &p.TopKEntities, Usage: "entities taken from the vector index (it is asked for twice as many; subgraph modes: the nearest nodes, default 12)"},
+		&cli.IntFlag{Name: "top-k-relationships", Category: "retrieval", Value: p.TopKRelationships, Destination: &p.TopKRelationships, Usage: "outside relationships kept per selected entity (sparql-templates: inside and outside relationships kept; subgraph modes: each, default 12)"},
 		chatModelFlag("chat model `NAME` that writes the answer", &o.chatModel),
 		&cli.FloatFlag{Name: "temperature", Category: "model server", Value: o.temperature, Destination: &o.temperature, Usage: "sampling temperature of the answer (0: the most repeatable)"},
 		&cli.IntFlag{Name: "max-tokens", Category: "model server", Destination: &o.maxTokens, Usage: "stop the answer after `N` tokens (0: the server's limit)"},
@@ -190,7 +249,9 @@ func (o *askOptions) finish(cmd *cli.Command) {
 	o.quiet = cmd.Bool("quiet")
 	o.index = indexOptionsFrom(cmd)
 	o.llm = llmOptionsFrom(cmd)
+	o.mode = localsearch.CanonicalMode(o.mode)
 	o.seed = seedParams(o.params, cmd.IsSet("community-level"))
+	o.subgraph = subgraphParams(o.params, cmd.IsSet("top-k-entities"), cmd.IsSet("top-k-relationships"))
 	g := &o.global.params
 	g.CommunityLevel, g.RollUpReports, g.MaxContextTokens, g.Encoding = o.params.CommunityLevel, o.params.RollUpReports, o.params.MaxContextTokens, o.params.Encoding
 	if cmd.String("store") != "" {
@@ -200,11 +261,16 @@ func (o *askOptions) finish(cmd *cli.Command) {
 
 func (o *askOptions) validate() error {
 	const try = `kgrag ask --input ./output "Who is Scrooge?"`
+	o.mode = localsearch.CanonicalMode(o.mode)
 	switch {
 	case o.question == "":
 		return usagef(try, "ask needs a question")
-	case !slices.Contains([]string{modeLocal, modeGlobal, modeDrift, modeBasic, modeSeed}, o.mode):
-		return usagef(`kgrag ask --mode local --input ./output "Who is Scrooge?"`, "--mode must be local, global, drift, basic or seed, not %q", o.mode)
+	case !slices.Contains(askModes(), o.mode):
+		return usagef(`kgrag ask --mode local --input ./output "Who is Scrooge?"`, "--mode must be one of %s (or seed, the old name of sparql-templates), not %q",
+			strings.Join(askModes(), ", "), o.mode)
+	case len(o.subQuestions) > 0 && o.mode != modeThoughts:
+		return usagef(`kgrag ask --mode graph-of-thoughts --sub-question "Whom does he employ?" "Who is Scrooge?"`,
+			"--sub-question is for --mode graph-of-thoughts (the mode is %s)", o.mode)
 	case o.contextOnly && o.noContext:
 		return usagef(try, "--context-only and --no-context exclude each other: one prints the context, the other leaves it out")
 	case !o.contextOnly && !o.global.plan && o.chatModel == "":
@@ -257,7 +323,10 @@ func (o *askOptions) validate() error {
 				"--context-only cannot show DRIFT's contexts without the model: each follow-up question comes from an answer; use --plan for what it can cost")
 		}
 	}
-	if err := o.seed.Validate(); err != nil && o.mode == modeSeed {
+	if err := o.seed.Validate(); err != nil && o.mode == modeSPARQL {
+		return usagef("kgrag ask --help", "%s", flagNames(err.Error()))
+	}
+	if err := o.subgraph.Validate(); err != nil && (o.mode == modeSubgraph || o.mode == modeThoughts) {
 		return usagef("kgrag ask --help", "%s", flagNames(err.Error()))
 	}
 	if o.store.url != "" {
@@ -277,7 +346,7 @@ func driftFlagNames(msg string) string {
 
 // flagNames turns retrieval's parameter names into the flags that set them.
 func flagNames(msg string) string {
-	return strings.NewReplacer("retrieval: params: ", "", "retrieval: seed params: ", "", "retrieval: basic params: k", "--top-k-text-units", "community level", "--community-level", "top_k_entities", "--top-k-entities",
+	return strings.NewReplacer("retrieval: params: ", "", "retrieval: seed params: ", "", "retrieval: subgraph params: ", "", "retrieval: basic params: k", "--top-k-text-units", "community level", "--community-level", "top_k_entities", "--top-k-entities",
 		"top_k_relationships", "--top-k-relationships", "max_context_tokens", "--max-context-tokens").Replace(msg)
 }
 
@@ -340,7 +409,8 @@ func ask(ctx context.Context, opts askOptions, client *llm.Client, res *askResul
 	res.Timings["open"] = ms(time.Since(t))
 
 	before := src.requests()
-	r, err := s.Context(ctx, localsearch.Question{Text: opts.question})
+	q := localsearch.Question{Text: opts.question, SubQuestions: opts.subQuestions}
+	r, err := s.Context(ctx, q)
 	if err != nil {
 		return searchError(opts, src, err)
 	}
@@ -348,7 +418,19 @@ func ask(ctx context.Context, opts askOptions, client *llm.Client, res *askResul
 	if stop, err := retrieved(opts, src, before, res, term, r.Text()); stop {
 		return err
 	}
-	system, err := prompts.Render("local_answer", prompts.LocalAnswer{Context: r.Text(), ResponseType: opts.responseType})
+	if opts.mode == modeThoughts {
+		res.ChatModel = opts.chatModel
+		if err := s.BuildGraph(ctx, q, r); err != nil {
+			return fmt.Errorf("ask: %w", err)
+		}
+		res.AddThoughts(r.Thoughts)
+		res.Timings["llm_graph"] = r.Timings["llm_graph"]
+		if term.tty && !opts.quiet && !opts.json {
+			g := r.Thoughts.Graph
+			fmt.Fprintf(term.err, "graph of thoughts: %d nodes, %d edges, built in %s\n", len(g.Nodes), len(g.Edges), msText(r.Timings["llm_graph"]))
+		}
+	}
+	system, err := s.AnswerPrompt(r)
 	if err != nil {
 		return err
 	}
@@ -392,10 +474,10 @@ func retrieved(opts askOptions, src source, before int, res *askResult, term ter
 	return true, err
 }
 
-// localOptions are the search engine's options for the local and seed
-// modes.
+// localOptions are the search engine's options for the modes that start
+// from the entities nearest the question.
 func (o askOptions) localOptions(source string) localsearch.Options {
-	return localsearch.Options{Mode: o.mode, Params: o.params, Seed: o.seed, ResponseType: o.responseType,
+	return localsearch.Options{Mode: o.mode, Params: o.params, Seed: o.seed, Subgraph: o.subgraph, ResponseType: o.responseType,
 		Chat: o.chatOptions(), Source: source}
 }
 
@@ -495,5 +577,20 @@ func seedParams(p retrieval.Params, levelSet bool) retrieval.SeedParams {
 	}
 	s.MaxContextTokens = p.MaxContextTokens
 	s.TopInside, s.TopOutside = p.TopKRelationships, p.TopKRelationships
+	return s
+}
+
+// subgraphParams are the subgraph modes' parameters from the flags local
+// search shares with them: the article's 12 nodes and 12 relationships of
+// each kind unless --top-k-entities or --top-k-relationships was given.
+func subgraphParams(p retrieval.Params, nodesSet, relsSet bool) retrieval.SubgraphParams {
+	s := retrieval.DefaultSubgraphParams()
+	if nodesSet {
+		s.TopNodes = p.TopKEntities
+	}
+	if relsSet {
+		s.TopInside, s.TopOutside = p.TopKRelationships, p.TopKRelationships
+	}
+	s.MaxContextTokens, s.Encoding = p.MaxContextTokens, p.Encoding
 	return s
 }

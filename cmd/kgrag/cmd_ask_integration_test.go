@@ -61,7 +61,7 @@ func TestAskStoreMatchesInput(t *testing.T) {
 				}
 			})
 
-			for _, mode := range []string{modeLocal, modeSeed} {
+			for _, mode := range []string{modeLocal, modeSeed, modeSubgraph} {
 				for _, q := range askQuestions(t, f) {
 					memOpts := f.options(q)
 					memOpts.mode = mode

@@ -60,6 +60,7 @@ func (f askFixture) options(question string) askOptions {
 		index:        indexOptions{path: f.index},
 		params:       retrieval.DefaultParams(),
 		seed:         retrieval.DefaultSeedParams(),
+		subgraph:     retrieval.DefaultSubgraphParams(),
 		chatModel:    "test-chat",
 		responseType: prompts.DefaultResponseType,
 		quiet:        true,
@@ -295,7 +296,7 @@ func TestAskSeed(t *testing.T) {
 				t.Fatal(err)
 			}
 			r := decodeAsk(t, out.Bytes())
-			if r.Mode != modeSeed || len(r.Neighbours) != opts.params.TopKEntities {
+			if r.Mode != modeSPARQL || len(r.Neighbours) != opts.params.TopKEntities {
 				t.Errorf("mode %q, %d neighbours; want seed and %d (no oversampling)", r.Mode, len(r.Neighbours), opts.params.TopKEntities)
 			}
 			rec := r.Context.Records
@@ -498,8 +499,17 @@ func TestAskErrors(t *testing.T) {
 		{"store without index", []string{"ask", "--store", "http://127.0.0.1:1", "--store-type", "oxigraph", "--graph", "http://example.org/g", q}, exitUsage, []string{"--index PATH", "--index-url"}},
 		{"seed budget", append(base, "--mode", "seed", "--max-context-tokens", "0", q), exitUsage, []string{"--max-context-tokens"}},
 		{"seed level", append(base, "--mode", "seed", "--community-level", "-1", q), exitUsage, []string{"--community-level -1"}},
-		{"bad mode", append(base, "--mode", "drift", q), exitUsage, []string{"--mode must be local, global or seed"}},
-		{"plan outside global", append(base, "--plan", q), exitUsage, []string{"--plan and --dynamic-community-selection are for --mode global"}},
+		{"bad mode", append(base, "--mode", "hybrid", q), exitUsage, []string{"--mode must be one of local, global, drift, basic, sparql-templates, subgraph, graph-of-thoughts"}},
+		{"sub-question outside graph of thoughts", append(base, "--sub-question", "Whom?", q), exitUsage, []string{"--sub-question is for --mode graph-of-thoughts"}},
+		{"subgraph relationships", append(base, "--mode", "subgraph", "--top-k-relationships", "-1", q), exitUsage, []string{"--top-k-relationships -1"}},
+		{"plan outside global", append(base, "--plan", q), exitUsage, []string{"--plan is for --mode global and --mode drift"}},
+		{"dynamic selection outside global", append(base, "--mode", "drift", "--dynamic-community-selection", q), exitUsage, []string{"--dynamic-community-selection is for --mode global"}},
+		{"drift without report embeddings", append(base, "--mode", "drift", q), 1, []string{"no embeddings of the community reports", "kgrag embed --input DIR --tables community_reports"}},
+		{"basic without text unit embeddings", append(base, "--mode", "basic", q), 1, []string{"no embeddings of the text units", "kgrag embed --input DIR --tables text_units"}},
+		{"drift context-only", append(base, "--mode", "drift", "--context-only", q), exitUsage, []string{"use --plan"}},
+		{"drift depth", append(base, "--mode", "drift", "--drift-depth", "-1", q), exitUsage, []string{"--drift-depth -1"}},
+		{"drift folds", append(base, "--mode", "drift", "--drift-primer-folds", "0", q), exitUsage, []string{"--drift-primer-folds 0"}},
+		{"basic top k", append(base, "--mode", "basic", "--top-k-text-units", "0", q), exitUsage, []string{"--top-k-text-units 0"}},
 		{"global context-only with dynamic selection", append(base, "--mode", "global", "--context-only", "--dynamic-community-selection", q), exitUsage, []string{"use --plan"}},
 		{"global zero concurrency", append(base, "--mode", "global", "--concurrency", "0", q), exitUsage, []string{"--concurrency 0"}},
 		{"global threshold out of range", append(base, "--mode", "global", "--dynamic-threshold", "6", q), exitUsage, []string{"--dynamic-threshold 6"}},

@@ -43,7 +43,7 @@ type serveOptions struct {
 }
 
 // askOnlyFlags are ask's flags about one question, which serve has not.
-var askOnlyFlags = []string{"mode", "context-only", "no-context", "json", "show-reasoning", "plan"}
+var askOnlyFlags = []string{"mode", "sub-question", "context-only", "no-context", "json", "show-reasoning", "plan"}
 
 // newServeOptions are serve's options before the flags: the libraries'
 // defaults.
@@ -100,7 +100,9 @@ func newServeCommand(term terminal) *cli.Command {
 or --store URL --graph IRI, with --index), and answers over HTTP on --addr
 (default ` + defaultServeAddr + `, this machine only) with the same retrieval:
 
-   GET  /v1/models              kgrag-local, kgrag-global, kgrag-seed: one model per mode
+   GET  /v1/models              kgrag-local, kgrag-global, kgrag-sparql-templates,
+                                kgrag-subgraph, kgrag-graph-of-thoughts: one model per
+                                mode (kgrag-seed still names kgrag-sparql-templates)
    POST /v1/chat/completions    OpenAI's chat API; streamed with "stream": true. Earlier
                                 turns of the conversation join the question, as in
                                 GraphRAG's local search. The records the answer cites come
@@ -255,9 +257,14 @@ func (o serveOptions) load(ctx context.Context) (*serve.Graph, error) {
 	if g.Local, err = localsearch.New(src.retrieval(), idx, emb, client, local); err != nil {
 		return nil, err
 	}
-	local.Mode = localsearch.ModeSeed
-	if g.Seed, err = localsearch.New(src.retrieval(), idx, emb, client, local); err != nil {
-		return nil, err
+	for _, m := range []struct {
+		mode string
+		s    **localsearch.Searcher
+	}{{localsearch.ModeSPARQLTemplates, &g.Seed}, {localsearch.ModeSubgraph, &g.Subgraph}, {localsearch.ModeGraphOfThoughts, &g.Thoughts}} {
+		local.Mode = m.mode
+		if *m.s, err = localsearch.New(src.retrieval(), idx, emb, client, local); err != nil {
+			return nil, err
+		}
 	}
 	return g, nil
 }

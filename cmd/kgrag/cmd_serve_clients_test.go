@@ -64,7 +64,7 @@ func TestServePythonOpenAI(t *testing.T) {
 	}
 	q := "Who is Scrooge's clerk?"
 	runPy(t, "openai_client.py", &out, "--base-url", sf.http.URL+"/v1", "--api-key", key, "--model", "kgrag-local", q)
-	if !slices.Equal(out.Models, []string{"kgrag-local", "kgrag-global", "kgrag-seed"}) {
+	if !slices.Equal(out.Models, []string{"kgrag-local", "kgrag-global", "kgrag-sparql-templates", "kgrag-subgraph", "kgrag-graph-of-thoughts"}) {
 		t.Errorf("models %q", out.Models)
 	}
 	a := out.Answers[0]

@@ -150,7 +150,7 @@ func TestServeSameContextAsAsk(t *testing.T) {
 				qs = append(qs, entityText(e))
 			}
 			qs = append(qs, "Who is the main character?")
-			for _, mode := range []string{modeLocal, modeSeed} {
+			for _, mode := range []string{modeLocal, modeSeed, modeSubgraph} {
 				for _, q := range qs {
 					opts := f.options(q)
 					opts.mode = mode
@@ -217,7 +217,7 @@ func TestServeStoreSameContextAsAsk(t *testing.T) {
 	st := loadOxigraph(t, f)
 	graph := st.graph
 	sf := startServe(t, f, func(o *serveOptions) { o.ask.input, o.ask.store = "", st })
-	for _, mode := range []string{modeLocal, modeSeed} {
+	for _, mode := range []string{modeLocal, modeSeed, modeSubgraph} {
 		for _, q := range askQuestions(t, f) {
 			opts := f.options(q)
 			opts.mode, opts.input, opts.store = mode, "", st
@@ -277,7 +277,7 @@ func TestServeOpenAIClient(t *testing.T) {
 	for _, m := range ms.Models {
 		names = append(names, m.ID)
 	}
-	if want := []string{"kgrag-local", "kgrag-global", "kgrag-seed"}; !cmp.Equal(names, want) {
+	if want := []string{"kgrag-local", "kgrag-global", "kgrag-sparql-templates", "kgrag-subgraph", "kgrag-graph-of-thoughts"}; !cmp.Equal(names, want) {
 		t.Errorf("models %q; want %q", names, want)
 	}
 

@@ -13,6 +13,7 @@ import (
 	"github.com/kgrag/kgrag/internal/globalsearch"
 	"github.com/kgrag/kgrag/internal/localsearch"
 	"github.com/kgrag/kgrag/internal/retrieval"
+	"github.com/kgrag/kgrag/internal/thoughtgraph"
 )
 
 // Result is one question answered: what `kgrag ask --json` prints, one
@@ -31,7 +32,8 @@ type Result struct {
 	// in Answer; Reasoning holds it with --show-reasoning.
 	ReasoningChars int     `json:"reasoning_chars,omitempty"`
 	Reasoning      *string `json:"reasoning,omitempty"`
-	// Mode is local, global, basic, drift, seed or no-context.
+	// Mode is local, global, drift, basic, sparql-templates (formerly
+	// seed), subgraph, graph-of-thoughts or no-context.
 	Mode       string `json:"mode"`
 	Source     string `json:"source,omitempty"`
 	EmbedModel string `json:"embed_model,omitempty"`
@@ -57,6 +59,20 @@ type Result struct {
 	// Plan is --plan's answer: a *globalsearch.Plan with --mode global, a
 	// *driftsearch.Plan with --mode drift.
 	Plan any `json:"plan,omitempty"`
+	// GraphOfThoughts is the graph --mode graph-of-thoughts built and
+	// answered from.
+	GraphOfThoughts *Thoughts `json:"graph_of_thoughts,omitempty"`
+}
+
+// Thoughts is the knowledge graph graph of thoughts' first call built:
+// the question set, the nodes and edges, the repairs the model's JSON
+// needed (jsonrepair's names) and that call's token counts.
+type Thoughts struct {
+	Questions []string            `json:"questions"`
+	Nodes     []thoughtgraph.Node `json:"nodes"`
+	Edges     []thoughtgraph.Edge `json:"edges"`
+	Repairs   []string            `json:"repairs,omitempty"`
+	Usage     *Usage              `json:"usage,omitempty"`
 }
 
 // Hit is one kNN neighbour of the question.
@@ -141,17 +157,36 @@ func (r *Result) AddSearch(s *localsearch.Result) {
 	for _, h := range s.Neighbours {
 		r.Neighbours = append(r.Neighbours, Hit{ID: h.ID, Score: h.Score})
 	}
-	if s.Seed != nil {
+	switch {
+	case s.Seed != nil:
 		r.Context = SeedContext(s.Seed)
-	} else {
+	case s.Subgraph != nil:
+		r.Context = SeedContext(s.Subgraph.Context)
+	default:
 		r.Context = LocalContext(s.Local)
 	}
+	r.AddThoughts(s.Thoughts)
 	if r.Timings == nil {
 		r.Timings = map[string]float64{}
 	}
 	for k, v := range s.Timings {
 		r.Timings[k] = v
 	}
+}
+
+// AddThoughts records the graph graph of thoughts built (nil: none).
+func (r *Result) AddThoughts(t *localsearch.Thoughts) {
+	if t == nil {
+		return
+	}
+	g := &Thoughts{Questions: t.Questions, Nodes: t.Graph.Nodes, Edges: t.Graph.Edges}
+	for _, f := range t.Fixes {
+		g.Repairs = append(g.Repairs, string(f))
+	}
+	if u := t.Usage; u.Tokens() {
+		g.Usage = &Usage{Prompt: u.PromptTokens, Completion: u.CompletionTokens, Total: u.TotalTokens}
+	}
+	r.GraphOfThoughts = g
 }
 
 // AddReply records a chat model's answer in r.

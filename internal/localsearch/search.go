@@ -16,9 +16,36 @@ import (
 
 // Modes a Searcher builds contexts in.
 const (
-	ModeLocal = "local" // GraphRAG's local search
-	ModeSeed  = "seed"  // the seed article's five retrievals
+	// ModeLocal is GraphRAG's local search.
+	ModeLocal = "local"
+	// ModeSPARQLTemplates is the RDF/GraphDB article's retrieval
+	// (../shared/seeds/002_*): its templated SPARQL queries, top chunks by
+	// linked-entity count, top communities by rank and weight, inside and
+	// outside relationships (retrieval.SeedBuilder).
+	ModeSPARQLTemplates = "sparql-templates"
+	// ModeSeed is ModeSPARQLTemplates' first name, still accepted.
+	ModeSeed = "seed"
+	// ModeSubgraph is the NetworkX GraphRAG article's retrieval
+	// (../shared/seeds/000_*, section 9): the subgraph around the nearest
+	// nodes (retrieval.SubgraphBuilder).
+	ModeSubgraph = "subgraph"
+	// ModeGraphOfThoughts is the same article's graph of thoughts (section
+	// 10): the subgraph's context, from which the model builds a small
+	// knowledge graph for the question set, then answers from that graph.
+	ModeGraphOfThoughts = "graph-of-thoughts"
 )
+
+// Modes are the modes a Searcher takes, by their names (not aliases).
+var Modes = []string{ModeLocal, ModeSPARQLTemplates, ModeSubgraph, ModeGraphOfThoughts}
+
+// CanonicalMode is mode with an alias replaced by the mode's name
+// ("seed" is "sparql-templates"); other names come back as they are.
+func CanonicalMode(mode string) string {
+	if mode == ModeSeed {
+		return ModeSPARQLTemplates
+	}
+	return mode
+}
 
 // Chatter is the chat model as a Searcher uses it; *llm.Client is one.
 // It must be safe for concurrent use.
@@ -28,14 +55,17 @@ type Chatter interface {
 
 // Options are what a Searcher is built with.
 type Options struct {
-	// Mode is ModeLocal or ModeSeed.
+	// Mode is one of Modes (or an alias).
 	Mode string
-	// Params are local search's; in ModeSeed their TopKEntities is the
-	// number of neighbours taken and HistoryTurns still applies to the
-	// text embedded.
+	// Params are local search's; in the other modes their TopKEntities
+	// is the number of neighbours taken in ModeSPARQLTemplates,
+	// HistoryTurns still applies to the text embedded and Encoding
+	// counts tokens.
 	Params retrieval.Params
-	// Seed are ModeSeed's.
+	// Seed are ModeSPARQLTemplates'.
 	Seed retrieval.SeedParams
+	// Subgraph are ModeSubgraph's and ModeGraphOfThoughts'.
+	Subgraph retrieval.SubgraphParams
 	// ResponseType is the shape of the answer, in words.
 	ResponseType string
 	// Chat is passed to the answer call: model, temperature, max tokens.
@@ -50,12 +80,13 @@ type Options struct {
 // Searcher answers questions from one graph, one vector index, one
 // embedding model and one chat model. It is safe for concurrent use.
 type Searcher struct {
-	idx   embedindex.Index
-	emb   embedindex.Embedder
-	chat  Chatter
-	local *retrieval.Builder
-	seed  *retrieval.SeedBuilder
-	opts  Options
+	idx      embedindex.Index
+	emb      embedindex.Embedder
+	chat     Chatter
+	local    *retrieval.Builder
+	seed     *retrieval.SeedBuilder
+	subgraph *retrieval.SubgraphBuilder
+	opts     Options
 }
 
 // New checks that the index was built with emb's model and builds the
@@ -68,6 +99,7 @@ func New(src retrieval.Source, idx embedindex.Index, emb embedindex.Embedder, ch
 	if opts.ResponseType == "" {
 		opts.ResponseType = prompts.DefaultResponseType
 	}
+	opts.Mode = CanonicalMode(opts.Mode)
 	s := &Searcher{idx: idx, emb: emb, chat: chat, opts: opts}
 	enc, err := opts.Encoder, error(nil)
 	if enc == nil {
@@ -78,12 +110,16 @@ func New(src retrieval.Source, idx embedindex.Index, emb embedindex.Embedder, ch
 	switch opts.Mode {
 	case ModeLocal:
 		s.local, err = retrieval.NewBuilderWithEncoder(src, opts.Params, enc)
-	case ModeSeed:
+	case ModeSPARQLTemplates:
 		if err = opts.Params.Validate(); err == nil {
 			s.seed, err = retrieval.NewSeedBuilder(src, opts.Seed, enc)
 		}
+	case ModeSubgraph, ModeGraphOfThoughts:
+		if err = opts.Params.Validate(); err == nil {
+			s.subgraph, err = retrieval.NewSubgraphBuilder(src, opts.Subgraph, enc)
+		}
 	default:
-		err = fmt.Errorf("localsearch: mode %q: want %s or %s", opts.Mode, ModeLocal, ModeSeed)
+		err = fmt.Errorf("localsearch: mode %q: want one of %s", opts.Mode, strings.Join(Modes, ", "))
 	}
 	if err != nil {
 		return nil, err
@@ -102,6 +138,9 @@ func (s *Searcher) EmbedModel() string { return s.emb.Model() }
 type Question struct {
 	Text    string
 	History []retrieval.Turn
+	// SubQuestions join Text in graph of thoughts' question set (the
+	// graph is built for all of them); other modes ignore them.
+	SubQuestions []string
 }
 
 // Hooks are called as a search goes. Any may be nil; an error a hook
@@ -122,9 +161,13 @@ type Result struct {
 	// Neighbours are the kNN hits, nearest first, before unknown ids were
 	// dropped and top-k kept.
 	Neighbours []embedindex.Hit
-	// Local is the context in ModeLocal, Seed in ModeSeed.
-	Local *retrieval.Context
-	Seed  *retrieval.SeedResult
+	// Local is the context in ModeLocal, Seed in ModeSPARQLTemplates,
+	// Subgraph in ModeSubgraph and ModeGraphOfThoughts.
+	Local    *retrieval.Context
+	Seed     *retrieval.SeedResult
+	Subgraph *retrieval.SubgraphResult
+	// Thoughts is the graph ModeGraphOfThoughts built (BuildGraph).
+	Thoughts *Thoughts
 	// Reply is the answer; zero after Context.
 	Reply Reply
 	// Timings are milliseconds per phase: embed, knn, retrieval, llm.
@@ -135,6 +178,9 @@ type Result struct {
 func (r *Result) Text() string {
 	if r.Seed != nil {
 		return r.Seed.Text
+	}
+	if r.Subgraph != nil {
+		return r.Subgraph.Context.Text
 	}
 	return r.Local.Text
 }
@@ -165,10 +211,14 @@ func (e *NoEntitiesError) Error() string {
 
 // neighbours is how many kNN hits to ask for: in local mode more than
 // are kept, as GraphRAG's map_query_to_entities does, since some may be
-// unknown to the graph; the seed takes the k nearest as they come.
+// unknown to the graph; the articles' modes take the k nearest as they
+// come.
 func (s *Searcher) neighbours() int {
-	if s.opts.Mode == ModeSeed {
+	switch s.opts.Mode {
+	case ModeSPARQLTemplates:
 		return s.opts.Params.TopKEntities
+	case ModeSubgraph, ModeGraphOfThoughts:
+		return s.opts.Subgraph.TopNodes
 	}
 	return s.opts.Params.TopKEntities * s.opts.Params.OversampleScaler
 }
@@ -190,12 +240,18 @@ func (s *Searcher) Context(ctx context.Context, q Question) (*Result, error) {
 
 	t := time.Now()
 	found := 0
-	if s.seed != nil {
+	switch {
+	case s.seed != nil:
 		res.Seed, err = s.seed.SeedContext(ctx, ids)
 		if err == nil {
 			found = len(res.Seed.Entities)
 		}
-	} else {
+	case s.subgraph != nil:
+		res.Subgraph, err = s.subgraph.SubgraphContext(ctx, ids)
+		if err == nil {
+			found = len(res.Subgraph.Records.Found)
+		}
+	default:
 		res.Local, err = s.local.LocalContext(ctx, ids, q.History...)
 		if err == nil {
 			found = len(res.Local.Entities)
@@ -225,8 +281,12 @@ func (s *Searcher) Search(ctx context.Context, q Question, h Hooks) (*Result, er
 			return res, err
 		}
 	}
-	name, data := "local_answer", any(prompts.LocalAnswer{Context: res.Text(), ResponseType: s.opts.ResponseType})
-	system, err := prompts.Render(name, data)
+	if s.opts.Mode == ModeGraphOfThoughts {
+		if err := s.BuildGraph(ctx, q, res); err != nil {
+			return res, err
+		}
+	}
+	system, err := s.AnswerPrompt(res)
 	if err != nil {
 		return res, err
 	}

@@ -107,6 +107,20 @@ func lookupAll(ctx context.Context, t *testing.T, b retrieval.SeedBackend, sel [
 	return l
 }
 
+// onBoth runs f on the memory and the SPARQL backend, failing t on an
+// error.
+func onBoth[B, R any](t *testing.T, backends []B, f func(B) (R, error)) [2]R {
+	t.Helper()
+	var out [2]R
+	for i, b := range backends {
+		var err error
+		if out[i], err = f(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
 // openStore opens the real store named (oxigraph, fuseki, virtuoso) at
 // the URL of its service variable, with the loader's profile for it.
 func openStore(t *testing.T, name, service string, o loader.Options) *loader.SPARQLStore {
@@ -162,16 +176,13 @@ func TestSeedBackendsAgree(t *testing.T) {
 
 						p := retrieval.DefaultSeedParams()
 						p.CommunityLevel = level
-						var res [2]*retrieval.SeedResult
-						for j, b := range []retrieval.SeedBackend{mem, sq} {
+						res := onBoth(t, []retrieval.SeedBackend{mem, sq}, func(b retrieval.SeedBackend) (*retrieval.SeedResult, error) {
 							sb, err := retrieval.NewSeedBuilder(b, p, enc)
 							if err != nil {
-								t.Fatal(err)
+								return nil, err
 							}
-							if res[j], err = sb.SeedContext(ctx, sel); err != nil {
-								t.Fatal(err)
-							}
-						}
+							return sb.SeedContext(ctx, sel)
+						})
 						if diff := cmp.Diff(res[0], res[1]); diff != "" {
 							t.Errorf("selection %d (level %d): SeedContext differs (-memory +SPARQL):\n%s", i, level, diff)
 						}

@@ -97,13 +97,13 @@ type seedRel struct {
 	r                RelationshipRecord
 	ends             int
 	hasRank, hasWght bool
+	srcHRID, tgtHRID string // the ends' human_readable_ids
 }
 
-// SeedRelationships implements SeedBackend.
-func (b *seedMemoryBackend) SeedRelationships(ctx context.Context, ids []string, limit int) (inside, outside []RelationshipRecord, err error) {
-	if err := ctx.Err(); err != nil {
-		return nil, nil, err
-	}
+// touching returns every relationship with at least one end among ids
+// and both ends entities of the graph, each once, with its selected ends
+// counted.
+func (b *seedMemoryBackend) touching(ids []string) []seedRel {
 	sel := b.selected(ids)
 	seen := make(map[string]bool)
 	var rels []seedRel
@@ -116,11 +116,13 @@ func (b *seedMemoryBackend) SeedRelationships(ctx context.Context, ids []string,
 				continue
 			}
 			seen[r.ID] = true
+			se, te := &b.m.ds.Entities[src], &b.m.ds.Entities[dst]
 			sr := seedRel{r: RelationshipRecord{
 				ID: canonicalHRID(r.HumanReadableID), RelationshipID: r.ID,
-				Source: b.m.ds.Entities[src].Title, Target: b.m.ds.Entities[dst].Title,
+				Source: se.Title, Target: te.Title,
 				SourceID: r.SourceID, TargetID: r.TargetID, Description: r.Description,
-			}, hasRank: r.HasRank, hasWght: r.HasWeight}
+			}, hasRank: r.HasRank, hasWght: r.HasWeight,
+				srcHRID: canonicalHRID(se.HumanReadableID), tgtHRID: canonicalHRID(te.HumanReadableID)}
 			if r.HasRank {
 				sr.r.Rank = r.Rank
 			}
@@ -136,6 +138,30 @@ func (b *seedMemoryBackend) SeedRelationships(ctx context.Context, ids []string,
 			rels = append(rels, sr)
 		}
 	}
+	return rels
+}
+
+// SubgraphRelationships implements SubgraphBackend.
+func (b *seedMemoryBackend) SubgraphRelationships(ctx context.Context, ids []string) ([]SubgraphEdge, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var out []SubgraphEdge
+	for _, sr := range b.touching(ids) {
+		e := SubgraphEdge{RelationshipRecord: sr.r, SourceHRID: sr.srcHRID, TargetHRID: sr.tgtHRID}
+		e.Rank = 0 // the article ranks by weight alone; the template reads no rank
+		e.HasWeight = sr.hasWght
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// SeedRelationships implements SeedBackend.
+func (b *seedMemoryBackend) SeedRelationships(ctx context.Context, ids []string, limit int) (inside, outside []RelationshipRecord, err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	rels := b.touching(ids)
 	slices.SortFunc(rels, func(x, y seedRel) int {
 		return cmp.Or(
 			cmp.Compare(y.ends, x.ends),

@@ -95,3 +95,30 @@ func (b *SeedSPARQLBackend) SeedCommunities(ctx context.Context, ids []string, l
 		}
 	}), nil
 }
+
+// SubgraphRelationships implements SubgraphBackend (template
+// subgraph_relationships).
+func (b *SeedSPARQLBackend) SubgraphRelationships(ctx context.Context, ids []string) ([]SubgraphEdge, error) {
+	ids = uniqueIDs(ids)
+	if len(ids) == 0 {
+		return nil, ctx.Err()
+	}
+	var out []SubgraphEdge
+	err := sparqlq.SelectRows(ctx, b.c, "subgraph_relationships", b.graph, sparqlq.Params{"ids": sparqlq.StringsParam(ids)},
+		func(r *sparqlq.Row) error {
+			out = append(out, SubgraphEdge{
+				RelationshipRecord: RelationshipRecord{
+					ID: canonicalHRID(r.Str("human_readable_id")), RelationshipID: r.Str("id"),
+					Source: r.Str("source_title"), Target: r.Str("target_title"),
+					SourceID: r.Str("source_id"), TargetID: r.Str("target_id"),
+					Description: r.Str("description"), Weight: r.Float("weight"), HasWeight: r.Has("weight"),
+				},
+				SourceHRID: canonicalHRID(r.Str("source_hrid")), TargetHRID: canonicalHRID(r.Str("target_hrid")),
+			})
+			return r.Err()
+		})
+	if err != nil {
+		return nil, fmt.Errorf("retrieval: subgraph relationships: %w", err)
+	}
+	return out, nil
+}

@@ -11,13 +11,14 @@ import (
 )
 
 // Source is one graph as every mode reads it: local search (Backend),
-// global search (ReportSource) and the seed article's retrieval
-// (SeedBackend). A caller decides once where the graph is, memory or a
+// global search (ReportSource), the RDF article's templated SPARQL
+// (SeedBackend) and the NetworkX article's subgraph (SubgraphBackend). A caller decides once where the graph is, memory or a
 // store, and hands the same Source to each mode.
 type Source interface {
 	Backend
 	ReportSource
 	SeedBackend
+	SubgraphRelationships(ctx context.Context, ids []string) ([]SubgraphEdge, error)
 	// EntityRefs finds the entities with the given ids and those with the
 	// given titles: ids first, in the order asked, then titles, each
 	// entity once. Unknown ids and titles are left out.
@@ -32,8 +33,9 @@ type EntityRef struct {
 }
 
 var (
-	_ Source = (*MemorySource)(nil)
-	_ Source = (*SPARQLSource)(nil)
+	_ Source          = (*MemorySource)(nil)
+	_ Source          = (*SPARQLSource)(nil)
+	_ SubgraphBackend = Source(nil)
 )
 
 // MemorySource answers every lookup from a dataset in memory. The seed
@@ -94,6 +96,10 @@ func (s *MemorySource) SeedRelationships(ctx context.Context, ids []string, limi
 
 func (s *MemorySource) SeedChunks(ctx context.Context, ids []string, limit int) ([]SeedChunk, error) {
 	return s.seed().SeedChunks(ctx, ids, limit)
+}
+
+func (s *MemorySource) SubgraphRelationships(ctx context.Context, ids []string) ([]SubgraphEdge, error) {
+	return s.seed().SubgraphRelationships(ctx, ids)
 }
 
 func (s *MemorySource) SeedCommunities(ctx context.Context, ids []string, level int64, limit int) ([]SeedCommunity, error) {

@@ -37,7 +37,7 @@ func (s *Server) handleAsk(w http.ResponseWriter, r *http.Request) {
 		mode = modeLocal
 	}
 	if _, ok := modeOf(mode); !ok {
-		badRequest(w, "mode", fmt.Sprintf("mode %q: want local, global or seed", req.Mode))
+		badRequest(w, "mode", fmt.Sprintf("mode %q: want %s", req.Mode, modeNames()))
 		return
 	}
 	mode, _ = modeOf(mode)

@@ -17,26 +17,41 @@ import (
 
 // Modes served, and the model names that choose them.
 const (
-	modeLocal  = localsearch.ModeLocal
-	modeSeed   = localsearch.ModeSeed
-	modeGlobal = "global"
+	modeLocal    = localsearch.ModeLocal
+	modeSPARQL   = localsearch.ModeSPARQLTemplates
+	modeSubgraph = localsearch.ModeSubgraph
+	modeThoughts = localsearch.ModeGraphOfThoughts
+	modeGlobal   = "global"
 )
 
 // models are the model names /v1/models lists, in order.
 var models = []struct{ name, mode, about string }{
 	{"kgrag-local", modeLocal, "GraphRAG local search: the entities nearest the question, their relationships, text and community reports"},
 	{"kgrag-global", modeGlobal, "GraphRAG global search: map-reduce over the community reports, for questions about the whole corpus"},
-	{"kgrag-seed", modeSeed, "the seed article's retrieval: top chunks, communities and relationships of the nearest entities"},
+	{"kgrag-sparql-templates", modeSPARQL, "the RDF article's templated SPARQL: top chunks, communities and relationships of the nearest entities"},
+	{"kgrag-subgraph", modeSubgraph, "the NetworkX article's retrieval: the nearest nodes, all their text, their top relationships and community summaries"},
+	{"kgrag-graph-of-thoughts", modeThoughts, "the NetworkX article's graph of thoughts: the model builds a small graph from the subgraph context, then answers from it"},
 }
 
-// modeOf is the mode a model name chooses: "kgrag-local" or "local".
+// modeOf is the mode a model name chooses: "kgrag-local" or "local";
+// "seed" and "kgrag-seed", sparql-templates' first names, still work.
 func modeOf(model string) (string, bool) {
+	model = localsearch.CanonicalMode(strings.Replace(model, "kgrag-seed", "seed", 1))
 	for _, m := range models {
 		if model == m.name || model == m.mode {
 			return m.mode, true
 		}
 	}
 	return "", false
+}
+
+// modeNames lists the modes served, for errors.
+func modeNames() string {
+	var names []string
+	for _, m := range models {
+		names = append(names, m.mode)
+	}
+	return strings.Join(names, ", ")
 }
 
 // question is one question to answer.
@@ -71,7 +86,7 @@ func (s *Server) ask(ctx context.Context, g *Graph, q question, onAnswer func(st
 	out := &reply{Result: res, Citations: []Citation{}}
 	if q.mode == modeGlobal {
 		if q.contextOnly {
-			return nil, fmt.Errorf("%w: context_only is for the local and seed modes", errBadQuestion)
+			return nil, fmt.Errorf("%w: context_only is for the modes that start from the nearest entities", errBadQuestion)
 		}
 		gr, err := g.Global.Search(ctx, q.text, globalsearch.Hooks{Answer: onAnswer})
 		if err != nil {

@@ -5,7 +5,7 @@
 // It offers an OpenAI-compatible chat API (/v1/models, /v1/chat/completions,
 // streamed as server-sent events), so that any OpenAI client or chat UI
 // talks to the graph by choosing a model per mode (kgrag-local,
-// kgrag-global, kgrag-seed); a JSON API for scripts (/api/...: the same
+// kgrag-global, kgrag-sparql-templates, kgrag-subgraph, kgrag-graph-of-thoughts); a JSON API for scripts (/api/...: the same
 // record kgrag ask --json prints, entities, communities, search); and
 // /healthz and /readyz.
 //

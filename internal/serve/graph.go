@@ -20,9 +20,11 @@ type Graph struct {
 	// Source answers record lookups (entity, community and text unit
 	// pages).
 	Source retrieval.Source
-	// Local and Seed answer the kgrag-local and kgrag-seed models; nil
-	// when no vector index was given, which leaves global search alone.
-	Local, Seed *localsearch.Searcher
+	// Local, Seed, Subgraph and Thoughts answer the kgrag-local,
+	// kgrag-sparql-templates, kgrag-subgraph and kgrag-graph-of-thoughts
+	// models; nil when no vector index was given, which leaves global
+	// search alone.
+	Local, Seed, Subgraph, Thoughts *localsearch.Searcher
 	// Global answers kgrag-global.
 	Global *globalsearch.Searcher
 	// GlobalLevel is the community level global search reads, for its
@@ -50,8 +52,13 @@ type Loader func(ctx context.Context) (*Graph, error)
 
 // searcher is the engine of a local-kind mode.
 func (g *Graph) searcher(mode string) *localsearch.Searcher {
-	if mode == localsearch.ModeSeed {
+	switch localsearch.CanonicalMode(mode) {
+	case localsearch.ModeSPARQLTemplates:
 		return g.Seed
+	case localsearch.ModeSubgraph:
+		return g.Subgraph
+	case localsearch.ModeGraphOfThoughts:
+		return g.Thoughts
 	}
 	return g.Local
 }

@@ -98,7 +98,7 @@ func (s *Server) newMCP(version string) *mcp.Server {
 
 	type contextIn struct {
 		Question string `json:"question" jsonschema:"the question"`
-		Mode     string `json:"mode,omitempty" jsonschema:"local (GraphRAG local search, the default) or seed"`
+		Mode     string `json:"mode,omitempty" jsonschema:"local (GraphRAG local search, the default), sparql-templates (also: seed), subgraph or graph-of-thoughts (its context: the subgraph's)"`
 	}
 	type contextOut struct {
 		Text    string         `json:"text"`
@@ -112,8 +112,9 @@ func (s *Server) newMCP(version string) *mcp.Server {
 			if mode == "" {
 				mode = modeLocal
 			}
-			if mode != modeLocal && mode != modeSeed {
-				return nil, nil, fmt.Errorf("mode %q: want local or seed", in.Mode)
+			mode, ok := modeOf(mode)
+			if !ok || mode == modeGlobal {
+				return nil, nil, fmt.Errorf("mode %q: want local, sparql-templates, subgraph or graph-of-thoughts", in.Mode)
 			}
 			q, err := s.toolQuestion(in.Question)
 			if err != nil {
