@@ -104,14 +104,17 @@ var htmlTagRE = regexp.MustCompile(`</?[a-zA-Z][a-zA-Z0-9]*\s*/?>`)
 var numberedRE = regexp.MustCompile(`(^|\s)\d{1,2}[.)]\s`)
 
 // repetitive reports a text in which a run of three words comes back
-// three times or more: a model looping, not describing.
+// three times or more, or of two words four times: a model looping, not
+// describing.
 func repetitive(s string) bool {
 	w := strings.Fields(strings.ToLower(s))
-	seen := map[string]int{}
-	for i := 0; i+3 <= len(w); i++ {
-		k := strings.Join(w[i:i+3], " ")
-		if seen[k]++; seen[k] >= 3 {
-			return true
+	for n, limit := range map[int]int{2: 4, 3: 3} {
+		seen := map[string]int{}
+		for i := 0; i+n <= len(w); i++ {
+			k := strings.Join(w[i:i+n], " ")
+			if seen[k]++; seen[k] >= limit {
+				return true
+			}
 		}
 	}
 	return false

@@ -108,7 +108,8 @@ func excerpt(enc *tokens.Encoder, text string, skip, n int) string {
 			s = s[:end]
 		}
 	}
-	return strings.Join(strings.Fields(s), " ")
+	// A byte order mark opening the file is no text to show a model.
+	return strings.Join(strings.Fields(strings.TrimPrefix(s, "\ufeff")), " ")
 }
 
 // lastSentenceEnd is the byte just after the last sentence end of s (a
