@@ -27,7 +27,13 @@ var parsed = sync.OnceValues(func() (map[string]*template.Template, error) {
 		if err != nil {
 			return nil, fmt.Errorf("prompts: read %s: %w", name, err)
 		}
-		t, err := template.New(name).Option("missingkey=error").Parse(string(src))
+		t := template.New(name).Option("missingkey=error")
+		if strings.HasPrefix(name, "tuned_") {
+			// Skeletons of templates: their own {{ }} placeholders are
+			// text to them, left for kgrag index.
+			t = t.Delims("[[", "]]")
+		}
+		t, err = t.Parse(string(src))
 		if err != nil {
 			return nil, fmt.Errorf("prompts: parse %s: %w", name, err)
 		}
@@ -141,6 +147,73 @@ type IndexGlean struct {
 	RecordFormat
 }
 
+// TuneSample fills tune_domain and tune_language, kgrag prompt-tune's
+// questions on a sample of the corpus: the sampled chunks, cut to a
+// token budget and joined.
+type TuneSample struct {
+	Text string
+}
+
+// TunePersona fills tune_persona: the domain found (or given).
+type TunePersona struct {
+	Domain string
+}
+
+// TuneEntityTypes fills tune_entity_types: the domain, the sample and
+// the most kinds of entity wanted.
+type TuneEntityTypes struct {
+	Domain string
+	Text   string
+	Max    int
+}
+
+// TuneExample fills tune_example: the record format, the entity types,
+// the language descriptions are written in and a short passage of the
+// corpus to extract from.
+type TuneExample struct {
+	RecordFormat
+	EntityTypes []string
+	Language    string
+	Text        string
+}
+
+// TuneRole fills tune_rating and tune_role: the persona, the domain and
+// the sample.
+type TuneRole struct {
+	Persona, Domain, Text string
+}
+
+// TunedExtract fills tuned_extract, the skeleton of the index_extract
+// template kgrag prompt-tune writes. Every string must be escaped with
+// Literal: the result is itself a template.
+type TunedExtract struct {
+	Persona, Domain, Language string
+	Examples                  []TunedExample
+}
+
+// TunedExample is one worked example of a tuned extraction prompt: a
+// passage of the corpus and its records, written with the {{.Tuple}},
+// {{.Record}} and {{.Completion}} placeholders; N counts from 1. Types,
+// when not empty, are the entity types of an example whose types are not
+// the prompt's (kgrag's own, when no passage of the corpus gave one).
+type TunedExample struct {
+	N                   int
+	Text, Output, Types string
+}
+
+// TunedSummary fills tuned_summarize, the skeleton of a tuned
+// index_summarize (strings escaped with Literal).
+type TunedSummary struct {
+	Persona, Domain, Language string
+}
+
+// TunedReport fills tuned_report, the skeleton of a tuned index_report
+// (strings escaped with Literal): Role is who writes the reports, Rating
+// what the rating measures.
+type TunedReport struct {
+	Persona, Domain, Language, Role, Rating string
+}
+
 // NoDataAnswer is global search's answer when no map call found anything
 // relevant (every point scored 0) and general knowledge is not allowed:
 // no reduce call is made.
@@ -199,9 +272,14 @@ func Render(name string, data any) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("prompts: no template %q (have %s)", name, strings.Join(Names(), ", "))
 	}
+	return execute(t, data)
+}
+
+// execute runs t with data; the error names the template.
+func execute(t *template.Template, data any) (string, error) {
 	var b bytes.Buffer
 	if err := t.Execute(&b, data); err != nil {
-		return "", fmt.Errorf("prompts: render %s: %w", name, err)
+		return "", fmt.Errorf("prompts: render %s: %w", t.Name(), err)
 	}
 	return b.String(), nil
 }

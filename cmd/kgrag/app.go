@@ -59,6 +59,7 @@ Start with:
 			newLoadCommand(term),
 			newMCPCommand(term),
 			newOntologyCommand(term),
+			newPromptTuneCommand(term),
 			newServeCommand(term),
 		},
 	}

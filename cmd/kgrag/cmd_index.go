@@ -13,8 +13,10 @@ import (
 	"github.com/kgrag/kgrag/internal/extraction"
 	"github.com/kgrag/kgrag/internal/graphbuild"
 	"github.com/kgrag/kgrag/internal/indexer"
+	"github.com/kgrag/kgrag/internal/prompttune"
 	"github.com/kgrag/kgrag/internal/redact"
 	"github.com/kgrag/kgrag/internal/ui"
+	"github.com/kgrag/kgrag/prompts"
 	"github.com/kgrag/kgrag/sparqlq"
 	"github.com/urfave/cli/v3"
 )
@@ -33,20 +35,24 @@ type indexRunOptions struct {
 	freshCommunities     bool
 	maxGleanings         int
 	entityTypes          string
-	textColumn           string
-	titleColumn          string
-	skipBad              bool
-	claims               bool
-	claimDescription     string
-	summaryJoinUnder     int
-	dedup                bool
-	temperature          float64
-	maxTokens            int
-	reportMaxLength      int
-	dedupThreshold       float64
-	plan                 bool
-	quiet                bool
-	llm                  llmOptions
+	// entityTypesSet says --entity-types was given: it then wins over
+	// the entity types of a --prompts folder's prompt-tune.json.
+	entityTypesSet   bool
+	promptsDir       string
+	textColumn       string
+	titleColumn      string
+	skipBad          bool
+	claims           bool
+	claimDescription string
+	summaryJoinUnder int
+	dedup            bool
+	temperature      float64
+	maxTokens        int
+	reportMaxLength  int
+	dedupThreshold   float64
+	plan             bool
+	quiet            bool
+	llm              llmOptions
 	// load and embed, when set, run kgrag load and kgrag embed on the
 	// output once it is written.
 	load  *loadOptions
@@ -72,6 +78,12 @@ Model replies are cached by request in --cache (default: kgrag-cache beside
 twice.
 
    kgrag index --input ./books --output ./ragtest/output --chat-model qwen2.5:7b
+
+With prompts tuned to the corpus by kgrag prompt-tune (its entity types
+too, unless --entity-types is given):
+
+   kgrag prompt-tune --input ./books --output ./prompts --chat-model qwen2.5:7b
+   kgrag index --input ./books --output ./ragtest/output --prompts ./prompts
 
 See what a run will cost first (no model is called):
 
@@ -99,7 +111,8 @@ Go straight on to a SPARQL store and the vector index, as 'kgrag load
 			&cli.StringFlag{Name: "chunk-by", Value: chunk.StrategyTokens, Usage: "`HOW` chunks are cut: tokens (GraphRAG's fixed windows: editing a document re-extracts every chunk after the edit) or paragraphs (whole paragraphs, boundaries set by the text: an edit re-extracts the chunk or two around it)"},
 			&cli.BoolFlag{Name: "fresh-communities", Usage: "over an earlier output, cluster from scratch as GraphRAG does; by default Leiden starts from the earlier communities, and those that persist keep their numbers and ids, so a small change moves few communities and asks few reports again"},
 			&cli.IntFlag{Name: "max-gleanings", Value: extraction.DefaultMaxGleanings, Usage: "extra extraction rounds per chunk"},
-			&cli.StringFlag{Name: "entity-types", Value: strings.Join(extraction.DefaultEntityTypes(), ","), Usage: "comma-separated entity `TYPES` to extract"},
+			&cli.StringFlag{Name: "entity-types", Value: strings.Join(extraction.DefaultEntityTypes(), ","), Usage: "comma-separated entity `TYPES` to extract (default with --prompts: those kgrag prompt-tune found)"},
+			&cli.StringFlag{Name: "prompts", Usage: "`DIR` of prompt templates replacing kgrag's own (index_extract.tmpl, index_summarize.tmpl, index_report.tmpl, ...), as kgrag prompt-tune writes them", Sources: cli.EnvVars("KGRAG_PROMPTS")},
 			&cli.IntFlag{Name: "summary-threshold", Usage: "join an entity's descriptions without a model call when together they fit in `TOKENS` (the seed uses 300; 0 summarises every entity described more than once, as GraphRAG does)"},
 			&cli.IntFlag{Name: "report-max-length", Value: 2000, Usage: "`WORDS` a community report may have; with llama.cpp's servers the reply's JSON schema enforces a share of it per field (GraphRAG's max_length)"},
 			&cli.BoolFlag{Name: "dedup", Usage: "join entities whose embedded \"title: descriptions\" are alike (the seed's de-duplication; needs --embed-model), and list what was joined"},
@@ -123,8 +136,9 @@ Go straight on to a SPARQL store and the vector index, as 'kgrag load
 				chunkSize:   cmd.Int("chunk-size"), overlap: cmd.Int("chunk-overlap"), chunkBy: cmd.String("chunk-by"),
 				freshCommunities: cmd.Bool("fresh-communities"),
 				maxGleanings:     cmd.Int("max-gleanings"),
-				entityTypes:      cmd.String("entity-types"),
-				textColumn:       cmd.String("text-column"), titleColumn: cmd.String("title-column"),
+				entityTypes:      cmd.String("entity-types"), entityTypesSet: cmd.IsSet("entity-types"),
+				promptsDir: cmd.String("prompts"),
+				textColumn: cmd.String("text-column"), titleColumn: cmd.String("title-column"),
 				skipBad: cmd.Bool("skip-bad-input"),
 				claims:  cmd.Bool("claims"), claimDescription: cmd.String("claim-description"),
 				summaryJoinUnder: cmd.Int("summary-threshold"), plan: cmd.Bool("plan"),
@@ -307,6 +321,20 @@ func (o indexRunOptions) indexerOptions() (indexer.Options, error) {
 		return opts, usagef("--entity-types organization,person,geo,event", "--entity-types names no type")
 	}
 	opts.Extraction.EntityTypes = types
+	if o.promptsDir != "" {
+		set, err := prompts.Open(o.promptsDir)
+		if err != nil {
+			return opts, fmt.Errorf("--prompts: %w", err)
+		}
+		opts.Prompts = set
+		man, err := prompttune.ReadManifest(o.promptsDir)
+		if err != nil {
+			return opts, fmt.Errorf("--prompts: %w", err)
+		}
+		if man != nil && len(man.EntityTypes) > 0 && !o.entityTypesSet {
+			opts.Extraction.EntityTypes = man.EntityTypes
+		}
+	}
 	opts.Extraction.Claims.Enabled = o.claims
 	if o.claimDescription != "" {
 		opts.Extraction.Claims.Description = o.claimDescription

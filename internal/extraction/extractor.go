@@ -59,7 +59,7 @@ func New(model Chatter, enc *tokens.Encoder, opts Options) (*Extractor, error) {
 		{"index_claims_continue", &x.claimsContinue},
 		{"index_claims_loop", &x.claimsLoop},
 	} {
-		s, err := prompts.Render(p.name, glean)
+		s, err := opts.Prompts.Render(p.name, glean)
 		if err != nil {
 			return nil, err
 		}
@@ -203,13 +203,13 @@ func (x *Extractor) converse(ctx context.Context, unit string, c conversation) *
 func (x *Extractor) graphPrompt(u Unit) (string, error) {
 	// GraphRAG strips the text for the graph (_run_extract_graph) but
 	// not for claims.
-	return prompts.Render("index_extract", prompts.IndexExtract{RecordFormat: x.format,
+	return x.opts.Prompts.Render("index_extract", prompts.IndexExtract{RecordFormat: x.format,
 		EntityTypes: x.opts.EntityTypes, Text: strings.TrimFunc(u.Text, pyIsSpace)})
 }
 
 func (x *Extractor) claimsPrompt(u Unit) (string, error) {
 	c := x.opts.Claims
-	return prompts.Render("index_claims", prompts.IndexClaims{RecordFormat: x.format,
+	return x.opts.Prompts.Render("index_claims", prompts.IndexClaims{RecordFormat: x.format,
 		EntitySpecs: c.EntitySpecs, ClaimDescription: c.Description, Text: u.Text})
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/kgrag/kgrag/internal/llm"
+	"github.com/kgrag/kgrag/prompts"
 )
 
 // GraphRAG 3.3.0's defaults (graphrag/config/defaults.py,
@@ -38,6 +39,9 @@ type Options struct {
 	Chat llm.ChatOptions
 	// Claims configures claim (covariate) extraction, off by default.
 	Claims ClaimOptions
+	// Prompts holds the templates of the conversations; nil is kgrag's
+	// own (a folder of kgrag prompt-tune replaces some of them).
+	Prompts *prompts.Set
 }
 
 // ClaimOptions are GraphRAG's extract_claims settings.

@@ -72,6 +72,8 @@ type Summarizer struct {
 	// and how many of them are done, once with done 0 and after each item,
 	// one call at a time, in order.
 	Progress func(done, total int)
+	// Prompts holds the summary template; nil is kgrag's own.
+	Prompts *prompts.Set
 }
 
 // Stats says what Summarize did.
@@ -169,7 +171,7 @@ func (s *Summarizer) summarizeAll(ctx context.Context, todo []*item, budget int,
 		s.Progress(0, len(todo))
 	}
 	call := func(ctx context.Context, it *item, descs []string) (string, error) {
-		prompt, err := prompts.Render("index_summarize", prompts.IndexSummarize{Title: it.title,
+		prompt, err := s.Prompts.Render("index_summarize", prompts.IndexSummarize{Title: it.title,
 			Source: it.source, Target: it.target, Descriptions: descs, MaxLength: maxLength})
 		if err != nil {
 			return "", err
@@ -230,7 +232,7 @@ func (s *Summarizer) summarizeAll(ctx context.Context, todo []*item, budget int,
 // holds besides the descriptions, as GraphRAG subtracts the count of its
 // prompt template with the placeholders unfilled. It needs Encoder.
 func (s *Summarizer) PromptTokens() (int, error) {
-	empty, err := prompts.Render("index_summarize", prompts.IndexSummarize{MaxLength: orDefault(s.MaxLength, DefaultMaxLength)})
+	empty, err := s.Prompts.Render("index_summarize", prompts.IndexSummarize{MaxLength: orDefault(s.MaxLength, DefaultMaxLength)})
 	if err != nil {
 		return 0, fmt.Errorf("graphbuild: %w", err)
 	}

@@ -106,6 +106,10 @@ type Options struct {
 	// (communities.Carry), so that a small change moves few communities
 	// and few reports are asked again.
 	FreshCommunities bool
+	// Prompts replaces kgrag's prompt templates for every stage (a folder
+	// kgrag prompt-tune wrote, prompts.Open); nil keeps the embedded ones.
+	// The requests then differ, and so do their cache keys.
+	Prompts *prompts.Set
 	// LeidenSeed makes the communities repeatable.
 	LeidenSeed uint64
 	// Progress, when set, is told each stage's progress (done of total;
@@ -224,7 +228,7 @@ func (r *run) record(ds *graphrag.Dataset, start time.Time) (*graphrag.Run, erro
 		if !strings.HasPrefix(n, "index_") || strings.HasPrefix(n, "index_claims") && !r.opts.Extraction.Claims.Enabled {
 			continue
 		}
-		h, err := prompts.SHA256(n)
+		h, err := r.opts.Prompts.SHA256(n)
 		if err != nil {
 			return nil, fmt.Errorf("indexer: run record: %w", err)
 		}
@@ -251,6 +255,9 @@ func newRun(model Chatter, opts Options) (*run, error) {
 	}
 	if opts.Encoding == "" {
 		opts.Encoding = chunk.DefaultEncoding
+	}
+	if opts.Extraction.Prompts == nil {
+		opts.Extraction.Prompts = opts.Prompts
 	}
 	if opts.Extraction.Chat.Model == "" {
 		opts.Extraction.Chat.Model = opts.Model
@@ -373,6 +380,7 @@ func (r *run) build(ctx context.Context, sum *Summary) (*graphrag.Dataset, error
 		Model: chat, Chat: r.chatOptions(), Encoder: r.enc,
 		Concurrency: r.opts.Concurrency, JoinUnder: r.opts.SummaryJoinUnder,
 		Progress: func(n, total int) { r.progress(StageSummaries, n, total) },
+		Prompts:  r.opts.Prompts,
 	}
 	_, err = s.Summarize(ctx, g)
 	done()
@@ -401,6 +409,7 @@ func (r *run) build(ctx context.Context, sum *Summary) (*graphrag.Dataset, error
 		ro := reports.DefaultOptions()
 		ro.Concurrency = r.opts.Concurrency
 		ro.Chat = r.chatOptions()
+		ro.Prompts = r.opts.Prompts
 		if r.opts.ReportMaxLength > 0 {
 			ro.MaxLength = r.opts.ReportMaxLength
 		}

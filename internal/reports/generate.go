@@ -40,6 +40,8 @@ type Options struct {
 	JSONMode bool
 	// Chat is passed to every call: model, temperature, max tokens.
 	Chat llm.ChatOptions
+	// Prompts holds the report template; nil is kgrag's own.
+	Prompts *prompts.Set
 }
 
 // DefaultOptions returns GraphRAG's max_length (2000 words), one retry of
@@ -342,7 +344,7 @@ func (g *Generator) community(ctx context.Context, c *community, report func(str
 	}
 	problem := ""
 	for attempt := 0; attempt <= g.opts.Retries; attempt++ {
-		prompt, err := prompts.Render("index_report", prompts.IndexReport{Context: cc.Text, MaxLength: g.opts.MaxLength, Problem: problem})
+		prompt, err := g.opts.Prompts.Render("index_report", prompts.IndexReport{Context: cc.Text, MaxLength: g.opts.MaxLength, Problem: problem})
 		if err != nil {
 			return cr, nil, err
 		}
