@@ -160,7 +160,7 @@ func firstDiff(a, b []string) string {
 
 // agreement counts how alike two extractions of the same units are.
 type agreement struct {
-	kgrag, graphrag, both int // distinct phrases
+	kgrag, graphrag, both   int // distinct phrases
 	pairsK, pairsG, pairsKG int // (text unit, phrase) occurrences
 }
 
