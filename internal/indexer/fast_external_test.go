@@ -62,6 +62,31 @@ func fastCarol(t *testing.T) (*indexer.Summary, *graphrag.Dataset) {
 	return runAndOpen(t, nil, opts)
 }
 
+// TestFastGraphRAGReads checks that PyPI graphrag's own readers accept
+// the fast method's output without reports, and find in it every row
+// kgrag wrote, each entity a noun phrase. GraphRAG's community reader
+// keeps only communities that have a report, so it reads none of them
+// (its local search then uses no community context); the rows are there,
+// and the entities name their communities.
+func TestFastGraphRAGReads(t *testing.T) {
+	py := test.GraphRAGPython(t)
+	sum, ds := fastCarol(t)
+	got := readWithGraphRAG(t, py, ds.Dir)
+	want := map[string]int{
+		"documents": sum.Documents, "text_units": sum.TextUnits, "entities": sum.Entities,
+		"noun_phrases": sum.Entities, "relationships": sum.Relationships, "community_rows": sum.Communities,
+		"communities": 0, "reports": 0, "covariates": 0,
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("graphrag read %d %s; kgrag wrote %d", got[k], k, v)
+		}
+	}
+	if sum.Entities == 0 || sum.Communities == 0 || got["units_with_entities"] == 0 || got["entities_in_communities"] == 0 {
+		t.Errorf("the fast graph is empty: %v", got)
+	}
+}
+
 // TestFastGraphMatchesGraphRAG gives GraphRAG 3.3.0's own build_noun_graph
 // (co-occurrence edges, PMI weights) and prune_graph the noun phrases
 // kgrag found in each text unit of the book, and checks that kgrag built
