@@ -269,8 +269,9 @@ func TestFastPhrasesAgainstGraphRAG(t *testing.T) {
 	// (Belle, named twice, is one that kgrag's tagger misses.)
 	names := []string{"BOB CRATCHIT", "TINY TIM", "JACOB MARLEY", "FEZZIWIG", "SCROOGE", "MARLEY", "FRED", "DICK WILKINS", "CHRISTMAS PAST"}
 	// Measured (prose v2.0.0, spaCy 3.8.18, en_core_web_md 3.8.0, 42
-	// units): syntactic_parser Jaccard 0.44, precision 0.61, recall 0.55;
-	// cfg Jaccard 0.55, precision 0.70, recall 0.67. The floors are a
+	// units): syntactic_parser Jaccard 0.44, precision 0.62, recall 0.55;
+	// cfg Jaccard 0.55, precision 0.71, recall 0.66 (0.61 and 0.70
+	// precision without the initial-capital correction). The floors are a
 	// little below.
 	floors := map[string][2]float64{"syntactic_parser": {0.4, 0.55}, "cfg": {0.5, 0.65}}
 	for i, name := range []string{"syntactic_parser", "cfg"} {

@@ -14,6 +14,10 @@
 // kind of tagger as NLTK's that TextBlob calls; GraphRAG's own extractor
 // chunks with a tagger trained on the Brown corpus, so the phrases of a
 // text are alike but not the same (the comparison test says how alike).
+// One correction makes up for the second tagger GraphRAG has: a
+// capitalised word at the head of a line or sentence that the text also
+// writes in lower case is not a proper noun (Options.KeepInitialCapitals
+// turns it off).
 //
 // An Extractor is safe for concurrent use; its model is loaded once, by
 // New.

@@ -31,6 +31,12 @@ type Options struct {
 	MaxWordLength int
 	// WordDelimiter joins the words of a phrase.
 	WordDelimiter string
+	// KeepInitialCapitals turns off kgrag's one correction of the
+	// tagger: by default a capitalised word that starts a line or a
+	// sentence, and that the same text also writes in lower case, is not
+	// taken for a proper noun ("Which", "May", "Come" at the head of a
+	// verse line). See Phrases.
+	KeepInitialCapitals bool
 }
 
 // DefaultOptions returns GraphRAG 3.3.0's text_analyzer defaults.
@@ -78,22 +84,41 @@ func (x *Extractor) String() string {
 	return fmt.Sprintf("kgrag_regex_en_prose-v2.0.0_%v_%d_%q", x.opts.ExcludeNouns, x.opts.MaxWordLength, x.opts.WordDelimiter)
 }
 
-// Word is a token of the text with its Penn Treebank tag.
-type Word struct{ Text, Tag string }
+// Word is a token of the text with its Penn Treebank tag. Initial tells
+// that it starts a line or follows a sentence's end.
+type Word struct {
+	Text, Tag string
+	Initial   bool
+}
+
+// quotes are the characters prose's tokeniser replaces before it splits,
+// replaced here first so that its tokens can be found in the text.
+var quotes = strings.NewReplacer("\u201c", `"`, "\u201d", `"`, "\u2018", "'", "\u2019", "'", "&rsquo;", "'")
 
 // Tag tokenises and tags text. A double hyphen (the dash of older
 // printed texts) always separates words, as in NLTK's tokeniser, which
 // GraphRAG's extractor uses; prose would keep "bed--a" as one word.
 func (x *Extractor) Tag(text string) []Word {
-	text = strings.ReplaceAll(text, "--", " -- ")
+	text = quotes.Replace(strings.ReplaceAll(text, "--", " -- "))
 	doc, err := prose.NewDocument(text, prose.WithSegmentation(false), prose.WithExtraction(false), prose.UsingModel(x.model))
 	if err != nil {
 		return nil // prose reports no error from tokenising and tagging
 	}
 	toks := doc.Tokens()
 	words := make([]Word, len(toks))
+	at, initial := 0, true
 	for i, t := range toks {
-		words[i] = Word{Text: t.Text, Tag: t.Tag}
+		// Find the token after the previous one; a line end in between
+		// makes it initial. A token not found nearby (prose rewrote it)
+		// leaves the position where it was.
+		if j := strings.Index(text[at:min(len(text), at+len(t.Text)+64)], t.Text); j >= 0 {
+			if strings.ContainsRune(text[at:at+j], '\n') {
+				initial = true
+			}
+			at += j + len(t.Text)
+		}
+		words[i] = Word{Text: t.Text, Tag: t.Tag, Initial: initial}
+		initial = t.Text == "." || t.Text == "!" || t.Text == "?" || t.Text == "[" || t.Text == "--" || t.Text == ":" || t.Text == ";"
 	}
 	return words
 }
@@ -127,14 +152,35 @@ func simplify(tag string) string {
 var validWord = regexp.MustCompile(`^[a-zA-Z0-9\-]+$`)
 
 // Phrases returns the distinct noun phrases of tagged words, sorted.
+//
+// GraphRAG's extractor tags twice: TextBlob's chunker with a tagger
+// trained on the Brown corpus, which has seen "Which" and "May" open a
+// sentence, and the proper nouns with NLTK's perceptron. kgrag has one
+// perceptron, which takes most capitalised words for proper nouns, so,
+// unless KeepInitialCapitals, a word tagged NNP or NNPS that is Initial
+// and that the same words also hold in lower case is tagged as nothing
+// (it joins no chunk). A name is never written in lower case, so it
+// stays; "Ghost" inside a sentence stays too.
 func (x *Extractor) Phrases(words []Word) []string {
 	type chunk struct {
 		words []string
 		tag   string
 	}
+	var lower map[string]bool
+	if !x.opts.KeepInitialCapitals {
+		lower = map[string]bool{}
+		for _, w := range words {
+			if w.Text != "" && strings.ToLower(w.Text) == w.Text {
+				lower[w.Text] = true
+			}
+		}
+	}
 	chunks := make([]chunk, 0, len(words))
 	proper := map[string]bool{}
 	for _, w := range words {
+		if lower != nil && w.Initial && (w.Tag == "NNP" || w.Tag == "NNPS") && lower[strings.ToLower(w.Text)] {
+			w.Tag = "-"
+		}
 		if w.Tag == "NNP" {
 			proper[strings.ToUpper(w.Text)] = true
 		}

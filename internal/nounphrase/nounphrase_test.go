@@ -18,8 +18,10 @@ func TestPhrases(t *testing.T) {
 	w := func(s string) []nounphrase.Word {
 		var out []nounphrase.Word
 		for _, f := range strings.Fields(s) {
-			text, tag, _ := strings.Cut(f, "/")
-			out = append(out, nounphrase.Word{Text: text, Tag: tag})
+			// ^ marks a word that starts a line or a sentence.
+			initial := strings.HasPrefix(f, "^")
+			text, tag, _ := strings.Cut(strings.TrimPrefix(f, "^"), "/")
+			out = append(out, nounphrase.Word{Text: text, Tag: tag, Initial: initial})
 		}
 		return out
 	}
@@ -46,6 +48,13 @@ func TestPhrases(t *testing.T) {
 		{"long word", "extraordinarily/JJ incomprehensibilities/NNS", nil},
 		{"repeated once", "Tiny/NNP Tim/NNP and/CC Tiny/NNP Tim/NNP", []string{"TINY TIM"}},
 		{"sorted", "Tim/NNP and/CC Belle/NNP", []string{"BELLE", "TIM"}},
+		// kgrag's correction: an initial capital also written in lower
+		// case is no proper noun; a name, or a word inside a sentence,
+		// stays.
+		{"initial word written lower too", "^Which/NNP Macbeth/NNP saw/VBD ,/, which/WDT", []string{"MACBETH"}},
+		{"initial name", "^Banquo/NNP said/VBD which/WDT", []string{"BANQUO"}},
+		{"inside the sentence", "the/DT Ghost/NNP and/CC the/DT ghost/NN", []string{"GHOST"}},
+		{"initial, never lower", "^Ghost/NNP went/VBD", []string{"GHOST"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -64,20 +73,32 @@ func TestExtract(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := x.Extract("Marley was dead: to begin with.\r\nOld Marley was as dead as a door-nail. Bob Cratchit and Tiny Tim\r\nwent to the counting-house--a dismal little cell.")
+	got := x.Extract("Marley was dead: to begin with.\r\nOld Marley was as dead as a door-nail. Bob Cratchit and Tiny Tim\r\nwent to the counting-house--a dismal little cell.\nWhich is to say, the cell which\nMay be cold, as it may.")
 	for _, want := range []string{"BOB CRATCHIT", "TINY TIM", "OLD MARLEY", "MARLEY", "DISMAL LITTLE CELL"} {
 		if !slices.Contains(got, want) {
 			t.Errorf("Extract lacks %q: %q", want, got)
 		}
 	}
 	for _, p := range got {
+		if p == "WHICH" || p == "MAY" {
+			t.Errorf("line-initial %q taken for a proper noun: %q", p, got)
+		}
 		if strings.ContainsAny(p, "\r\n\t.:") || strings.Contains(p, "--") {
 			t.Errorf("phrase %q holds a character it should not", p)
 		}
 	}
 }
 
-func TestOptionsValidate(t *testing.T) {
+func TestOptions(t *testing.T) {
+	o := nounphrase.DefaultOptions()
+	o.KeepInitialCapitals = true
+	keep, err := nounphrase.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := keep.Phrases([]nounphrase.Word{{Text: "Which", Tag: "NNP", Initial: true}, {Text: "which", Tag: "WDT"}}); !slices.Equal(got, []string{"WHICH"}) {
+		t.Errorf("KeepInitialCapitals: %q; want [WHICH], as GraphRAG's filter alone gives", got)
+	}
 	for _, o := range []nounphrase.Options{{MaxWordLength: 0, WordDelimiter: " "}, {MaxWordLength: 15}} {
 		if _, err := nounphrase.New(o); err == nil {
 			t.Errorf("New(%+v) took options that cannot work", o)
