@@ -196,6 +196,9 @@ func Run(ctx context.Context, model Chatter, opts Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	if model == nil && r.callsModel() {
+		return nil, errors.New("indexer: no model: only the fast method without reports runs without one")
+	}
 	// Checked now as well as at the end, so that no call is paid for an
 	// output that cannot be written.
 	if _, err := os.Stat(r.opts.Output); err == nil {
@@ -295,9 +298,6 @@ func newRun(model Chatter, opts Options) (*run, error) {
 	case MethodStandard, MethodFast:
 	default:
 		return nil, fmt.Errorf("indexer: method %q: want %s or %s", opts.Method, MethodStandard, MethodFast)
-	}
-	if model == nil && (opts.Method != MethodFast || !opts.NoReports) {
-		return nil, errors.New("indexer: no model: only the fast method without reports runs without one")
 	}
 	if opts.Concurrency < 1 {
 		opts.Concurrency = 1
