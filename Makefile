@@ -17,7 +17,7 @@ all: build
 build:
 	$(GO) build -o $(BIN) ./cmd/kgrag
 
-# Macbeth (demo/macbeth.txt, public domain) indexed with GraphRAG's fast
+# Macbeth (demo/text/macbeth.txt, public domain) indexed with GraphRAG's fast
 # method and no reports: noun phrases for entities, co-occurrence for
 # relationships, Leiden communities, no model at all; then inspected,
 # turned into Turtle, its entities embedded and a question's context
@@ -26,7 +26,7 @@ build:
 # started on a free 127.0.0.1 port and stopped at the end: no model, no
 # services.
 demo: build
-	$(BIN) index --input demo --output $(DEMO)/output --method fast --reports none
+	$(BIN) index --input demo/text --output $(DEMO)/output --method fast --reports none
 	$(BIN) inspect $(DEMO)/output
 	$(BIN) load --input $(DEMO)/output --turtle $(DEMO)/graph.ttl --with-ontology
 	@echo "demo: Turtle written to $(DEMO)/graph.ttl"
