@@ -17,15 +17,16 @@ all: build
 build:
 	$(GO) build -o $(BIN) ./cmd/kgrag
 
-# A small synthetic GraphRAG 3.x output, made by the project itself, turned
-# into Turtle and inspected; then its entities are embedded and a question's
-# context is retrieved in memory (kgrag ask --context-only). The embedder is
+# Macbeth (demo/text/macbeth.txt, public domain) indexed with GraphRAG's fast
+# method and no reports: noun phrases for entities, co-occurrence for
+# relationships, Leiden communities, no model at all; then inspected,
+# turned into Turtle, its entities embedded and a question's context
+# retrieved in memory (kgrag ask --context-only). The embedder is
 # kgrag-llmtest, the project's deterministic OpenAI-compatible test server,
 # started on a free 127.0.0.1 port and stopped at the end: no model, no
 # services.
 demo: build
-	$(GO) run ./cmd/kgrag-synth -out $(DEMO)/output -seed 1 \
-		-entities 300 -relationships 900 -text-units 60 -communities 30
+	$(BIN) index --input demo/text --output $(DEMO)/output --method fast --reports none
 	$(BIN) inspect $(DEMO)/output
 	$(BIN) load --input $(DEMO)/output --turtle $(DEMO)/graph.ttl --with-ontology
 	@echo "demo: Turtle written to $(DEMO)/graph.ttl"
@@ -52,7 +53,7 @@ done
 export KGRAG_LLM_URL=http://127.0.0.1:$$port/v1 KGRAG_EMBED_MODEL=demo-embed
 set -x
 $(BIN) embed --input $(DEMO)/output
-$(BIN) ask --input $(DEMO)/output --context-only --top-k-entities 3 --max-context-tokens 3000 "What does the Green Bank have to do with the river?"
+$(BIN) ask --input $(DEMO)/output --context-only --top-k-entities 3 --max-context-tokens 3000 "What does Lady Macbeth urge Macbeth to do to King Duncan?"
 { set +x; } 2>/dev/null
 echo "demo: that is the context kgrag ask would send to a chat model (see README: kgrag ask)"
 endef

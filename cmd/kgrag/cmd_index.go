@@ -24,6 +24,12 @@ import (
 // defaultIndexCache is the model reply cache's folder, beside --output.
 const defaultIndexCache = "kgrag-cache"
 
+// Values of kgrag index --reports.
+const (
+	reportsModel = "model"
+	reportsNone  = "none"
+)
+
 // indexRunOptions is everything `kgrag index` needs; the Action fills it from
 // flags so tests can call runIndex directly.
 type indexRunOptions struct {
@@ -52,7 +58,10 @@ type indexRunOptions struct {
 	dedupThreshold   float64
 	plan             bool
 	quiet            bool
-	llm              llmOptions
+	// method is indexer.MethodStandard or MethodFast; reports is
+	// reportsModel or reportsNone.
+	method, reports string
+	llm             llmOptions
 	// load and embed, when set, run kgrag load and kgrag embed on the
 	// output once it is written.
 	load  *loadOptions
@@ -89,6 +98,15 @@ See what a run will cost first (no model is called):
 
    kgrag index --input ./books --output ./ragtest/output --plan
 
+--method fast is GraphRAG's fast method: entities are the noun phrases of
+the text, found by a part-of-speech tagger built into kgrag, relationships
+join the phrases that share a text unit, weighted by pointwise mutual
+information, and the graph is pruned as GraphRAG prunes it. No model is
+called until the community reports; with --reports none, none at all, so a
+graph of a book takes seconds and needs no model server:
+
+   kgrag index --input ./books --output ./ragtest/output --method fast --reports none
+
 Go straight on to a SPARQL store and the vector index, as 'kgrag load
 --embed' would, once the output is written:
 
@@ -98,6 +116,8 @@ Go straight on to a SPARQL store and the vector index, as 'kgrag load
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "input", Aliases: []string{"i"}, Usage: "`DIR` of documents to index"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "`DIR` to write the GraphRAG tables to (replaced when the run succeeds)"},
+			&cli.StringFlag{Name: "method", Value: indexer.MethodStandard, Usage: "`HOW` entities and relationships are found: standard (the chat model extracts them, GraphRAG's standard method) or fast (noun phrases and their co-occurrence in a text unit, no model: GraphRAG's fast method)"},
+			&cli.StringFlag{Name: "reports", Value: reportsModel, Usage: "`WHO` writes the community reports: model (the chat model) or none (no reports: with --method fast, no model is called at all)"},
 			&cli.StringFlag{Name: "cache", Usage: "`DIR` of cached model replies (default: kgrag-cache beside --output)"},
 			&cli.FloatFlag{Name: "temperature", Category: "model server", Value: 0, Usage: "sampling temperature of every call (GraphRAG's 0: the most repeatable)"},
 			&cli.IntFlag{Name: "max-tokens", Category: "model server", Usage: "stop each reply after `N` tokens (0: the server's limit); bounds the time a small model that rambles takes per call"},
@@ -147,6 +167,7 @@ Go straight on to a SPARQL store and the vector index, as 'kgrag load
 				reportMaxLength: cmd.Int("report-max-length"),
 				quiet:           cmd.Bool("quiet"),
 				llm:             llmOptionsFrom(cmd),
+				method:          cmd.String("method"), reports: cmd.String("reports"),
 			}
 			if cmd.Bool("load") {
 				o.load = &loadOptions{input: o.output, base: cmd.String("base"), quiet: o.quiet, store: storeOptionsFrom(cmd)}
@@ -161,6 +182,24 @@ Go straight on to a SPARQL store and the vector index, as 'kgrag load
 }
 
 func (o *indexRunOptions) validate() error {
+	if o.method == "" {
+		o.method = indexer.MethodStandard
+	}
+	if o.reports == "" {
+		o.reports = reportsModel
+	}
+	switch {
+	case o.method != indexer.MethodStandard && o.method != indexer.MethodFast:
+		return usagef("--method fast", "--method must be %s or %s, not %q", indexer.MethodStandard, indexer.MethodFast, o.method)
+	case o.reports != reportsModel && o.reports != reportsNone:
+		return usagef("--reports none", "--reports must be %s or %s, not %q", reportsModel, reportsNone, o.reports)
+	case o.method == indexer.MethodFast && o.claims:
+		return usagef("--method standard --claims", "--claims needs the model's extraction: it does not go with --method fast")
+	case o.method == indexer.MethodFast && o.dedup:
+		return usagef("--method standard --dedup", "--dedup joins the model's entities: it does not go with --method fast")
+	case o.method == indexer.MethodFast && o.plan:
+		return usagef("--method fast --reports none", "--plan counts the model's extraction calls, and --method fast makes none: run it (a book takes seconds); with --reports model, each community then costs one call")
+	}
 	switch {
 	case o.input == "":
 		return usagef("kgrag index --input ./docs --output ./output", "--input is required: the folder of documents to index")
@@ -215,7 +254,7 @@ func stageUnit(stage string) string {
 	switch stage {
 	case indexer.StageDocuments:
 		return "documents"
-	case indexer.StageChunks, indexer.StageExtraction:
+	case indexer.StageChunks, indexer.StageExtraction, indexer.StageNounPhrases:
 		return "text units"
 	case indexer.StageSummaries:
 		return "descriptions"
@@ -244,9 +283,13 @@ func runIndex(ctx context.Context, o indexRunOptions, term terminal) error {
 			return err
 		}
 	}
+	var model indexer.Chatter
 	client, err := o.llm.client()
 	if err != nil {
 		return err
+	}
+	if o.method == indexer.MethodStandard || o.reports != reportsNone {
+		model = client
 	}
 	if o.dedup {
 		opts.Embedder = client.Embedder()
@@ -266,7 +309,7 @@ func runIndex(ctx context.Context, o indexRunOptions, term terminal) error {
 		bar.Add(int64(done - last))
 		last = done
 	}
-	sum, err := indexer.Run(ctx, client, opts)
+	sum, err := indexer.Run(ctx, model, opts)
 	bar.Done()
 	if sum != nil {
 		printIndexSummary(term.err, sum, o.quiet)
@@ -276,7 +319,10 @@ func runIndex(ctx context.Context, o indexRunOptions, term terminal) error {
 	}
 	fmt.Fprintf(term.err, "indexed %d documents: %d text units, %d entities, %d relationships, %d claims, %d communities, %d reports (%d text units failed extraction) in %s; output %s\n",
 		sum.Documents, sum.TextUnits, sum.Entities, sum.Relationships, sum.Covariates, sum.Communities, sum.Reports, sum.ExtractionFailed, sum.Elapsed.Round(time.Millisecond), o.output)
-	if sum.Entities == 0 {
+	if sum.Entities == 0 && o.method == indexer.MethodFast {
+		fmt.Fprintf(term.err, "kgrag: warning: no noun phrase was found in two text units, so the graph holds only documents and text units; "+
+			"--method fast reads English text\n")
+	} else if sum.Entities == 0 {
 		fmt.Fprintf(term.err, "kgrag: warning: the model named no entity, so the graph holds only documents and text units; "+
 			"the records dropped above show what it wrote (a model below a few billion parameters rarely keeps to the record format)\n")
 	}
@@ -341,6 +387,7 @@ func (o indexRunOptions) indexerOptions() (indexer.Options, error) {
 	}
 	opts.SummaryJoinUnder = o.summaryJoinUnder
 	opts.Keep = []string{defaultIndexDir}
+	opts.Method, opts.NoReports = o.method, o.reports == reportsNone
 	return opts, nil
 }
 
@@ -385,10 +432,18 @@ func printIndexSummary(w io.Writer, sum *indexer.Summary, quiet bool) {
 		fmt.Fprintln(w, changesLine(c))
 	}
 	printExtraction(w, sum)
+	if f := sum.Fast; f != nil {
+		fmt.Fprintf(w, "noun graph  %d noun phrases, %d pairs in a text unit; pruned %d entities (the most connected: %q) and %d relationships, as GraphRAG prunes\n",
+			f.Phrases, f.Pairs, f.Pruned.Entities, f.Pruned.Ego, f.Pruned.Relationships)
+	}
 	if n := len(sum.Input.Ignored); n > 0 {
 		fmt.Fprintf(w, "ignored %d files that are not .txt, .md, .csv or .pdf (first: %s)\n", n, sum.Input.Ignored[0])
 	}
 	for _, s := range sum.Stages {
+		if s.Stage == indexer.StageNounPhrases {
+			fmt.Fprintf(w, "%-11s no model calls; %s\n", s.Stage, s.Elapsed.Round(time.Millisecond))
+			continue
+		}
 		if s.Stage == indexer.StageDedup {
 			fmt.Fprintf(w, "%-11s %d embedding requests, %d failed; %s\n", s.Stage, s.Calls, s.Failed, s.Elapsed.Round(time.Millisecond))
 			continue

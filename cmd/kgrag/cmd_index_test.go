@@ -84,6 +84,11 @@ func TestIndexUsage(t *testing.T) {
 		{"dedup threshold", []string{"index", "--input", t.TempDir(), "--output", t.TempDir(), "--dedup", "--dedup-threshold", "1.5"}, "--dedup-threshold"},
 		{"load without store", []string{"index", "--input", t.TempDir(), "--output", t.TempDir(), "--load"}, "--load needs --store"},
 		{"load without graph", []string{"index", "--input", t.TempDir(), "--output", t.TempDir(), "--load", "--store", "http://127.0.0.1:9/ds"}, "--graph"},
+		{"bad method", []string{"index", "--input", t.TempDir(), "--output", t.TempDir(), "--method", "quick"}, `--method must be standard or fast, not "quick"`},
+		{"bad reports", []string{"index", "--input", t.TempDir(), "--output", t.TempDir(), "--method", "fast", "--reports", "no"}, `--reports must be model or none, not "no"`},
+		{"fast claims", []string{"index", "--input", t.TempDir(), "--output", t.TempDir(), "--method", "fast", "--claims"}, "--claims needs the model's extraction"},
+		{"fast dedup", []string{"index", "--input", t.TempDir(), "--output", t.TempDir(), "--method", "fast", "--dedup"}, "--dedup joins the model's entities"},
+		{"fast plan", []string{"index", "--input", t.TempDir(), "--output", t.TempDir(), "--method", "fast", "--plan"}, "--method fast makes none"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -36,6 +36,7 @@ import (
 	"github.com/kgrag/kgrag/internal/leiden"
 	"github.com/kgrag/kgrag/internal/llm"
 	"github.com/kgrag/kgrag/internal/llmcache"
+	"github.com/kgrag/kgrag/internal/nounphrase"
 	"github.com/kgrag/kgrag/internal/reports"
 	"github.com/kgrag/kgrag/internal/tokens"
 	"github.com/kgrag/kgrag/prompts"
@@ -46,6 +47,7 @@ const (
 	StageDocuments     = "documents"
 	StageChunks        = "chunks"
 	StageExtraction    = "extraction"
+	StageNounPhrases   = "noun phrases"
 	StageDedup         = "dedup"
 	StageSummaries     = "summaries"
 	StageCommunities   = "communities"
@@ -78,6 +80,18 @@ type Options struct {
 	Documents   documents.Options
 	Chunk       chunk.Options
 	Extraction  extraction.Options
+	// Method is MethodStandard (the default, "" too) or MethodFast. The
+	// fast method finds entities with NounPhrases, relates them by
+	// co-occurrence (PMI weights, or the raw counts with RawEdgeWeights)
+	// and prunes the graph with Prune; it makes no summaries, and ignores
+	// Extraction, Embedder and SummaryJoinUnder.
+	Method         string
+	NounPhrases    nounphrase.Options
+	Prune          graphbuild.PruneOptions
+	RawEdgeWeights bool
+	// NoReports leaves the communities without reports: with the fast
+	// method, no model is called at all and Run takes a nil model.
+	NoReports bool
 	// Embedder, when set, turns on the seed's de-duplication: entities
 	// whose embedded "title: descriptions" are at least Dedup.Threshold
 	// alike are joined (graphbuild.Dedup) before the summaries. It does
@@ -125,6 +139,9 @@ func DefaultOptions() Options {
 		Encoding:    chunk.DefaultEncoding,
 		Chunk:       chunk.DefaultOptions(),
 		Extraction:  extraction.DefaultOptions(),
+		Method:      MethodStandard,
+		NounPhrases: nounphrase.DefaultOptions(),
+		Prune:       graphbuild.DefaultPruneOptions(),
 		LeidenSeed:  defaultLeidenSeed,
 		Temperature: new(float32), // 0, as GraphRAG's default model settings
 	}
@@ -158,6 +175,9 @@ type Summary struct {
 	Input documents.Summary
 	// Dedup says what de-duplication joined; nil when it was off.
 	Dedup *graphbuild.DedupReport
+	// Fast says what the fast method's noun graph held; nil with the
+	// standard method.
+	Fast *FastStats
 	// Graph and Claims count what the extraction read: records, kept,
 	// repaired and dropped, per conversation kind.
 	Graph, Claims extraction.Stats
@@ -180,6 +200,9 @@ func Run(ctx context.Context, model Chatter, opts Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	if model == nil && r.callsModel() {
+		return nil, errors.New("indexer: no model: only the fast method without reports runs without one")
+	}
 	// Checked now as well as at the end, so that no call is paid for an
 	// output that cannot be written.
 	if _, err := os.Stat(r.opts.Output); err == nil {
@@ -187,7 +210,7 @@ func Run(ctx context.Context, model Chatter, opts Options) (*Summary, error) {
 			return nil, err
 		}
 	}
-	if r.opts.CacheDir != "" {
+	if r.opts.CacheDir != "" && r.callsModel() {
 		if r.cache, err = llmcache.Open(r.opts.CacheDir); err != nil {
 			return nil, fmt.Errorf("indexer: cache %s: %w", r.opts.CacheDir, err)
 		}
@@ -218,14 +241,16 @@ func Run(ctx context.Context, model Chatter, opts Options) (*Summary, error) {
 // graph's provenance says of this run.
 func (r *run) record(ds *graphrag.Dataset, start time.Time) (*graphrag.Run, error) {
 	rec := &graphrag.Run{Tool: "kgrag", Version: r.opts.Version, Started: start.UTC().Truncate(time.Second),
-		Ended: time.Now().UTC().Truncate(time.Second), ChatModel: r.opts.Model,
+		Ended:   time.Now().UTC().Truncate(time.Second),
 		Prompts: map[string]string{}, Documents: map[string]graphrag.RunDocument{}}
+	if r.callsModel() {
+		rec.ChatModel = r.opts.Model
+	}
 	if r.opts.Embedder != nil {
 		rec.EmbeddingModel = r.opts.EmbeddingModel
 	}
 	for _, n := range prompts.Names() {
-		// The index_ templates, the claims' only when claims are on.
-		if !strings.HasPrefix(n, "index_") || strings.HasPrefix(n, "index_claims") && !r.opts.Extraction.Claims.Enabled {
+		if !r.usesPrompt(n) {
 			continue
 		}
 		h, err := r.opts.Prompts.SHA256(n)
@@ -240,6 +265,27 @@ func (r *run) record(ds *graphrag.Dataset, start time.Time) (*graphrag.Run, erro
 	return rec, nil
 }
 
+// callsModel tells whether the run calls the chat model: the fast
+// method without reports does not.
+func (r *run) callsModel() bool { return r.opts.Method != MethodFast || !r.opts.NoReports }
+
+// usesPrompt tells whether the run uses the prompt template name: the
+// index_ templates, the claims' only when claims are on, and with the
+// fast method only the report's.
+func (r *run) usesPrompt(name string) bool {
+	switch {
+	case !strings.HasPrefix(name, "index_"):
+		return false
+	case r.opts.Method == MethodFast:
+		return name == "index_report" && !r.opts.NoReports
+	case name == "index_report":
+		return !r.opts.NoReports
+	case strings.HasPrefix(name, "index_claims"):
+		return r.opts.Extraction.Claims.Enabled
+	}
+	return true
+}
+
 // chatOptions are the settings of the summary and report calls.
 func (r *run) chatOptions() llm.ChatOptions {
 	return llm.ChatOptions{Model: r.opts.Model, Temperature: r.opts.Temperature, MaxTokens: r.opts.MaxTokens}
@@ -249,6 +295,13 @@ func (r *run) chatOptions() llm.ChatOptions {
 func newRun(model Chatter, opts Options) (*run, error) {
 	if opts.Input == "" || opts.Output == "" {
 		return nil, errors.New("indexer: input and output folders are required")
+	}
+	switch opts.Method {
+	case "":
+		opts.Method = MethodStandard
+	case MethodStandard, MethodFast:
+	default:
+		return nil, fmt.Errorf("indexer: method %q: want %s or %s", opts.Method, MethodStandard, MethodFast)
 	}
 	if opts.Concurrency < 1 {
 		opts.Concurrency = 1
@@ -328,6 +381,13 @@ func (r *run) build(ctx context.Context, sum *Summary) (*graphrag.Dataset, error
 		return nil, err
 	}
 	sum.Documents, sum.TextUnits = len(ds.Documents), len(ds.TextUnits)
+	if r.opts.Method == MethodFast {
+		g, err := r.nounGraph(ctx, xunits, sum)
+		if err != nil {
+			return nil, err
+		}
+		return r.finish(ctx, ds, g, sum)
+	}
 
 	// Extraction.
 	chat, done := r.stage(StageExtraction, sum)
@@ -387,6 +447,12 @@ func (r *run) build(ctx context.Context, sum *Summary) (*graphrag.Dataset, error
 	if err != nil {
 		return nil, fmt.Errorf("indexer: summaries: %w", err)
 	}
+	return r.finish(ctx, ds, g, sum)
+}
+
+// finish turns the merged graph g into ds's entities and relationships,
+// finds the communities and writes their reports.
+func (r *run) finish(ctx context.Context, ds *graphrag.Dataset, g *graphbuild.Graph, sum *Summary) (*graphrag.Dataset, error) {
 	ds.Entities, ds.Relationships = graphbuild.Finalize(g)
 	sum.Entities, sum.Relationships = len(ds.Entities), len(ds.Relationships)
 	attachIDs(ds)
@@ -400,8 +466,8 @@ func (r *run) build(ctx context.Context, sum *Summary) (*graphrag.Dataset, error
 	r.progress(StageCommunities, 1, 1)
 
 	// Reports.
-	if len(ds.Communities) > 0 {
-		chat, done = r.stage(StageReports, sum)
+	if len(ds.Communities) > 0 && !r.opts.NoReports {
+		chat, done := r.stage(StageReports, sum)
 		b, err := reports.NewBuilder(ds, r.enc, reports.DefaultMaxInputTokens)
 		if err != nil {
 			return nil, fmt.Errorf("indexer: reports: %w", err)

@@ -137,3 +137,16 @@ func Artifacts(t testing.TB, name string) string {
 	}
 	return dir
 }
+
+// SpacyModel returns the folder of spaCy's en_core_web_md pipeline that
+// scripts/spacy-models.sh unpacked from PyPI (what GraphRAG's syntactic
+// and CFG noun-phrase extractors load), skipping or failing when it is
+// not there.
+func SpacyModel(t testing.TB) string {
+	t.Helper()
+	out, err := exec.Command("bash", filepath.Join(RepoRoot(t), "scripts", "spacy-models.sh"), "--check").Output()
+	if err != nil {
+		SkipOrFail(t, "spaCy models not unpacked (run scripts/spacy-models.sh): %v", err)
+	}
+	return strings.TrimSpace(string(out))
+}
