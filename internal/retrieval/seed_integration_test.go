@@ -14,8 +14,7 @@ import (
 	"github.com/kgrag/kgrag/internal/retrieval"
 	"github.com/kgrag/kgrag/internal/test"
 	"github.com/kgrag/kgrag/loader"
-	"github.com/kgrag/kgrag/ontology"
-	"github.com/kgrag/kgrag/rdf"
+	"github.com/kgrag/kgrag/loader/storetest"
 )
 
 // seedStores are the real stores seed mode's SPARQL backend is checked
@@ -28,21 +27,7 @@ var seedStores = []struct{ name, service string }{
 // loadGraph maps ds into a graph of st unique to this run, dropped at
 // cleanup, and returns its IRI.
 func loadGraph(ctx context.Context, t *testing.T, st *loader.SPARQLStore, ds *graphrag.Dataset, name string) string {
-	t.Helper()
-	graph := fmt.Sprintf("http://kgrag.test/retrieval/%x/%s", rand.Uint64(), name)
-	t.Cleanup(func() {
-		if err := st.Drop(context.Background(), graph); err != nil {
-			t.Errorf("drop %s: %v", graph, err)
-		}
-	})
-	m := ontology.Mapper{Base: "http://kgrag.test/retrieval/"}
-	if _, err := st.ReplaceGraph(ctx, graph, func(w rdf.Writer) error {
-		_, err := m.Map(ctx, ds, w)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return graph
+	return storetest.LoadDataset(ctx, t, st, ds, name)
 }
 
 // seedSelections draws n selections of k entity ids from ds with a fixed
@@ -122,18 +107,9 @@ func onBoth[B, R any](t *testing.T, backends []B, f func(B) (R, error)) [2]R {
 }
 
 // openStore opens the real store named (oxigraph, fuseki, virtuoso) at
-// the URL of its service variable, with the loader's profile for it.
+// the URL of its service variable.
 func openStore(t *testing.T, name, service string, o loader.Options) *loader.SPARQLStore {
-	t.Helper()
-	prof, err := loader.ProfileFor(name, test.Service(t, service))
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := loader.Open(prof, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st
+	return storetest.Open(t, name, service, o)
 }
 
 // TestSeedBackendsAgree loads each sample into a real Oxigraph and Fuseki

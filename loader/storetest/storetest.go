@@ -20,7 +20,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kgrag/kgrag/graphrag"
+	"github.com/kgrag/kgrag/internal/test"
 	"github.com/kgrag/kgrag/loader"
+	"github.com/kgrag/kgrag/ontology"
 	"github.com/kgrag/kgrag/rdf"
 )
 
@@ -280,4 +283,40 @@ func SameGraphs(t *testing.T, s *loader.SPARQLStore, a, b string) {
 			t.Errorf("<%s> holds triples that <%s> does not", g[0], g[1])
 		}
 	}
+}
+
+// Open opens the real store named (oxigraph, fuseki, virtuoso), at the URL
+// of its service variable (KGRAG_TEST_<SERVICE>, see internal/test.Service:
+// skipped or failed when unset), with the loader's profile for it.
+func Open(t testing.TB, name, service string, o loader.Options) *loader.SPARQLStore {
+	t.Helper()
+	prof, err := loader.ProfileFor(name, test.Service(t, service))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := loader.Open(prof, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// LoadDataset maps ds (instances under Base) into a graph of st unique to
+// this run, dropped at cleanup, and returns the graph's IRI.
+func LoadDataset(ctx context.Context, t testing.TB, st *loader.SPARQLStore, ds *graphrag.Dataset, name string) string {
+	t.Helper()
+	graph := fmt.Sprintf("%sgraph/%x/%s", Base, rand.Uint64(), name)
+	t.Cleanup(func() {
+		if err := st.Drop(context.Background(), graph); err != nil {
+			t.Errorf("drop %s: %v", graph, err)
+		}
+	})
+	m := ontology.Mapper{Base: Base}
+	if _, err := st.ReplaceGraph(ctx, graph, func(w rdf.Writer) error {
+		_, err := m.Map(ctx, ds, w)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return graph
 }
