@@ -79,6 +79,12 @@
 #               syntactic_parser and cfg extractors with en_core_web_md from
 #               scripts/spacy-models.sh, then co-occurrence, PMI and pruning;
 #               its default regex_english needs NLTK data no registry has).
+#  12. drift    DRIFT and basic search (bench/drift) against the project's
+#               test model server in-process, on the v3 sample with
+#               GraphRAG's defaults: kgrag's own time per question with a
+#               server answering at once (target for basic: under 10 ms),
+#               and wall time against the lower bound of the calls' waves
+#               with a server taking 500 ms per call.
 #
 # The synthetic dataset is made once by kgrag-synth and cached under
 # $BENCH_DIR/data/ keyed by its sizes and seed. The report goes to stdout and
@@ -96,7 +102,7 @@
 #   BENCH_ENTITIES, BENCH_RELATIONSHIPS, BENCH_TEXT_UNITS, BENCH_COMMUNITIES,
 #   BENCH_SEED           synthetic sizes and seed (default 100000, 300000,
 #                        20000, 5000, seed 1; quick: a tenth of those)
-#   BENCH_STEPS          which parts to run (default "convert micro stores retrieval global leiden index serve update diff fast")
+#   BENCH_STEPS          which parts to run (default "convert micro stores retrieval global leiden index serve update diff fast drift")
 #   BENCH_DIFF_STORES    stores of the diff step (default "oxigraph fuseki")
 #   BENCH_STORES         which stores (default "oxigraph fuseki virtuoso")
 #   BENCH_SKIP_ATOMIC    stores whose atomic kgrag load is not run (e.g.
@@ -151,7 +157,7 @@ N_REL=${BENCH_RELATIONSHIPS:-${def[1]}}
 N_TU=${BENCH_TEXT_UNITS:-${def[2]}}
 N_COM=${BENCH_COMMUNITIES:-${def[3]}}
 SEED=${BENCH_SEED:-1}
-STEPS=${BENCH_STEPS:-convert micro stores retrieval global leiden index serve update diff fast}
+STEPS=${BENCH_STEPS:-convert micro stores retrieval global leiden index serve update diff fast drift}
 STORES=${BENCH_STORES:-oxigraph fuseki virtuoso}
 COUNT=${BENCH_COUNT:-6}
 REPEAT=${BENCH_REPEAT:-3}
@@ -1293,6 +1299,17 @@ else:
 		printf '%s' "$fx_rows"
 		echo
 	} | section
+fi
+
+# --- 12. DRIFT and basic search -------------------------------------------------
+
+if has_step drift; then
+	DR_SAMPLE=${KGRAG_TESTDATA:-/work/shared/testdata}/graphrag/v3
+	log "drift: bench/drift on $DR_SAMPLE"
+	if ! go run ./bench/drift -sample "$DR_SAMPLE" -questions 10 >"$RUN/drift.md" 2>"$RUN/drift.err"; then
+		echo "## 12. DRIFT and basic search: failed: $(tail -n 3 "$RUN/drift.err" | tr '\n' ' ' | cut -c1-200)" >"$RUN/drift.md"
+	fi
+	sed 's/^## DRIFT and basic search (bench\/drift)/## 12. DRIFT and basic search (bench\/drift)/' "$RUN/drift.md" | section
 fi
 
 # --- report ----------------------------------------------------------------------

@@ -141,7 +141,7 @@ func run(ctx context.Context, stdout io.Writer) error {
 
 	// 1. A server that answers at once.
 	fast := startModel(0)
-	defer fast.close()
+	defer fast.Close()
 	client, err := newClient(fast)
 	if err != nil {
 		return err
@@ -167,7 +167,7 @@ func run(ctx context.Context, stdout io.Writer) error {
 
 	// 2. A server that takes c.latency per call.
 	slow := startModel(c.latency)
-	defer slow.close()
+	defer slow.Close()
 	slowClient, err := newClient(slow)
 	if err != nil {
 		return err
@@ -203,7 +203,7 @@ func run(ctx context.Context, stdout io.Writer) error {
 // newClient is the client kgrag ask makes: the default HTTP client and
 // retry policy.
 func newClient(m *model) (*llm.Client, error) {
-	return llm.New(llm.Config{BaseURL: m.url(), ChatModel: "bench-chat"})
+	return llm.New(llm.Config{BaseURL: m.URL(), ChatModel: "bench-chat"})
 }
 
 // probe times n chat requests of one word each: the client's round trip
@@ -211,7 +211,7 @@ func newClient(m *model) (*llm.Client, error) {
 func probe(ctx context.Context, m *model, client *llm.Client, n int) (rtt, server float64, err error) {
 	var rtts, servers []float64
 	for i := -1; i < n; i++ { // one warm-up, not counted: the first connection
-		m.reset()
+		m.Reset()
 		t := time.Now()
 		if _, _, err := client.Chat(ctx, []llm.Message{{Role: llm.RoleUser, Content: "ping"}}, llm.ChatOptions{Model: "bench-chat"}); err != nil {
 			return 0, 0, fmt.Errorf("round-trip probe: %w", err)
@@ -220,7 +220,7 @@ func probe(ctx context.Context, m *model, client *llm.Client, n int) (rtt, serve
 		if i < 0 {
 			continue
 		}
-		_, sum, _ := m.busy(t, end)
+		_, sum, _ := m.Busy(t, end)
 		rtts = append(rtts, ms(end.Sub(t)))
 		servers = append(servers, ms(sum))
 	}
@@ -299,7 +299,7 @@ type asked struct {
 // ask runs one search and checks it went the normal way: every reply
 // valid, no call failed, an answer.
 func ask(ctx context.Context, s *globalsearch.Searcher, m *model, q string) (asked, error) {
-	m.reset()
+	m.Reset()
 	// The reduce answer is streamed, as kgrag ask prints it on a terminal.
 	h := globalsearch.Hooks{Answer: func(string) error { return nil }}
 	t := time.Now()
@@ -309,7 +309,7 @@ func ask(ctx context.Context, s *globalsearch.Searcher, m *model, q string) (ask
 		return asked{}, err
 	}
 	a := asked{res: res, wall: end.Sub(t)}
-	a.busy, a.handlers, a.requests = m.busy(t, end)
+	a.busy, a.handlers, a.requests = m.Busy(t, end)
 	switch {
 	case res.MapFailed > 0 || res.MapParse.Valid != len(res.Batches):
 		return a, fmt.Errorf("question %q: map replies %+v, %d failed; want all valid", q, res.MapParse, res.MapFailed)

@@ -4,10 +4,7 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
-	"net/http"
-	"net/http/httptest"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -15,110 +12,26 @@ import (
 	"github.com/kgrag/kgrag/internal/llm/llmtest"
 )
 
-// model is the project's OpenAI-compatible test server on 127.0.0.1,
-// scripted to answer global search's calls as a well-behaved model would
-// (valid JSON, a few points per batch), with every request's time inside
-// the server's handler recorded, so that the time kgrag itself adds can be
-// told from the model's.
+// model is the project's OpenAI-compatible test server on 127.0.0.1
+// (llmtest.Timed: every request's time inside the server is recorded, so
+// that the time kgrag itself adds can be told from the model's), scripted
+// to answer global search's calls as a well-behaved model would (valid
+// JSON, a few points per batch).
 type model struct {
-	srv  *llmtest.Server
-	http *httptest.Server
+	*llmtest.Timed
 
-	mu    sync.Mutex
-	spans []span
-	// inside counts the requests in the handler.
-	inside int
+	mu sync.Mutex
 	// community maps a report's full content to its community, for
 	// rating prompts (set with rateReports).
 	community map[string]string
 }
 
-// span is one request's time in the server's handler.
-type span struct{ start, end time.Time }
-
 // startModel starts a server that sleeps latency before every chat answer.
 func startModel(latency time.Duration) *model {
-	m := &model{srv: llmtest.New(llmtest.Config{Latency: latency})}
-	m.srv.Respond(m.reply)
-	m.http = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		m.mu.Lock()
-		m.inside++
-		m.mu.Unlock()
-		start := time.Now()
-		m.srv.ServeHTTP(w, r)
-		end := time.Now()
-		m.mu.Lock()
-		m.spans = append(m.spans, span{start, end})
-		m.inside--
-		m.mu.Unlock()
-	}))
+	srv := llmtest.New(llmtest.Config{Latency: latency})
+	m := &model{Timed: llmtest.StartTimed(srv)}
+	srv.Respond(m.reply)
 	return m
-}
-
-func (m *model) close() { m.http.Close() }
-
-// url is the base URL for llm.Config.
-func (m *model) url() string { return m.http.URL + "/v1" }
-
-// reset forgets the requests and spans recorded so far (the server keeps
-// every request, prompts included: thousands of 50 kB prompts otherwise).
-func (m *model) reset() {
-	m.srv.Reset()
-	m.mu.Lock()
-	m.spans = nil
-	m.mu.Unlock()
-}
-
-// busy returns how long, between from and to, at least one request was in
-// the server's handler (the union of the spans), the sum of the spans, and
-// how many there were. The client has a reply once its last bytes are
-// written, which may be before the handler returns: busy first waits for
-// every request to leave the handler.
-func (m *model) busy(from, to time.Time) (union, sum time.Duration, n int) {
-	var spans []span
-	for wait := time.Now(); ; time.Sleep(50 * time.Microsecond) {
-		m.mu.Lock()
-		if m.inside == 0 || time.Since(wait) > 5*time.Second {
-			spans = slices.Clone(m.spans)
-			m.mu.Unlock()
-			break
-		}
-		m.mu.Unlock()
-	}
-	slices.SortFunc(spans, func(a, b span) int { return a.start.Compare(b.start) })
-	var end time.Time
-	for _, s := range spans {
-		if s.end.Before(from) || s.start.After(to) {
-			continue
-		}
-		n++
-		st, en := later(s.start, from), earlier(s.end, to)
-		sum += en.Sub(st)
-		switch {
-		case !en.After(end):
-		case st.After(end):
-			union += en.Sub(st)
-			end = en
-		default:
-			union += en.Sub(end)
-			end = en
-		}
-	}
-	return union, sum, n
-}
-
-func later(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
-}
-
-func earlier(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
-	}
-	return b
 }
 
 // rateReports tells the server which community each report of d up to
