@@ -182,3 +182,73 @@ func deleteAlias(t *testing.T, url, alias string) {
 		}
 	}
 }
+
+// TestAskTablesElasticsearch: kgrag embed --tables all --index-url puts
+// the text units and reports in their own aliases beside the entities',
+// and ask --mode basic and --mode drift over Elasticsearch select what
+// they select over the flat files of the same vectors.
+func TestAskTablesElasticsearch(t *testing.T) {
+	f := newAskFixture(t)
+	url := test.Service(t, "ELASTICSEARCH")
+	alias := fmt.Sprintf("kgrag-tables-test-%d-entities", rand.Uint32())
+	flatDir := t.TempDir()
+	for _, es := range []indexOptions{{}, {url: url, name: alias}} {
+		eo := embedTestOptions(f.input, flatDir, f.srv.URL(), askEmbedModel)
+		eo.tables, eo.es = embedTables, es
+		term, _, errb := testTerminal()
+		if err := runEmbed(t.Context(), eo, term); err != nil {
+			t.Fatal(err)
+		}
+		if es.url != "" {
+			for _, table := range embedTables {
+				a := tableAlias(alias, table)
+				t.Cleanup(func() { deleteAlias(t, url, a) })
+				if !strings.Contains(errb.String(), "alias "+a) {
+					t.Errorf("embed --tables all --index-url: stderr %q names no alias %s", errb, a)
+				}
+			}
+		}
+	}
+	if a := tableAlias(alias, tableTextUnits); !strings.HasSuffix(a, "-text_units") || strings.Contains(a, "entities") {
+		t.Errorf("text units' alias %q; want the entities' with text_units for entities", a)
+	}
+	driftScript(f.srv, nil)
+	run := func(mode string, idx indexOptions) *askResult {
+		t.Helper()
+		opts := f.options("How do the ghosts change Scrooge?")
+		opts.mode, opts.index, opts.json = mode, idx, true
+		opts.basic, opts.drift = newAskOptions().basic, newAskOptions().drift
+		opts.global = newAskOptions().global
+		opts.drift.Depth = 1
+		if err := opts.index.resolve(opts.input); err != nil {
+			t.Fatal(err)
+		}
+		term, out, _ := testTerminal()
+		if err := runAsk(t.Context(), opts, term); err != nil {
+			t.Fatalf("--mode %s: %v", mode, err)
+		}
+		return new(decodeAsk(t, out.Bytes()))
+	}
+	for _, mode := range []string{modeBasic, modeDrift} {
+		flatRun, esRun := run(mode, indexOptions{path: flatDir}), run(mode, indexOptions{url: url, name: alias})
+		if mode == modeBasic {
+			if d := cmp.Diff(flatRun.Context.Records, esRun.Context.Records); d != "" || len(flatRun.Context.Records.Sources) == 0 {
+				t.Errorf("basic: records differ (-flat +elasticsearch):\n%s", d)
+			}
+			continue
+		}
+		if d := cmp.Diff(flatRun.Drift.Primed, esRun.Drift.Primed); d != "" || len(flatRun.Drift.Primed) != 20 {
+			t.Errorf("drift: primed reports differ (-flat +elasticsearch):\n%s", d)
+		}
+		var fq, eq []string
+		for i := range flatRun.Drift.Actions {
+			fq = append(fq, flatRun.Drift.Actions[i].Query)
+		}
+		for i := range esRun.Drift.Actions {
+			eq = append(eq, esRun.Drift.Actions[i].Query)
+		}
+		if d := cmp.Diff(fq, eq); d != "" {
+			t.Errorf("drift: actions differ (-flat +elasticsearch):\n%s", d)
+		}
+	}
+}
