@@ -59,6 +59,25 @@ func fastCarol(t *testing.T) string {
 	return opts.Output
 }
 
+// withUnnamedUnit writes a copy of the output in dir with one more text
+// unit, which no entity names: pandas' join then gives it no degree, and
+// the entity_degree column of every context turns to floats ("12.0").
+func withUnnamedUnit(t *testing.T, dir string) string {
+	t.Helper()
+	ds, err := graphrag.Open(t.Context(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := ds.TextUnits[len(ds.TextUnits)-1]
+	ds.TextUnits = append(ds.TextUnits, graphrag.TextUnit{ID: "unnamed-unit", HumanReadableID: fmt.Sprint(len(ds.TextUnits)),
+		Text: "A passage, with \"no\" noun phrase kept.", NTokens: 9, HasNTokens: true, DocumentIDs: last.DocumentIDs})
+	out := filepath.Join(t.TempDir(), "unnamed")
+	if err := graphrag.Write3x(t.Context(), out, ds); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // standIns are made-up reports for every community of ds, of lengths that
 // vary with the community number, so that over-budget communities mix
 // some sub-community reports with the others' text units.
@@ -101,10 +120,12 @@ func TestTextContextsAgainstGraphRAG(t *testing.T) {
 	py := test.GraphRAGPython(t)
 	carol := fastCarol(t)
 	v3 := filepath.Join(test.GraphRAGSamples(t), "v3")
+	unnamed := withUnnamedUnit(t, carol)
 	jobs := []textJob{
 		{"carol/8000", carol, 8000, 40, tokens.EncodingCL100K},
 		{"carol/3000", carol, 3000, 300, tokens.EncodingCL100K},
 		{"carol/8000/o200k", carol, 8000, 40, tokens.EncodingO200K},
+		{"carol+unnamed/8000", unnamed, 8000, 40, tokens.EncodingCL100K},
 		{"v3/8000", v3, 8000, 40, tokens.EncodingCL100K},
 		{"v3/2500", v3, 2500, 200, tokens.EncodingCL100K},
 	}
@@ -121,7 +142,7 @@ func TestTextContextsAgainstGraphRAG(t *testing.T) {
 	}
 	out := test.PythonJSONL[textOut](t, py, []string{filepath.Join(test.RepoRoot(t), "scripts", "oracle", "graphrag_report_text.py"), "--jobs"}, req)
 
-	var total, same, over, trimmed, mixed, reportsOnly int
+	var total, same, over, trimmed, mixed, reportsOnly, floats int
 	for i, j := range jobs {
 		ds, o := datasets[i], out[i]
 		b, err := reports.NewTextBuilder(ds, encoding(t, j.encoding), j.budget)
@@ -153,6 +174,9 @@ func TestTextContextsAgainstGraphRAG(t *testing.T) {
 			same++
 			if w.Exceeds {
 				over++
+			}
+			if strings.HasSuffix(w.Text, ".0\n") {
+				floats++
 			}
 		}
 		done := standIns(ds, j.words)
@@ -199,8 +223,8 @@ func TestTextContextsAgainstGraphRAG(t *testing.T) {
 			j.name, len(o.Local), countOver(o.Local), o.Dropped, o.Seconds)
 	}
 	t.Logf("%d of %d contexts identical to GraphRAG's (local, as run, as intended): %d local ones over the budget, "+
-		"%d trimmed, %d mixing sub-community reports with text units, %d of reports alone", same, total, over, trimmed, mixed, reportsOnly)
-	for what, n := range map[string]int{"over the budget": over, "trimmed": trimmed, "mixed": mixed, "reports alone": reportsOnly} {
+		"%d trimmed, %d mixing sub-community reports with text units, %d of reports alone; %d with float degrees", same, total, over, trimmed, mixed, reportsOnly, floats)
+	for what, n := range map[string]int{"over the budget": over, "trimmed": trimmed, "mixed": mixed, "reports alone": reportsOnly, "float degree": floats} {
 		if n == 0 {
 			t.Errorf("no %s context was compared: the jobs no longer cover that case", what)
 		}
