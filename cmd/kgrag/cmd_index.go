@@ -106,7 +106,7 @@ called until the community reports, which the model writes from the
 community's text units (its passages, GraphRAG's text-unit reports; the
 prompt is index_report_text.tmpl), one call per community:
 
-   kgrag index --input ./books --output ./ragtest/output --method fast --chat-model gemma3
+   kgrag index --input ./books --output ./ragtest/output --method fast --chat-model qwen2.5:7b
 
 With --reports none, no model is called at all, so a graph of a book takes
 seconds and needs no model server:
