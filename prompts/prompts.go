@@ -100,8 +100,9 @@ type IndexSummarize struct {
 }
 
 // IndexReport fills index_report.tmpl, the prompt (one user message) of a
-// community report call of kgrag index: the community's context (the
-// tables of internal/reports), the word limit of the report, and, when
+// community report call of kgrag index, and index_report_text.tmpl, that
+// of kgrag index --method fast: the community's context (the tables of
+// internal/reports: entities and relationships, or text units), the word limit of the report, and, when
 // the call is made again because the reply could not be used, what was
 // wrong with it (empty on a first call).
 type IndexReport struct {

@@ -56,6 +56,7 @@ func TestRenderGolden(t *testing.T) {
 		{"global_rate", prompts.GlobalRate{Question: "Who is Scrooge?", Report: "# Scrooge and his clerk\n\nScrooge employs Bob Cratchit."}},
 		{"index_report", prompts.IndexReport{Context: "-----Entities-----\nhuman_readable_id,title,description,degree\n5,SCROOGE,a miser,12\n6,MARLEY,his partner,3\n\n" +
 			"-----Relationships-----\nhuman_readable_id,source,target,description,combined_degree\n23,SCROOGE,MARLEY,partners,15\n", MaxLength: 2000}},
+		{"index_report_text", prompts.IndexReport{Context: "-----SOURCES-----\nid,text,entity_degree\n3,\"Marley was dead, to begin with.\",12\n7,Scrooge knew he was dead.,5\n", MaxLength: 2000}},
 		{"index_summarize", prompts.IndexSummarize{Title: "SCROOGE", Descriptions: []string{"A miser.", "Marley's partner."}, MaxLength: 500}},
 		{"index_summarize_relationship", prompts.IndexSummarize{Source: "SCROOGE", Target: "MARLEY", Descriptions: []string{"Partners.", "Marley haunts Scrooge."}, MaxLength: 500}},
 		{"index_extract", prompts.IndexExtract{RecordFormat: recordFormat, EntityTypes: []string{"organization", "person", "geo", "event"}, Text: sampleText}},

@@ -31,6 +31,7 @@ var replaceable = map[string]struct {
 	"index_claims_loop":      {IndexGlean{}, nil},
 	"index_summarize":        {IndexSummarize{}, []string{"Descriptions"}},
 	"index_report":           {IndexReport{}, []string{"Context"}},
+	"index_report_text":      {IndexReport{}, []string{"Context"}},
 }
 
 // Replaceable lists, sorted, the templates a prompts folder (Open) may

@@ -102,8 +102,14 @@ See what a run will cost first (no model is called):
 the text, found by a part-of-speech tagger built into kgrag, relationships
 join the phrases that share a text unit, weighted by pointwise mutual
 information, and the graph is pruned as GraphRAG prunes it. No model is
-called until the community reports; with --reports none, none at all, so a
-graph of a book takes seconds and needs no model server:
+called until the community reports, which the model writes from the
+community's text units (its passages, GraphRAG's text-unit reports; the
+prompt is index_report_text.tmpl), one call per community:
+
+   kgrag index --input ./books --output ./ragtest/output --method fast --chat-model qwen2.5:7b
+
+With --reports none, no model is called at all, so a graph of a book takes
+seconds and needs no model server:
 
    kgrag index --input ./books --output ./ragtest/output --method fast --reports none
 

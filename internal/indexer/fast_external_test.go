@@ -12,6 +12,7 @@ import (
 	"github.com/kgrag/kgrag/graphrag"
 	"github.com/kgrag/kgrag/internal/graphbuild"
 	"github.com/kgrag/kgrag/internal/indexer"
+	"github.com/kgrag/kgrag/internal/indexer/indexertest"
 	"github.com/kgrag/kgrag/internal/nounphrase"
 	"github.com/kgrag/kgrag/internal/test"
 )
@@ -338,4 +339,27 @@ func logDifferences(t *testing.T, name string, ours, theirs map[string]int) {
 	}
 	t.Logf("%s: only kgrag: %d phrases, %d hyphenated; most often: %s", name, len(k), kh, top(k))
 	t.Logf("%s: only GraphRAG: %d phrases, %d hyphenated; most often: %s", name, len(g), gh, top(g))
+}
+
+// TestFastReportsGraphRAGReads indexes the book with the fast method and
+// the scripted model writing the reports from text-unit contexts, and
+// checks that PyPI graphrag's readers take every report, and every
+// community (its community reader keeps those with a report).
+func TestFastReportsGraphRAGReads(t *testing.T) {
+	py := test.GraphRAGPython(t)
+	srv, client := indexertest.Model(t)
+	opts := indexer.DefaultOptions()
+	opts.Input = test.SourceText(t)
+	opts.Output = filepath.Join(t.TempDir(), "output")
+	opts.Method = indexer.MethodFast
+	sum, _ := runAndOpen(t, client, opts)
+	if sum.Reports == 0 || sum.Reports != srv.Count("/chat/completions") {
+		t.Errorf("%d reports from %d model calls", sum.Reports, srv.Count("/chat/completions"))
+	}
+	got := readWithGraphRAG(t, py, opts.Output)
+	for k, v := range map[string]int{"reports": sum.Reports, "communities": sum.Communities, "community_rows": sum.Communities, "entities": sum.Entities} {
+		if got[k] != v {
+			t.Errorf("graphrag read %d %s; kgrag wrote %d", got[k], k, v)
+		}
+	}
 }

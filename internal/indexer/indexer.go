@@ -277,7 +277,9 @@ func (r *run) usesPrompt(name string) bool {
 	case !strings.HasPrefix(name, "index_"):
 		return false
 	case r.opts.Method == MethodFast:
-		return name == "index_report" && !r.opts.NoReports
+		return name == "index_report_text" && !r.opts.NoReports
+	case name == "index_report_text":
+		return false
 	case name == "index_report":
 		return !r.opts.NoReports
 	case strings.HasPrefix(name, "index_claims"):
@@ -468,7 +470,13 @@ func (r *run) finish(ctx context.Context, ds *graphrag.Dataset, g *graphbuild.Gr
 	// Reports.
 	if len(ds.Communities) > 0 && !r.opts.NoReports {
 		chat, done := r.stage(StageReports, sum)
-		b, err := reports.NewBuilder(ds, r.enc, reports.DefaultMaxInputTokens)
+		newBuilder := reports.NewBuilder
+		if r.opts.Method == MethodFast {
+			// GraphRAG's fast method writes its reports from the text units
+			// (create_community_reports_text).
+			newBuilder = reports.NewTextBuilder
+		}
+		b, err := newBuilder(ds, r.enc, reports.DefaultMaxInputTokens)
 		if err != nil {
 			return nil, fmt.Errorf("indexer: reports: %w", err)
 		}

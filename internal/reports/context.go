@@ -46,7 +46,8 @@ type community struct {
 	level    int64
 	children []string
 	records  []record
-	local    string // context_string: the records sorted and cut to the budget
+	units    []unit // a text Builder's: its text units, in TextUnitIDs order
+	local    string // context_string: the records sorted and cut to the budget (a text Builder's: all its units)
 	tokens   int    // context_size
 	exceeds  bool   // context_exceed_limit: local is over the budget all the same
 	src      *graphrag.Community
@@ -63,6 +64,7 @@ type Builder struct {
 	comms  []*community // by level, deepest first, then by community number
 	byNum  map[string]*community
 	levels []int64 // deepest first
+	text   bool    // NewTextBuilder's: contexts of text units
 }
 
 // NewBuilder computes the local context of every community of ds that
@@ -467,7 +469,8 @@ func (b *Builder) MaxTokens() int { return b.max }
 func (b *Builder) Encoder() *tokens.Encoder { return b.enc }
 
 // Local returns community num's local context (the one of NewBuilder):
-// its entities and relationships, cut to the budget.
+// its entities and relationships, cut to the budget; with NewTextBuilder,
+// all its text units, however long.
 func (b *Builder) Local(num string) (Context, bool) {
 	c := b.byNum[num]
 	if c == nil {
@@ -489,7 +492,15 @@ func (b *Builder) Local(num string) (Context, bool) {
 //   - when none of that fits, the reports alone, as many as fit (possibly
 //     none: the text is then empty);
 //   - a community without sub-communities, or whose sub-communities have
-//     no report yet, keeps its local context, over the budget.
+//     no report yet, keeps its local context, over the budget; with
+//     NewTextBuilder, its text units are cut to the budget instead
+//     (sort_context with max_input_length), which is what GraphRAG 3.3.0
+//     does with every over-budget community, having no report yet.
+//
+// With NewTextBuilder, the mixed contexts put the reports ahead of the
+// remaining sub-communities' text units (text_unit_context's
+// sort_context): GraphRAG's own build_mixed_context would call the graph
+// context's sort_context on them, which cannot work on text units.
 //
 // A sub-community without a report keeps its local context all along;
 // GraphRAG would print an empty report for it instead. Context reports
@@ -524,24 +535,30 @@ func (b *Builder) Context(num string, report func(num string) (string, bool)) (C
 		subs = append(subs, s)
 	}
 	if !anyReport {
+		if b.text {
+			// A text local context holds every unit: trim it, as GraphRAG's
+			// build_level_context does when it has no report.
+			ctx.Text = b.sortUnits(c.units, nil, b.max)
+			ctx.Tokens = b.enc.Count(ctx.Text)
+		}
 		return ctx, true
 	}
 	slices.SortStableFunc(subs, func(x, y sub) int { return cmp.Compare(y.c.tokens, x.c.tokens) })
 
 	// build_mixed_context
 	var reports []subReport
-	var kept []record // local contexts of sub-communities without a report
+	var kept []*community // sub-communities without a report: their local contexts
 	for i, s := range subs {
 		if s.content == "" {
-			kept = append(kept, s.c.records...)
+			kept = append(kept, s.c)
 			continue
 		}
 		reports = append(reports, subReport{s.c.num, s.content})
-		var recs []record
+		var rest []*community
 		for _, r := range subs[i+1:] {
-			recs = append(recs, r.c.records...)
+			rest = append(rest, r.c)
 		}
-		text := b.sortContext(append(recs, kept...), reports, 0)
+		text := b.mixed(append(rest, kept...), reports)
 		if n := b.enc.Count(text); n <= b.max {
 			ctx.Text, ctx.Tokens, ctx.Reports = text, n, reportNums(reports)
 			return ctx, true
@@ -564,6 +581,23 @@ func (b *Builder) Context(num string, report func(num string) (string, bool)) (C
 		ctx.Text, ctx.Tokens, ctx.Reports = t.String(), n, reportNums(reports)
 	}
 	return ctx, true
+}
+
+// mixed is the untrimmed context of reports ahead of the local contexts
+// of comms (build_mixed_context's sort_context call).
+func (b *Builder) mixed(comms []*community, reports []subReport) string {
+	if b.text {
+		var us []unit
+		for _, c := range comms {
+			us = append(us, c.units...)
+		}
+		return b.sortUnits(us, reports, 0)
+	}
+	var recs []record
+	for _, c := range comms {
+		recs = append(recs, c.records...)
+	}
+	return b.sortContext(recs, reports, 0)
 }
 
 func reportNums(rs []subReport) []string {

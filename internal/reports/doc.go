@@ -18,6 +18,12 @@
 // asks once more when a reply cannot be used, and counts calls, tokens and
 // how replies parsed.
 //
+// NewTextBuilder makes the contexts of GraphRAG's fast method instead
+// (create_community_reports_text): a community's text units as a
+// "-----SOURCES-----" CSV table, ranked by the degrees of the community's
+// entities in each, and its reports are asked for with the
+// index_report_text prompt. The same Generator writes them.
+//
 // Two things GraphRAG 3.3.0 does are not what its code sets out to do.
 // Its summarize_communities builds every level's contexts before it writes
 // any report, so no sub-community report is ever there to substitute (an

@@ -344,7 +344,11 @@ func (g *Generator) community(ctx context.Context, c *community, report func(str
 	}
 	problem := ""
 	for attempt := 0; attempt <= g.opts.Retries; attempt++ {
-		prompt, err := g.opts.Prompts.Render("index_report", prompts.IndexReport{Context: cc.Text, MaxLength: g.opts.MaxLength, Problem: problem})
+		name := promptGraph
+		if g.b.text {
+			name = promptText
+		}
+		prompt, err := g.opts.Prompts.Render(name, prompts.IndexReport{Context: cc.Text, MaxLength: g.opts.MaxLength, Problem: problem})
 		if err != nil {
 			return cr, nil, err
 		}
