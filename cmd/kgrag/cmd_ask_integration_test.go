@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/kgrag/kgrag/internal/llm/llmtest"
 	"github.com/kgrag/kgrag/internal/test"
 )
 
@@ -212,7 +213,20 @@ func TestAskTablesElasticsearch(t *testing.T) {
 	if a := tableAlias(alias, tableTextUnits); !strings.HasSuffix(a, "-text_units") || strings.Contains(a, "entities") {
 		t.Errorf("text units' alias %q; want the entities' with text_units for entities", a)
 	}
-	driftScript(f.srv, nil)
+	// Replies from the prompts' content alone, so that two runs meet the
+	// same replies whatever order the calls come in.
+	f.srv.Respond(func(r llmtest.Request) (string, bool) {
+		first := r.Messages[0].Content
+		switch {
+		case strings.Contains(first, "---Reports---"):
+			_, rest, _ := strings.Cut(first, "---Reports---\n\n")
+			title, _, _ := strings.Cut(strings.TrimPrefix(rest, "# "), "\n")
+			return fmt.Sprintf(`{"intermediate_answer": "From %s", "score": 50, "follow_up_queries": [%q]}`, title, "What is said about "+title+"?"), true
+		case strings.Contains(first, "The larger question is"):
+			return fmt.Sprintf(`{"response": "On %s", "score": 50, "follow_up_queries": [%q]}`, r.Messages[1].Content, "And then? "+r.Messages[1].Content), true
+		}
+		return "An answer.", true
+	})
 	run := func(mode string, idx indexOptions) *askResult {
 		t.Helper()
 		opts := f.options("How do the ghosts change Scrooge?")
