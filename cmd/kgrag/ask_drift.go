@@ -71,47 +71,22 @@ func askDrift(ctx context.Context, opts askOptions, client *llm.Client, res *ask
 	res.ChatModel = opts.chatModel
 	before := src.requests()
 	p := newGlobalProgress(term, opts)
-	hooks := driftsearch.Hooks{Progress: p.showDrift}
-	if !opts.json {
-		hooks.Answer = func(piece string) error {
-			p.clear()
-			_, err := io.WriteString(term.out, piece)
-			return err
-		}
-	}
-	r, err := s.Search(ctx, opts.question, hooks)
+	r, err := s.Search(ctx, opts.question, driftsearch.Hooks{Progress: p.showDrift, Answer: p.answer(opts, term)})
 	p.clear()
-	if r != nil {
-		res.Drift = r
-	}
 	if err != nil {
 		return driftError(opts, src, err)
 	}
-	if src.counted() {
-		n := src.requests() - before
-		res.SPARQLRequests = &n
-	}
-	for k, v := range r.Timings {
-		res.Timings[k] = v
-	}
-	res.Answer = &r.Answer
-	if !opts.json {
-		if r.Answer != "" && !strings.HasSuffix(r.Answer, "\n") {
-			fmt.Fprintln(term.out)
-		}
-		for _, w := range driftWarnings(r) {
-			fmt.Fprintln(term.err, "kgrag: warning:", w)
-		}
-		if term.tty && !opts.quiet {
-			fmt.Fprintf(term.err, "drift: %d model calls (%d follow-ups answered, %d left open) in %s\n",
-				r.LLMCalls, answered(r)-1, r.Open, msText(r.Timings["expand"]+r.Timings["primer"]+r.Timings["follow_ups"]+r.Timings["reduce"]))
-		}
+	res.Drift = r
+	answered(opts, src, before, res, term, r.Answer, r.Timings, driftWarnings(r))
+	if term.tty && !opts.quiet && !opts.json {
+		fmt.Fprintf(term.err, "drift: %d model calls (%d follow-ups answered, %d left open) in %s\n",
+			r.LLMCalls, answeredActions(r)-1, r.Open, msText(r.Timings["expand"]+r.Timings["primer"]+r.Timings["follow_ups"]+r.Timings["reduce"]))
 	}
 	return nil
 }
 
-// answered counts the actions answered, the question included.
-func answered(r *driftsearch.Result) int {
+// answeredActions counts the actions answered, the question included.
+func answeredActions(r *driftsearch.Result) int {
 	n := 0
 	for _, a := range r.Actions {
 		if a.Answered {

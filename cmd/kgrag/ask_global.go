@@ -122,15 +122,7 @@ func askGlobal(ctx context.Context, opts askOptions, client *llm.Client, res *as
 	res.ChatModel = opts.chatModel
 	before := src.requests()
 	p := newGlobalProgress(term, opts)
-	hooks := globalsearch.Hooks{Progress: p.show}
-	if !opts.json {
-		hooks.Answer = func(piece string) error {
-			p.clear()
-			_, err := io.WriteString(term.out, piece)
-			return err
-		}
-	}
-	r, err := s.Search(ctx, opts.question, hooks)
+	r, err := s.Search(ctx, opts.question, globalsearch.Hooks{Progress: p.show, Answer: p.answer(opts, term)})
 	p.clear()
 	var le *globalsearch.LimitError
 	if errors.As(err, &le) {
@@ -141,22 +133,9 @@ func askGlobal(ctx context.Context, opts askOptions, client *llm.Client, res *as
 	if err != nil {
 		return src.wrap(fmt.Errorf("ask: %w", err))
 	}
-	if src.counted() {
-		n := src.requests() - before
-		res.SPARQLRequests = &n
-	}
-	for k, v := range r.Timings {
-		res.Timings[k] = v
-	}
-	res.Answer = &r.Answer
+	answered(opts, src, before, res, term, r.Answer, r.Timings, globalWarnings(r))
 	res.Global = answerjson.GlobalResult(r, opts.global.params.CommunityLevel)
 	if !opts.json {
-		if r.Answer != "" && !strings.HasSuffix(r.Answer, "\n") {
-			fmt.Fprintln(term.out)
-		}
-		for _, w := range globalWarnings(r) {
-			fmt.Fprintln(term.err, "kgrag: warning:", w)
-		}
 		if term.tty && !opts.quiet {
 			fmt.Fprintln(term.err, globalLine(r, opts))
 		}
@@ -269,6 +248,42 @@ func (p *globalProgress) show(e globalsearch.Progress) {
 		fmt.Fprintf(p.w, "\rwriting the answer...\x1b[K")
 	}
 	p.drawn = true
+}
+
+// answer is the Answer hook of a search that streams its answer: to
+// stdout after the progress line is cleared, or nowhere with --json.
+func (p *globalProgress) answer(opts askOptions, term terminal) func(string) error {
+	if opts.json {
+		return nil
+	}
+	return func(piece string) error {
+		p.clear()
+		_, err := io.WriteString(term.out, piece)
+		return err
+	}
+}
+
+// answered records a search's answer in res with its timings and the
+// store requests since before; on stdout it ends the streamed answer's
+// line and prints the warnings to stderr.
+func answered(opts askOptions, src source, before int, res *askResult, term terminal, answer string, timings map[string]float64, warnings []string) {
+	if src.counted() {
+		n := src.requests() - before
+		res.SPARQLRequests = &n
+	}
+	for k, v := range timings {
+		res.Timings[k] = v
+	}
+	res.Answer = &answer
+	if opts.json {
+		return
+	}
+	if answer != "" && !strings.HasSuffix(answer, "\n") {
+		fmt.Fprintln(term.out)
+	}
+	for _, w := range warnings {
+		fmt.Fprintln(term.err, "kgrag: warning:", w)
+	}
 }
 
 func (p *globalProgress) clear() {

@@ -17,7 +17,6 @@ import (
 	"github.com/kgrag/kgrag/internal/retrieval"
 	"github.com/kgrag/kgrag/internal/tokens"
 	"github.com/kgrag/kgrag/prompts"
-	"golang.org/x/sync/errgroup"
 )
 
 // Source is the graph as DRIFT reads it: the community reports for the
@@ -629,21 +628,9 @@ func (s *Searcher) call(ctx context.Context, system, user string, schema json.Ra
 	return reply, c, nil
 }
 
-// each runs fn for 0..n-1, Concurrency at a time; the first error cancels
-// the rest and is returned, as is the cause of ctx ending.
+// each runs fn for 0..n-1, Concurrency at a time (globalsearch.Each).
 func (s *Searcher) each(ctx context.Context, n int, fn func(ctx context.Context, i int) error) error {
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(s.opts.Concurrency)
-	for i := range n {
-		if gctx.Err() != nil {
-			break
-		}
-		g.Go(func() error { return fn(gctx, i) })
-	}
-	if err := g.Wait(); err != nil {
-		return err
-	}
-	return context.Cause(ctx)
+	return globalsearch.Each(ctx, s.opts.Concurrency, n, fn)
 }
 
 // fatal says err would fail every other call as well: no such model, a

@@ -382,12 +382,17 @@ func (s *Searcher) mapAll(ctx context.Context, question string, batches []retrie
 	return nil
 }
 
-// each runs fn for 0..n-1, Concurrency at a time. The first error fn
-// returns cancels the calls still running and is returned; so is the
-// cause of ctx ending.
+// each runs fn for 0..n-1, Concurrency at a time (see Each).
 func (s *Searcher) each(ctx context.Context, n int, fn func(ctx context.Context, i int) error) error {
+	return Each(ctx, s.opts.Concurrency, n, fn)
+}
+
+// Each runs fn for 0..n-1, limit at a time: the model calls of a phase of
+// a search. The first error fn returns cancels the calls still running
+// and is returned; so is the cause of ctx ending.
+func Each(ctx context.Context, limit, n int, fn func(ctx context.Context, i int) error) error {
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(s.opts.Concurrency)
+	g.SetLimit(limit)
 	for i := range n {
 		if gctx.Err() != nil {
 			break

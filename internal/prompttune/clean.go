@@ -123,7 +123,7 @@ func repetitive(s string) bool {
 // genericTypes are entity types too vague to extract by.
 var genericTypes = map[string]bool{"other": true, "others": true, "unknown": true, "misc": true, "miscellaneous": true,
 	"entity": true, "entities": true, "thing": true, "things": true, "none": true, "n/a": true, "na": true, "item": true,
-	"kind": true, "kinds": true, "type": true, "types": true}
+	"kind": true, "kinds": true, "type": true, "types": true, "etc": true, "and so on": true, "so on": true}
 
 // listMarkerRE is a list item's marker: "-", "*", "•", "1.", "2)".
 var listMarkerRE = regexp.MustCompile(`^\s*([-*•·]+|\d+[.)])\s*`)

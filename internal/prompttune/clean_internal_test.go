@@ -13,6 +13,7 @@ func TestReadReplies(t *testing.T) {
 	}{
 		{"person, place, organisation", "person,place,organisation"},
 		{"<think>hmm</think>\n1. Person\n2. **Place**\n3. other\n4. person", "person,place"},
+		{"child, parent, brother, sister, friend, etc.", "child,parent,brother,sister,friend"}, // Gemma 3 270M's reply
 		{`{"entity_types": ["ship", "crew member"]}`, "ship,crew member"},
 		{"Here are the kinds: ghost; spirit; disease or law", "ghost,spirit"},
 		{"1. 2. 3.", ""},
