@@ -280,7 +280,6 @@ func askDetailed(ctx context.Context, mode, q string, src *retrieval.MemorySourc
 
 func ceil(n, k int) int { return (n + k - 1) / k }
 
-
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // pct is the p-th percentile of xs (nearest rank).

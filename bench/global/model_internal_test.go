@@ -9,7 +9,6 @@ import (
 	"github.com/kgrag/kgrag/internal/tokens"
 )
 
-
 // TestAsk runs one question on the v3 sample against the scripted server,
 // static and with dynamic selection: every reply must parse (ask checks
 // that, and that the server saw one request per model call), the ratings
