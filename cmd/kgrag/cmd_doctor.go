@@ -69,7 +69,7 @@ type doctorReport struct {
 func doctorFlags() []cli.Flag {
 	flags := []cli.Flag{
 		&cli.StringFlag{Name: "input", Aliases: []string{"i"}, Usage: "GraphRAG output `DIR` that ask reads in memory (and whose kgrag-index is the default --index)", Sources: cli.EnvVars("KGRAG_INPUT")},
-		&cli.StringFlag{Name: "mode", Value: modeLocal, Usage: "ask's retrieval `MODE`: global checks the community reports instead of the index and embedder", Sources: cli.EnvVars("KGRAG_ASK_MODE")},
+		&cli.StringFlag{Name: "mode", Value: modeLocal, Usage: "ask's retrieval `MODE`: global checks the community reports instead of the index and embedder, basic the text units' index, drift the reports' index too", Sources: cli.EnvVars("KGRAG_ASK_MODE")},
 		&cli.Int64Flag{Name: "community-level", Value: retrieval.DefaultGlobalParams().CommunityLevel, Usage: "ask's deepest community `LEVEL`: the reports check counts the reports up to it"},
 	}
 	flags = append(flags, askStoreFlags()...)
@@ -109,6 +109,10 @@ needed and are skipped; instead:
 
    reports    the graph (--input or --store) holds community reports up to
               --community-level, which global search reads
+
+With --mode basic the index checked is the text units' (kgrag embed
+--tables text_units); with --mode drift the community reports' index is
+checked too, and must be of the entities' embedding model.
 
 Each line says ok, FAIL or skipped; a failure says what is wrong and which
 flag, env variable or config key fixes it. Checks of things not configured
@@ -224,8 +228,22 @@ func doctor(ctx context.Context, opts doctorOptions) []checkResult {
 		}
 		return []checkResult{store, reports, skip("index"), skip("embedder"), chat}
 	}
-	index, info := checkIndex(ctx, opts, how)
+	table := tableEntities
+	if opts.mode == modeBasic {
+		table = tableTextUnits
+	}
+	index, info := checkIndex(ctx, opts, how, table)
 	emb, chat := checkModels(ctx, opts, info, how)
+	if opts.mode == modeDrift {
+		// DRIFT reads the reports' index too, with the same embedder.
+		reports, rinfo := checkIndex(ctx, opts, how, tableReports)
+		if reports.Status == checkOK && info.Model != "" && (rinfo.Model != info.Model || rinfo.Dim != info.Dim) {
+			reports.Status = checkFailed
+			reports.Detail += fmt.Sprintf("; the entities' index is of %s, dimension %d", info.Model, info.Dim)
+			reports.Fix = "embed both with one model: kgrag embed --input DIR --tables all --embed-model " + info.Model
+		}
+		return []checkResult{store, index, reports, emb, chat}
+	}
 	return []checkResult{store, index, emb, chat}
 }
 
@@ -349,10 +367,14 @@ func usageFix(err error) string {
 	return ""
 }
 
-// checkIndex opens the vector index ask would search, and returns its
-// description for the embedder check (zero when it could not be read).
-func checkIndex(ctx context.Context, opts doctorOptions, how map[string]string) (checkResult, embedindex.Info) {
+// checkIndex opens table's vector index, which ask would search, and
+// returns its description for the embedder check (zero when it could not
+// be read).
+func checkIndex(ctx context.Context, opts doctorOptions, how map[string]string, table string) (checkResult, embedindex.Info) {
 	r := checkResult{Name: "index"}
+	if table != tableEntities {
+		r.Name = "index (" + tableNoun(table) + ")"
+	}
 	o := opts.index
 	if o.url == "" && o.path == "" && opts.input == "" {
 		r.Status, r.Detail = checkSkipped, "no vector index configured"
@@ -366,6 +388,11 @@ func checkIndex(ctx context.Context, opts doctorOptions, how map[string]string) 
 	if err := o.resolve(opts.input); err != nil {
 		return fail(usageFix(err), "%v", err)
 	}
+	o = o.forTable(table)
+	build := "kgrag embed --input DIR"
+	if table != tableEntities {
+		build += " " + tableFlag(table)
+	}
 	var info embedindex.Info
 	if o.url != "" {
 		x, err := elastic.Open(ctx, elastic.Config{URL: o.url, Index: o.name, APIKey: o.apiKey,
@@ -375,7 +402,7 @@ func checkIndex(ctx context.Context, opts doctorOptions, how map[string]string) 
 		case elastic.Unreachable(err):
 			return fail("start Elasticsearch, or correct "+how["index-url"], "%v", err)
 		case errors.Is(err, elastic.ErrNotFound):
-			return fail("correct "+how["index-name"]+", or build the index", "%v", err)
+			return fail("correct "+how["index-name"]+", or build the index with "+build+" --index-url URL", "%v", err)
 		case errors.As(err, &ee) && (ee.Status == http.StatusUnauthorized || ee.Status == http.StatusForbidden):
 			return fail(how["index-api-key"]+", or "+how["index-user"]+" with "+how["index-password"], "%v", err)
 		case err != nil:
@@ -386,7 +413,7 @@ func checkIndex(ctx context.Context, opts doctorOptions, how map[string]string) 
 		x, err := flat.Open(ctx, o.path, flat.Options{})
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			return fail("build it with kgrag embed --input DIR (it writes DIR/"+defaultIndexDir+"/"+entityIndexFile+"), or correct "+how["index"],
+			return fail("build it with "+build+" (it writes DIR/"+defaultIndexDir+"/"+tableFile(table)+"), or correct "+how["index"],
 				"no vector index at %s", o.path)
 		case errors.Is(err, flat.ErrCorrupt):
 			return fail("rebuild it with kgrag embed, or correct "+how["index"], "%v", err)

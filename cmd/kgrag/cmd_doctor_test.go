@@ -450,3 +450,50 @@ func TestDoctorGlobal(t *testing.T) {
 	opts.mode, opts.level, opts.input = modeGlobal, 2, v3
 	checkResultIs(t, findCheck(t, doctor(t.Context(), opts), "chat"), wantCheck{checkFailed, []string{"127.0.0.1:1"}, []string{"--llm-url"}})
 }
+
+// TestDoctorDriftAndBasic: --mode basic checks the text units' index in
+// place of the entities'; --mode drift checks the reports' index too and
+// refuses one of another model than the entities'.
+func TestDoctorDriftAndBasic(t *testing.T) {
+	srv := llmtest.Start(t, llmtest.Config{Models: []string{defaultChatModel, doctorModel, "other-model"}, Dim: 24})
+	write := func(dir, table, model string, n int) {
+		t.Helper()
+		ids := make([]string, n)
+		vecs := make([][]float32, n)
+		for i := range ids {
+			ids[i] = fmt.Sprintf("%s-%d", table, i)
+			vecs[i] = llmtest.Embed(model, ids[i], 24)
+		}
+		if err := flat.Write(t.Context(), filepath.Join(dir, tableFile(table)), model, ids, vecs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entitiesOnly := t.TempDir()
+	write(entitiesOnly, tableEntities, doctorModel, 5)
+	all := t.TempDir()
+	for _, table := range embedTables {
+		write(all, table, doctorModel, 4)
+	}
+	mixed := t.TempDir()
+	write(mixed, tableEntities, doctorModel, 5)
+	write(mixed, tableReports, "other-model", 5)
+
+	tests := []struct {
+		name, mode, index string
+		check             string
+		want              wantCheck
+	}{
+		{"basic, no text units' index", modeBasic, entitiesOnly, "index (text units)", wantCheck{checkFailed, []string{"text_units.vec"}, []string{"kgrag embed --input DIR --tables text_units"}}},
+		{"basic", modeBasic, all, "index (text units)", wantCheck{checkOK, []string{"4 vectors"}, nil}},
+		{"drift, no reports' index", modeDrift, entitiesOnly, "index (community reports)", wantCheck{checkFailed, []string{"community_reports.vec"}, []string{"--tables community_reports"}}},
+		{"drift", modeDrift, all, "index (community reports)", wantCheck{checkOK, []string{"4 vectors"}, nil}},
+		{"drift, reports of another model", modeDrift, mixed, "index (community reports)", wantCheck{checkFailed, []string{"other-model", "the entities' index is of " + doctorModel}, []string{"--tables all --embed-model " + doctorModel}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := doctorDefaults(srv.URL())
+			opts.mode, opts.index.path = tt.mode, tt.index
+			checkResultIs(t, findCheck(t, doctor(t.Context(), opts), tt.check), tt.want)
+		})
+	}
+}
