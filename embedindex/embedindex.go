@@ -43,6 +43,13 @@ type Info struct {
 	Count  int
 	Metric string
 	Path   string
+	// ANN names the approximate search the index answers with ("hnsw");
+	// empty means every search is exact.
+	ANN string
+	// Recall is recall@10 against exact search, measured when the index
+	// was built, at EfSearch (the search's beam width); 0 when exact.
+	Recall   float64
+	EfSearch int
 }
 
 // Index finds the nearest stored vectors to a query. Implementations are

@@ -427,6 +427,9 @@ func checkIndex(ctx context.Context, opts doctorOptions, how map[string]string, 
 	}
 	r.Status = checkOK
 	r.Detail = fmt.Sprintf("%s: %d vectors of %s, dimension %d", info.Path, info.Count, info.Model, info.Dim)
+	if info.ANN != "" {
+		r.Detail += fmt.Sprintf("; approximate index %s, recall@10 %.3f at efSearch %d", info.ANN, info.Recall, info.EfSearch)
+	}
 	return r, info
 }
 

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/kgrag/kgrag/embedindex"
 	"github.com/kgrag/kgrag/embedindex/elastic"
@@ -45,6 +46,10 @@ type embedOptions struct {
 	// tables are the tables whose texts are embedded (--tables), in
 	// embedTables' order.
 	tables []string
+	// ann says when the flat file gets an HNSW graph (--ann), from
+	// annThreshold vectors in auto mode.
+	ann          flat.ANNMode
+	annThreshold int
 
 	llm llmOptions
 }
@@ -87,6 +92,16 @@ embeddings.llm.model), since questions must be embedded with the same one:
 
    kgrag embed --input ./output --reuse-embeddings --embed-model text-embedding-3-small
 
+An index of --ann-threshold vectors or more (default 20000) also gets an
+approximate index, an HNSW graph stored in the same file, which kgrag ask
+then searches in a fraction of a millisecond instead of scanning every
+vector (8 ms at 100k vectors of 768 dimensions, ten times that at 1M). Its recall@10 against the exact scan is
+measured on 200 of the index's own vectors with noise added, the search
+widened (efSearch) until it reaches 0.98, and printed and kept in the
+file. --ann on builds it whatever the size, --ann off never:
+
+   kgrag embed --input ./output --ann off
+
 With --index-url the vectors go to Elasticsearch 8 instead (alias
 --index-name, default kgrag-entities), rebuilt under a new index and
 swapped in at once, so searches never see half an index. Text units and
@@ -103,6 +118,8 @@ kgrag-community_reports beside kgrag-entities):
 			&cli.IntFlag{Name: "batch-size", Value: embedindex.DefaultBatchSize, Usage: "texts per embedding request"},
 			&cli.IntFlag{Name: "concurrency", Value: embedindex.DefaultConcurrency, Usage: "embedding requests in flight at once"},
 			&cli.FloatFlag{Name: "index-update-max", Category: "vector index", Value: defaultESMaxChange, Usage: "with --index-url: change the live Elasticsearch index in place (bulk upserts and deletes) when at most this share of its vectors changes; rebuild it and swap the alias otherwise (0: always rebuild)"},
+			&cli.StringFlag{Name: "ann", Category: "vector index", Value: "auto", Usage: "approximate (HNSW) index in the flat file: auto (from --ann-threshold vectors), on or off (always search exactly)", Sources: cli.EnvVars("KGRAG_ANN")},
+			&cli.IntFlag{Name: "ann-threshold", Category: "vector index", Value: flat.DefaultANNThreshold, Usage: "with --ann auto: build the approximate index for this many vectors or more", Sources: cli.EnvVars("KGRAG_ANN_THRESHOLD")},
 			&cli.BoolFlag{Name: "reuse-embeddings", Usage: "take the description_embedding vectors a GraphRAG 0.2/0.3 output holds instead of calling a model (--embed-model must name the model that made them)"},
 		}, append(elasticFlags(), llmFlags()...)...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -115,18 +132,24 @@ kgrag-community_reports beside kgrag-entities):
 			if err != nil {
 				return usagef("kgrag embed --input DIR --tables all", "%v", err)
 			}
+			ann, err := flat.ParseANNMode(cmd.String("ann"))
+			if err != nil {
+				return usagef("kgrag embed --input DIR --ann off", "--ann %q: want auto, on or off", cmd.String("ann"))
+			}
 			return runEmbed(ctx, embedOptions{
-				tables:      tables,
-				input:       cmd.String("input"),
-				index:       cmd.String("index"),
-				batchSize:   cmd.Int("batch-size"),
-				concurrency: cmd.Int("concurrency"),
-				quiet:       cmd.Bool("quiet"),
-				reuse:       cmd.Bool("reuse-embeddings"),
-				modelSet:    cmd.IsSet("embed-model"),
-				es:          es,
-				esMaxChange: cmd.Float("index-update-max"),
-				llm:         llmOptionsFrom(cmd),
+				ann:          ann,
+				annThreshold: cmd.Int("ann-threshold"),
+				tables:       tables,
+				input:        cmd.String("input"),
+				index:        cmd.String("index"),
+				batchSize:    cmd.Int("batch-size"),
+				concurrency:  cmd.Int("concurrency"),
+				quiet:        cmd.Bool("quiet"),
+				reuse:        cmd.Bool("reuse-embeddings"),
+				modelSet:     cmd.IsSet("embed-model"),
+				es:           es,
+				esMaxChange:  cmd.Float("index-update-max"),
+				llm:          llmOptionsFrom(cmd),
 			}, term)
 		},
 	}
@@ -145,6 +168,8 @@ func (o *embedOptions) validate() error {
 		return usagef(fmt.Sprintf("--concurrency %d", embedindex.DefaultConcurrency), "--concurrency must be positive")
 	case o.llm.embedModel == "":
 		return usagef("--embed-model "+defaultEmbedModel, "--embed-model is empty: name the embedding model")
+	case o.annThreshold < 0:
+		return usagef(fmt.Sprintf("--ann-threshold %d", flat.DefaultANNThreshold), "--ann-threshold must not be negative")
 	case o.esMaxChange < 0 || o.esMaxChange > 1:
 		return usagef("--index-update-max 0.1", "--index-update-max %g is outside 0..1", o.esMaxChange)
 	case o.reuse && !slices.Equal(o.tables, []string{tableEntities}):
@@ -258,7 +283,7 @@ func embedTable(ctx context.Context, opts embedOptions, e embedindex.Embedder, c
 	if err != nil {
 		return fmt.Errorf("%w (%s)", err, tableNoun(table))
 	}
-	path, err := writeIndex(ctx, opts, table, cached.Model(), ids, vecs)
+	path, err := writeIndex(ctx, opts, table, cached.Model(), ids, vecs, term)
 	if err != nil {
 		return err
 	}
@@ -301,7 +326,7 @@ func reuseEmbeddings(ctx context.Context, ds *graphrag.Dataset, opts embedOption
 	if err := os.MkdirAll(opts.index, 0o755); err != nil {
 		return fmt.Errorf("embed: create index folder: %w", err)
 	}
-	path, err := writeIndex(ctx, opts, tableEntities, opts.llm.embedModel, ids, vecs)
+	path, err := writeIndex(ctx, opts, tableEntities, opts.llm.embedModel, ids, vecs, term)
 	if err != nil {
 		return err
 	}
@@ -319,11 +344,33 @@ const defaultESMaxChange = 0.1
 // alias to them: in place when the change is small (new and changed
 // vectors upserted, those of gone entities deleted), else rebuilt
 // atomically (searches see the old vectors until the new ones are all
-// in). It says where they went, and how.
-func writeIndex(ctx context.Context, opts embedOptions, table, model string, ids []string, vecs [][]float32) (string, error) {
+// in). It says where they went, and how; the approximate index of a
+// flat file, when one is built, is reported on term.err.
+func writeIndex(ctx context.Context, opts embedOptions, table, model string, ids []string, vecs [][]float32, term terminal) (string, error) {
 	if opts.es.url == "" {
 		path := filepath.Join(opts.index, tableFile(table))
-		return path, flat.Write(ctx, path, model, ids, vecs)
+		bo := flat.BuildOptions{ANN: opts.ann, Threshold: opts.annThreshold}
+		if bo.Threshold == 0 {
+			bo.Threshold = flat.DefaultANNThreshold
+		}
+		progress := ui.NewProgress(term.err, term.tty && !opts.quiet && bo.ANN != flat.ANNOff && len(ids) >= bo.Threshold,
+			"linked", "vectors into the approximate index (then 200 recall queries, 2-3 passes)")
+		if progress != nil {
+			bo.Counter = progress
+		}
+		rep, err := flat.WriteWith(ctx, path, model, ids, vecs, bo)
+		progress.Done()
+		if err != nil {
+			return "", err
+		}
+		if rep.ANN {
+			fmt.Fprintf(term.err, "approximate index (HNSW, M %d, efConstruction %d) of %d %s built in %s; recall@10 %.3f against the exact scan (%d queries) at efSearch %d, measured in %s\n",
+				rep.M, rep.EfConstruction, len(ids), tableNoun(table), rep.Build.Round(time.Millisecond), rep.Recall, rep.Queries, rep.Ef, rep.Measure.Round(time.Millisecond))
+			if !rep.Met {
+				fmt.Fprintf(term.err, "warning: the approximate index of %s misses recall@10 0.98 even at efSearch %d; kgrag ask will use it anyway: rebuild with --ann off for exact search\n", path, rep.Ef)
+			}
+		}
+		return path, nil
 	}
 	es := opts.es.forTable(table)
 	st, err := elastic.Update(ctx, es.elasticConfig(), model, 0, ids, vecs, opts.esMaxChange)

@@ -1,0 +1,234 @@
+// Command knn times k-nearest-neighbour search (k = 10) over synthetic
+// embedding-like vectors (internal/synth.Vectors: clustered, intrinsic
+// dimension 32) three ways: kgrag's exact scan, kgrag's HNSW graph (the
+// flat file's approximate index) and Elasticsearch 8's kNN (its own HNSW,
+// float32, m 16, ef_construction 100, num_candidates 100), with recall@10
+// of each against the exact scan. scripts/bench.sh runs it in its knn
+// step.
+//
+//	go run ./bench/knn -n 100000 -dim 768 [-es http://127.0.0.1:9200]
+//
+// Queries are stored vectors with Gaussian noise of half their norm, from
+// a seed of their own, asked one at a time. It prints Markdown table rows:
+// method, vectors, build time, index size, p50, p95, recall@10, notes; and
+// the process's peak RSS after the kgrag build in the notes.
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kgrag/kgrag/embedindex"
+	"github.com/kgrag/kgrag/embedindex/elastic"
+	"github.com/kgrag/kgrag/embedindex/flat"
+	"github.com/kgrag/kgrag/internal/synth"
+)
+
+func main() {
+	if err := run(context.Background()); err != nil {
+		fmt.Fprintln(os.Stderr, "knn bench:", err)
+		os.Exit(1)
+	}
+}
+
+type result struct {
+	name, build, size, notes string
+	lat                      []time.Duration
+	recall                   float64
+}
+
+func (r result) row(n int) string {
+	slices.Sort(r.lat)
+	p := func(q float64) string {
+		if len(r.lat) == 0 {
+			return ""
+		}
+		return fmt.Sprintf("%.2f ms", float64(r.lat[int(q*float64(len(r.lat)-1))])/1e6)
+	}
+	rec := ""
+	if len(r.lat) > 0 {
+		rec = fmt.Sprintf("%.4f", r.recall)
+	}
+	return fmt.Sprintf("| %s | %d | %s | %s | %s | %s | %s | %s |", r.name, n, r.build, r.size, p(0.5), p(0.95), rec, r.notes)
+}
+
+func run(ctx context.Context) error {
+	n := flag.Int("n", 100_000, "vectors")
+	dim := flag.Int("dim", 768, "dimensions")
+	nq := flag.Int("queries", 500, "queries")
+	esURL := flag.String("es", "", "Elasticsearch `URL` (none: not run)")
+	esMax := flag.Int("es-max", 100_000, "largest -n loaded into Elasticsearch")
+	dir := flag.String("dir", "", "`DIR` for the index file (default: a temporary one, removed)")
+	flag.Parse()
+	if *dir == "" {
+		d, err := os.MkdirTemp("", "kgrag-knn-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(d)
+		*dir = d
+	}
+	log := func(f string, a ...any) { fmt.Fprintf(os.Stderr, "knn: "+f+"\n", a...) }
+	log("%d x %d synthetic vectors", *n, *dim)
+	vecs := synth.Vectors(1, *n, *dim)
+	ids := make([]string, *n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("entity-%07d", i)
+	}
+	rng := rand.New(rand.NewPCG(2, 3))
+	queries := make([][]float32, *nq)
+	for i := range queries {
+		v := vecs[rng.IntN(*n)]
+		var norm float64
+		for _, x := range v {
+			norm += float64(x) * float64(x)
+		}
+		sigma := 0.5 * math.Sqrt(norm/float64(*dim))
+		q := make([]float32, *dim)
+		for j, x := range v {
+			q[j] = x + float32(rng.NormFloat64()*sigma)
+		}
+		queries[i] = q
+	}
+
+	var es result
+	if *esURL == "" {
+		es = result{name: "Elasticsearch 8 kNN", notes: "not run: no -es URL"}
+	} else if *n > *esMax {
+		es = result{name: "Elasticsearch 8 kNN", notes: fmt.Sprintf("not run: %d vectors is above -es-max %d", *n, *esMax)}
+	}
+	var esIdx *elastic.Index
+	var esCfg elastic.Config
+	if *esURL != "" && *n <= *esMax {
+		esCfg = elastic.Config{URL: *esURL, Index: fmt.Sprintf("kgrag-bench-knn-%d", *n), NumCandidates: 100}
+		log("loading Elasticsearch %s", esCfg.Index)
+		t0 := time.Now()
+		err := elastic.Build(ctx, esCfg, "synthetic", *dim, ids, vecs)
+		if err == nil {
+			esIdx, err = elastic.Open(ctx, esCfg)
+		}
+		es = result{name: "Elasticsearch 8 kNN (HNSW, num_candidates 100)", build: time.Since(t0).Round(time.Second).String(),
+			notes: "bulk load and refresh; segments as loaded (no force merge)"}
+		if err != nil {
+			es.notes = "failed: " + strings.ReplaceAll(err.Error(), "|", "/")
+			esIdx = nil
+		}
+	}
+
+	path := filepath.Join(*dir, "knn.vec")
+	log("building the kgrag index with its HNSW graph")
+	t0 := time.Now()
+	rep, err := flat.WriteWith(ctx, path, "synthetic", ids, vecs, flat.BuildOptions{ANN: flat.ANNOn})
+	if err != nil {
+		return err
+	}
+	buildWall := time.Since(t0)
+	rssBuild := peakRSS()
+	st, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	vecs = nil
+	runtime.GC()
+	debug.FreeOSMemory()
+
+	exact, err := flat.Open(ctx, path, flat.Options{Exact: true})
+	if err != nil {
+		return err
+	}
+	ann, err := flat.Open(ctx, path, flat.Options{})
+	if err != nil {
+		return err
+	}
+	vecBytes := int64(*n) * int64(*dim) * 4
+	ex := result{name: "kgrag exact scan", build: "", size: fmt.Sprintf("%.0f MB", float64(vecBytes)/1e6), notes: "the reference; GOMAXPROCS workers"}
+	hn := result{name: fmt.Sprintf("kgrag HNSW (M %d, efConstruction %d, efSearch %d)", rep.M, rep.EfConstruction, rep.Ef),
+		build: fmt.Sprintf("%s (graph %s, recall tuning %s)", buildWall.Round(time.Second), rep.Build.Round(time.Second), rep.Measure.Round(time.Second)),
+		size:  fmt.Sprintf("%.0f MB (graph %.0f MB)", float64(st.Size())/1e6, float64(st.Size()-vecBytes)/1e6),
+		notes: fmt.Sprintf("recall@10 at build: %.4f on %d queries; peak RSS of the build %.1f GB; %d cores", rep.Recall, rep.Queries, float64(rssBuild)/1e9, runtime.GOMAXPROCS(0))}
+
+	log("searching %d queries", *nq)
+	truth := make([][]embedindex.Hit, len(queries))
+	for i, q := range queries {
+		t := time.Now()
+		truth[i], err = exact.Search(ctx, q, 10)
+		ex.lat = append(ex.lat, time.Since(t))
+		if err != nil {
+			return err
+		}
+	}
+	ex.recall = 1
+	measure := func(r *result, idx embedindex.Index) error {
+		found := 0
+		for i, q := range queries {
+			t := time.Now()
+			hits, err := idx.Search(ctx, q, 10)
+			r.lat = append(r.lat, time.Since(t))
+			if err != nil {
+				return err
+			}
+			found += overlap(truth[i], hits)
+		}
+		r.recall = float64(found) / float64(10*len(queries))
+		return nil
+	}
+	if err := measure(&hn, ann); err != nil {
+		return err
+	}
+	if esIdx != nil {
+		// One warm-up pass loads the graph into Elasticsearch's page cache.
+		for _, q := range queries[:min(50, len(queries))] {
+			esIdx.Search(ctx, q, 10)
+		}
+		if err := measure(&es, esIdx); err != nil {
+			es.notes, es.lat = "failed: "+err.Error(), nil
+		}
+	}
+	for _, r := range []result{ex, hn, es} {
+		fmt.Println(r.row(*n))
+	}
+	return nil
+}
+
+func overlap(want, got []embedindex.Hit) int {
+	ids := map[string]bool{}
+	for _, h := range want {
+		ids[h.ID] = true
+	}
+	n := 0
+	for _, h := range got {
+		if ids[h.ID] {
+			n++
+		}
+	}
+	return n
+}
+
+// peakRSS is the process's peak resident set (VmHWM), 0 when unknown.
+func peakRSS() int64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if v, ok := strings.CutPrefix(s.Text(), "VmHWM:"); ok {
+			var kb int64
+			fmt.Sscanf(strings.TrimSpace(v), "%d", &kb)
+			return kb * 1024
+		}
+	}
+	return 0
+}
