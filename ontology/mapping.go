@@ -111,7 +111,8 @@ func (m Mapper) Stream(w rdf.Writer) (*Stream, error) {
 	if err := ValidateBase(m.Base); err != nil {
 		return nil, err
 	}
-	e := emitter{w: w, base: m.Base, keys: m.Keys, prov: provenance{run: m.Run, release: m.Release, tuDocs: map[string][]string{}}}
+	e := emitter{w: w, base: m.Base, keys: m.Keys, prov: provenance{
+		run: m.Run, release: m.Release, runIRI: rdf.IRI(m.Base + segRun), tuDocs: map[string][]string{}}}
 	return &Stream{e: e, omitText: m.OmitDocumentText}, nil
 }
 
@@ -168,6 +169,7 @@ func (s *Stream) Documents(ctx context.Context, rows []graphrag.Document) error 
 
 // TextUnits writes text units as gr:Chunk.
 func (s *Stream) TextUnits(ctx context.Context, rows []graphrag.TextUnit) error {
+	s.e.recordDocuments(rows)
 	return mapRows(ctx, s, rows, s.e.chunk)
 }
 
@@ -335,8 +337,17 @@ func (e *emitter) chunk(t *graphrag.TextUnit) error {
 	if err := e.links(HasRelationship, segRelationship, t.RelationshipIDs); err != nil {
 		return err
 	}
-	e.prov.tuDocs[t.ID] = slices.Clone(t.DocumentIDs)
-	return e.derived([]string{t.ID})
+	return e.derivedFrom(t.DocumentIDs)
+}
+
+// recordDocuments records the documents of each text unit, which the
+// records of later tables are derived from. It runs over the whole table
+// before its chunks are written, so that chunks (derived from their own
+// documents) can be written by several goroutines reading the map.
+func (e *emitter) recordDocuments(rows []graphrag.TextUnit) {
+	for i := range rows {
+		e.prov.tuDocs[rows[i].ID] = slices.Clone(rows[i].DocumentIDs)
+	}
 }
 
 // links adds one p triple to the IRI of each id, each id once: GraphRAG's

@@ -161,12 +161,31 @@ func (e *emitter) derived(textUnits []string) error {
 	p := &e.prov
 	p.docs = p.docs[:0]
 	for _, tu := range textUnits {
-		for _, d := range p.tuDocs[tu] {
-			if !slices.Contains(p.docs, d) {
-				p.docs = append(p.docs, d)
-			}
+		p.docs = appendNew(p.docs, p.tuDocs[tu])
+	}
+	return e.derivedFromDocs()
+}
+
+// derivedFrom is derived for a chunk: its documents are its own.
+func (e *emitter) derivedFrom(docs []string) error {
+	e.prov.docs = appendNew(e.prov.docs[:0], docs)
+	return e.derivedFromDocs()
+}
+
+// appendNew appends the ids of add that dst does not hold yet.
+func appendNew(dst, add []string) []string {
+	for _, d := range add {
+		if !slices.Contains(dst, d) {
+			dst = append(dst, d)
 		}
 	}
+	return dst
+}
+
+// derivedFromDocs writes the statements of derived for the documents in
+// e.prov.docs.
+func (e *emitter) derivedFromDocs() error {
+	p := &e.prov
 	for _, d := range p.docs {
 		if err := e.add(ProvWasDerivedFrom, e.iri(segDocument, d)); err != nil {
 			return err
