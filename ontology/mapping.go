@@ -112,7 +112,7 @@ func (m Mapper) Stream(w rdf.Writer) (*Stream, error) {
 		return nil, err
 	}
 	e := emitter{w: w, base: m.Base, keys: m.Keys, prov: provenance{
-		run: m.Run, release: m.Release, runIRI: rdf.IRI(m.Base + segRun), tuDocs: map[string][]string{}}}
+		run: m.Run, release: m.Release, runIRI: rdf.IRI(m.Base + segRun), docs: newDocTable()}}
 	return &Stream{e: e, omitText: m.OmitDocumentText}, nil
 }
 
@@ -345,8 +345,19 @@ func (e *emitter) chunk(t *graphrag.TextUnit) error {
 // before its chunks are written, so that chunks (derived from their own
 // documents) can be written by several goroutines reading the map.
 func (e *emitter) recordDocuments(rows []graphrag.TextUnit) {
+	t := e.prov.docs
 	for i := range rows {
-		e.prov.tuDocs[rows[i].ID] = slices.Clone(rows[i].DocumentIDs)
+		docs := make([]int32, len(rows[i].DocumentIDs))
+		for j, d := range rows[i].DocumentIDs {
+			n, ok := t.index[d]
+			if !ok {
+				n = int32(len(t.iris))
+				t.index[d] = n
+				t.iris = append(t.iris, e.iri(segDocument, d))
+			}
+			docs[j] = n
+		}
+		t.tus[rows[i].ID] = docs
 	}
 }
 

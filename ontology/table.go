@@ -48,7 +48,7 @@ func (t *Table) Map(ctx context.Context, w rdf.Writer, i, j int) (Stats, error) 
 func (e *emitter) fork(w rdf.Writer) emitter {
 	f := *e
 	f.w, f.buf, f.stats, f.s = w, nil, Stats{}, rdf.Term{}
-	f.prov.docs = nil
+	f.prov.order, f.prov.seen, f.prov.stamp = nil, nil, 0
 	return f
 }
 
