@@ -133,6 +133,8 @@ func (s *Stream) Visitor() graphrag.Visitor {
 		Relationships: s.Relationships,
 		Communities:   s.Communities,
 		Covariates:    s.Covariates,
+		// The mapping writes full_content, not its JSON.
+		OmitReportJSON: true,
 	}
 }
 

@@ -112,6 +112,7 @@ func (s *Stream) Tables(fn func(context.Context, *Table) error) graphrag.Visitor
 		Covariates: func(ctx context.Context, rows []graphrag.Covariate) error {
 			return fn(ctx, table(graphrag.TableCovariates, len(rows), tableRows(rows, (*emitter).covariate)))
 		},
+		OmitReportJSON: true, // the mapping writes full_content, not its JSON
 	}
 }
 
