@@ -75,6 +75,10 @@ communities with their reports and findings, and claims to the gr: ontology
 Write a file (FILE may be '-' for stdout; a file appears only when complete):
    kgrag load --input ./output --turtle graph.ttl
    kgrag load --input ./output --ntriples - | gzip > graph.nt.gz
+A file is written on every core (the next table is read while the last is
+mapped and encoded in batches), byte for byte as on one; GOMAXPROCS=1 uses
+one core:
+   GOMAXPROCS=1 kgrag load --input ./output --turtle graph.ttl
 
 Or replace a named graph in a SPARQL 1.1 store. The new graph is uploaded
 beside the old one and swapped in with one update, so a failed or
