@@ -348,6 +348,9 @@ func (e *emitter) chunk(t *graphrag.TextUnit) error {
 // documents) can be written by several goroutines reading the map.
 func (e *emitter) recordDocuments(rows []graphrag.TextUnit) {
 	t := e.prov.docs
+	// The IRIs are built in a buffer of their own: e's is read by the
+	// goroutines mapping the documents meanwhile (Table.Map forks e).
+	var buf []byte
 	for i := range rows {
 		docs := make([]int32, len(rows[i].DocumentIDs))
 		for j, d := range rows[i].DocumentIDs {
@@ -355,7 +358,8 @@ func (e *emitter) recordDocuments(rows []graphrag.TextUnit) {
 			if !ok {
 				n = int32(len(t.iris))
 				t.index[d] = n
-				t.iris = append(t.iris, e.iri(segDocument, d))
+				buf = AppendSegment(append(append(buf[:0], e.base...), segDocument...), d)
+				t.iris = append(t.iris, rdf.IRI(string(buf)))
 			}
 			docs[j] = n
 		}
