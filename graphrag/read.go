@@ -378,7 +378,7 @@ type reportRow struct {
 	children []string
 }
 
-func readReports(ctx context.Context, t *table) ([]reportRow, error) {
+func readReports(ctx context.Context, t *table, omitJSON bool) ([]reportRow, error) {
 	c := newCols(ctx, t)
 	var (
 		comm, id, hrid, title, summary, full, fullJSON, expl, period []string
@@ -396,7 +396,9 @@ func readReports(ctx context.Context, t *table) ([]reportRow, error) {
 	c.str(&title, "title")
 	c.str(&summary, "summary")
 	c.str(&full, "full_content")
-	c.str(&fullJSON, "full_content_json")
+	if !omitJSON {
+		c.str(&fullJSON, "full_content_json")
+	}
 	c.floats(&rank, &rankOK, "rank")
 	c.str(&expl, "rating_explanation", "rank_explanation")
 	c.str(&period, "period")

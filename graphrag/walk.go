@@ -31,6 +31,12 @@ type Visitor struct {
 	// Communities are the communities table merged with the reports table.
 	Communities func(context.Context, []Community) error
 	Covariates  func(context.Context, []Covariate) error
+
+	// OmitReportJSON leaves the reports' full_content_json unread
+	// (CommunityReport.FullContentJSON stays ""): it repeats full_content
+	// as JSON, a third of the reports' bytes, and a caller that does not
+	// use it (the RDF mapping) need not decode it.
+	OmitReportJSON bool
 }
 
 // Walk reads the GraphRAG output in dir one table at a time and hands each
@@ -232,7 +238,9 @@ func (w *walker) communities(ctx context.Context, lk *links, v Visitor) error {
 	if err != nil {
 		return err
 	}
-	reps, err := readTable(ctx, w, TableCommunityReports, readReports)
+	reps, err := readTable(ctx, w, TableCommunityReports, func(ctx context.Context, t *table) ([]reportRow, error) {
+		return readReports(ctx, t, v.OmitReportJSON)
+	})
 	if err != nil {
 		return err
 	}

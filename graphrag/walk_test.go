@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -188,5 +189,50 @@ func TestWalker(t *testing.T) {
 	}
 	if _, err := graphrag.NewWalker(ctx, sample(t, "nope")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("NewWalker(missing dir) = %v; want fs.ErrNotExist", err)
+	}
+}
+
+// TestWalkOmitReportJSON: with OmitReportJSON the reports come without
+// full_content_json and otherwise as Open reads them.
+func TestWalkOmitReportJSON(t *testing.T) {
+	dir := sample(t, "v3")
+	ds, err := graphrag.Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []graphrag.Community
+	_, err = graphrag.Walk(context.Background(), dir, graphrag.Visitor{
+		Communities:    func(_ context.Context, cs []graphrag.Community) error { got = cs; return nil },
+		OmitReportJSON: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(ds.Communities) {
+		t.Fatalf("%d communities; want %d", len(got), len(ds.Communities))
+	}
+	withJSON := 0
+	for i := range got {
+		want := ds.Communities[i]
+		if want.Report == nil || got[i].Report == nil {
+			if (want.Report == nil) != (got[i].Report == nil) {
+				t.Errorf("community %s: report %v; want %v", want.Community, got[i].Report, want.Report)
+			}
+			continue
+		}
+		if want.Report.FullContentJSON != "" {
+			withJSON++
+		}
+		if got[i].Report.FullContentJSON != "" {
+			t.Errorf("community %s: full_content_json read", want.Community)
+		}
+		w := *want.Report
+		w.FullContentJSON = ""
+		if !reflect.DeepEqual(*got[i].Report, w) {
+			t.Errorf("community %s: report differs from Open's beyond full_content_json", want.Community)
+		}
+	}
+	if withJSON == 0 {
+		t.Fatal("the sample's reports have no full_content_json: the test checks nothing")
 	}
 }

@@ -111,7 +111,8 @@ func (m Mapper) Stream(w rdf.Writer) (*Stream, error) {
 	if err := ValidateBase(m.Base); err != nil {
 		return nil, err
 	}
-	e := emitter{w: w, base: m.Base, keys: m.Keys, prov: provenance{run: m.Run, release: m.Release, tuDocs: map[string][]string{}}}
+	e := emitter{w: w, base: m.Base, keys: m.Keys, prov: provenance{
+		run: m.Run, release: m.Release, runIRI: rdf.IRI(m.Base + segRun), docs: newDocTable()}}
 	return &Stream{e: e, omitText: m.OmitDocumentText}, nil
 }
 
@@ -132,6 +133,8 @@ func (s *Stream) Visitor() graphrag.Visitor {
 		Relationships: s.Relationships,
 		Communities:   s.Communities,
 		Covariates:    s.Covariates,
+		// The mapping writes full_content, not its JSON.
+		OmitReportJSON: true,
 	}
 }
 
@@ -168,6 +171,7 @@ func (s *Stream) Documents(ctx context.Context, rows []graphrag.Document) error 
 
 // TextUnits writes text units as gr:Chunk.
 func (s *Stream) TextUnits(ctx context.Context, rows []graphrag.TextUnit) error {
+	s.e.recordDocuments(rows)
 	return mapRows(ctx, s, rows, s.e.chunk)
 }
 
@@ -335,8 +339,32 @@ func (e *emitter) chunk(t *graphrag.TextUnit) error {
 	if err := e.links(HasRelationship, segRelationship, t.RelationshipIDs); err != nil {
 		return err
 	}
-	e.prov.tuDocs[t.ID] = slices.Clone(t.DocumentIDs)
-	return e.derived([]string{t.ID})
+	return e.derivedFrom(t.DocumentIDs)
+}
+
+// recordDocuments records the documents of each text unit, which the
+// records of later tables are derived from. It runs over the whole table
+// before its chunks are written, so that chunks (derived from their own
+// documents) can be written by several goroutines reading the map.
+func (e *emitter) recordDocuments(rows []graphrag.TextUnit) {
+	t := e.prov.docs
+	// The IRIs are built in a buffer of their own: e's is read by the
+	// goroutines mapping the documents meanwhile (Table.Map forks e).
+	var buf []byte
+	for i := range rows {
+		docs := make([]int32, len(rows[i].DocumentIDs))
+		for j, d := range rows[i].DocumentIDs {
+			n, ok := t.index[d]
+			if !ok {
+				n = int32(len(t.iris))
+				t.index[d] = n
+				buf = AppendSegment(append(append(buf[:0], e.base...), segDocument...), d)
+				t.iris = append(t.iris, rdf.IRI(string(buf)))
+			}
+			docs[j] = n
+		}
+		t.tus[rows[i].ID] = docs
+	}
 }
 
 // links adds one p triple to the IRI of each id, each id once: GraphRAG's

@@ -48,6 +48,13 @@ type Turtle struct {
 	lastS    rdf.Term
 	lastP    string
 	lt       langCache
+
+	// Kept by a segment's encoder (see TurtleSegment): it never flushes,
+	// and it records where its first triple's predicate and object begin.
+	segment      bool
+	firstS       rdf.Term
+	firstP       string
+	pStart, oBeg int
 }
 
 type turtlePrefix struct {
@@ -131,8 +138,12 @@ func (e *Turtle) WriteTriple(t rdf.Triple) error {
 		}
 		if err == nil {
 			b = append(b, ' ')
+			pStart := len(b)
 			b, err = e.appendPredicate(b, t.P.Value)
 			b = append(b, ' ')
+			if e.segment && e.n == 0 {
+				e.pStart, e.oBeg = pStart, len(b)
+			}
 		}
 	}
 	if err == nil {
@@ -146,8 +157,11 @@ func (e *Turtle) WriteTriple(t rdf.Triple) error {
 	e.open = true
 	e.lastS = t.S
 	e.lastP = t.P.Value
+	if e.segment && e.n == 0 {
+		e.firstS, e.firstP = t.S, t.P.Value
+	}
 	e.n++
-	if len(b) >= bufSize {
+	if len(b) >= bufSize && !e.segment {
 		return e.flush()
 	}
 	return nil

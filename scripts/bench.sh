@@ -7,7 +7,10 @@
 #               bench/rdflib_convert.py (pyarrow + rdflib), on a synthetic 3.x
 #               dataset and on the real 3.x sample: wall time, triples (as
 #               each tool reports them), triples/s, MB/s of output, CPU time
-#               and peak RSS (/usr/bin/time -v).
+#               and peak RSS (/usr/bin/time -v); kgrag on every core and
+#               with GOMAXPROCS=1 (its serial path), and both against the
+#               writer alone (BenchmarkTurtleEncoder, one core) and in
+#               process (BenchmarkLoadSample, less the process start).
 #   2. micro    the rdfenc encoders with `go test -bench -count N -cpu 1`
 #               (GOMAXPROCS=1) and graphrag.Open on the synthetic dataset,
 #               summarised by benchstat.
@@ -276,6 +279,12 @@ fmt_int() { awk -v n="$1" 'BEGIN { if (n !~ /^[0-9]+$/) { print n; exit } s = ""
 
 section() { cat >>"$SECTIONS"; }
 
+# bench_median FILE NAME UNIT: median of the value before UNIT on the lines
+# of benchmark NAME.
+bench_median() {
+	awk -v name="$2" -v unit="$3" '$1 == name || $1 ~ "^" name "-[0-9]+$" { for (i = 2; i <= NF; i++) if ($i == unit) print $(i - 1) }' "$1" | median
+}
+
 # --- set-up --------------------------------------------------------------------
 
 rm -rf "$RUN"
@@ -327,13 +336,15 @@ EOF
 
 SYNTH_TTL=$RUN/synth.kgrag.ttl
 
-# convert_kgrag NAME DIR: REPEAT runs of kgrag load --turtle; sets the
+# convert_kgrag NAME DIR [VAR=VALUE...]: REPEAT runs of kgrag load --turtle
+# (in the environment given: GOMAXPROCS=1 takes the serial path); sets the
 # row variables of the median run. Fails when kgrag fails.
 convert_kgrag() {
 	local name=$1 dir=$2 i secs=() med tag
+	shift 2
 	for ((i = 1; i <= REPEAT; i++)); do
 		tag=convert-$name-kgrag-$i
-		measure "$tag" "$KGRAG" load --input "$dir" --turtle "$RUN/$name.kgrag.ttl"
+		measure "$tag" env "$@" "$KGRAG" load --input "$dir" --turtle "$RUN/$name.kgrag.ttl"
 		((M_RC == 0)) || die "kgrag load --turtle on $dir failed: $(why "$tag")"
 		secs+=("$M_SEC $i $M_CPU $M_RSS")
 	done
@@ -368,11 +379,16 @@ convert_rdflib() {
 	rm -f "$RUN/$name.rdflib.ttl" # only its size matters; keep the disk free
 }
 
+# kgrag_row LABEL TOOL: the table row of the last convert_kgrag.
+kgrag_row() {
+	printf '| %s | %s | %s s (runs: %s) | %s | %s | %s | %s s | %s |\n' \
+		"$1" "$2" "$K_SEC" "$K_ALL" "$(fmt_int "$K_TRIPLES")" "$(fmt_int "$(div "$K_TRIPLES" "$K_SEC" %.0f)")" \
+		"$(div "$(mb "$K_BYTES")" "$K_SEC")" "$K_CPU" "$K_RSS"
+}
+
 conversion_rows() {
 	local name=$1 label=$2
-	printf '| %s | kgrag load --turtle | %s s (runs: %s) | %s | %s | %s | %s s | %s |\n' \
-		"$label" "$K_SEC" "$K_ALL" "$(fmt_int "$K_TRIPLES")" "$(fmt_int "$(div "$K_TRIPLES" "$K_SEC" %.0f)")" \
-		"$(div "$(mb "$K_BYTES")" "$K_SEC")" "$K_CPU" "$K_RSS"
+	kgrag_row "$label" "kgrag load --turtle"
 	if [[ -n $R_NOTE ]]; then
 		printf '| %s | rdflib_convert.py | %s | | | | | |\n' "$label" "$R_NOTE"
 	else
@@ -384,6 +400,7 @@ conversion_rows() {
 
 if has_step convert; then
 	conv_rows=() targets=()
+	declare -A conv_tps=() conv_rss=()
 	for ds in synth sample; do
 		if [[ $ds == synth ]]; then
 			dir=$SYNTH label="synthetic ($N_ENT entities)"
@@ -394,9 +411,17 @@ if has_step convert; then
 				continue
 			fi
 		fi
+		# The serial path (one core) first, for the rows beside it.
+		convert_kgrag "$ds-serial" "$dir" GOMAXPROCS=1
+		serial_row=$(kgrag_row "$label" "kgrag load --turtle, GOMAXPROCS=1 (serial)")
+		serial_sec=$K_SEC serial_rss=$K_RSS
+		rm -f "$RUN/$ds-serial.kgrag.ttl"
 		convert_kgrag "$ds" "$dir"
+		conv_tps[$ds]=$(div "$K_TRIPLES" "$K_SEC" %.0f)
+		conv_rss[$ds]=$K_RSS
+		targets+=("| $label | all cores against the serial path (wall, peak RSS) | $(div "$serial_sec" "$K_SEC" %.2f)x faster; $K_RSS MB vs $serial_rss MB | RSS not above the serial path's | $(verdict "$K_RSS" le "$(awk -v a="$serial_rss" 'BEGIN { print a * 1.05 }')") |")
 		convert_rdflib "$ds" "$dir"
-		conv_rows+=("$(conversion_rows "$ds" "$label")")
+		conv_rows+=("$serial_row" "$(conversion_rows "$ds" "$label")")
 		if [[ -z $R_NOTE ]]; then
 			speed=$(div "$R_SEC" "$K_SEC")
 			tps=$(div "$(div "$K_TRIPLES" "$K_SEC" %.6f)" "$(div "$R_TRIPLES" "$R_SEC" %.6f)")
@@ -407,6 +432,30 @@ if has_step convert; then
 			targets+=("| $label | kgrag peak RSS | $K_RSS MB | < $T_RSS_MB MB | $(verdict "$K_RSS" lt "$T_RSS_MB") |")
 		fi
 	done
+	# The writer alone (issue 15's yardstick): the Turtle encoder on one
+	# core, and the conversion in one process less its start
+	# (BenchmarkLoadSample: the real sample is converted in ~20 ms, of
+	# which starting a process is a third).
+	log "go test -bench TurtleEncoder (writer alone) and LoadSample"
+	writer_tps="?" inproc_tps="?"
+	if GOMAXPROCS=1 go test -run '^$' -bench 'TurtleEncoder$' -count "$COUNT" -cpu 1 ./rdfenc/ >"$RUN/convert-writer.txt" 2>&1; then
+		writer_tps=$(bench_median "$RUN/convert-writer.txt" BenchmarkTurtleEncoder triples/s)
+	fi
+	if KGRAG_TESTDATA=$(dirname "$(dirname "$SAMPLE")") go test -run '^$' -bench 'LoadSample/turtle/' -count "$COUNT" ./cmd/kgrag/ >"$RUN/convert-inproc.txt" 2>&1; then
+		inproc_tps=$(bench_median "$RUN/convert-inproc.txt" BenchmarkLoadSample/turtle/concurrent triples/s)
+		inproc_serial=$(bench_median "$RUN/convert-inproc.txt" BenchmarkLoadSample/turtle/serial triples/s)
+	fi
+	for ds in synth sample; do
+		[[ -n ${conv_tps[$ds]:-} ]] || continue
+		label="synthetic ($N_ENT entities)"
+		[[ $ds == sample ]] && label="real 3.x sample"
+		ratio=$(div "${writer_tps%.*}" "${conv_tps[$ds]}" %.2f)
+		targets+=("| $label | writer alone / whole process (triples/s: $(fmt_int "${writer_tps%.*}") / $(fmt_int "${conv_tps[$ds]}")) | ${ratio}x | <= 1.5x on the real sample | $([[ $ds == sample ]] && verdict "$ratio" le 1.5 || echo "(synthetic)") |")
+	done
+	if [[ $inproc_tps != "?" ]]; then
+		ratio=$(div "${writer_tps%.*}" "${inproc_tps%.*}" %.2f)
+		targets+=("| real 3.x sample | writer alone / conversion in process (BenchmarkLoadSample: $(fmt_int "${inproc_tps%.*}") triples/s; serial $(fmt_int "${inproc_serial%.*}")) | ${ratio}x | <= 1.5x | $(verdict "$ratio" le 1.5) |")
+	fi
 	{
 		echo "## 1. Conversion, parquet to Turtle, end to end"
 		echo
@@ -425,8 +474,12 @@ if has_step convert; then
 		echo
 		echo '```'
 		echo "bin/kgrag load --input $SYNTH --turtle OUT.ttl"
+		echo "GOMAXPROCS=1 bin/kgrag load --input $SYNTH --turtle OUT.ttl   # the serial path"
 		echo "python3 bench/rdflib_convert.py $SYNTH OUT.ttl"
-		echo "(and the same two with --input $SAMPLE), each under /usr/bin/time -v"
+		echo "(and the same with --input $SAMPLE), each under /usr/bin/time -v"
+		echo "GOMAXPROCS=1 go test -run '^\$' -bench 'TurtleEncoder\$' -count $COUNT -cpu 1 ./rdfenc/   # the writer alone"
+		echo "go test -run '^\$' -bench 'LoadSample/turtle/' -count $COUNT ./cmd/kgrag/   # in process, concurrent and serial"
+		echo "KGRAG_BENCH_SYNTH_DIR=$SYNTH go test -run '^\$' -bench 'LoadSynthetic/turtle/' -benchtime 1x -count 3 ./cmd/kgrag/   # the same on the synthetic set"
 		echo '```'
 		echo
 	} | section
@@ -444,11 +497,6 @@ find_benchstat() {
 	if [[ -x $b ]]; then echo "$b"; else command -v benchstat; fi
 }
 
-# bench_median FILE NAME UNIT: median of the value before UNIT on the lines
-# of benchmark NAME.
-bench_median() {
-	awk -v name="$2" -v unit="$3" '$1 == name || $1 ~ "^" name "-[0-9]+$" { for (i = 2; i <= NF; i++) if ($i == unit) print $(i - 1) }' "$1" | median
-}
 
 if has_step micro; then
 	log "go test -bench (rdfenc encoders, -cpu 1, -count $COUNT)"

@@ -102,6 +102,7 @@ func TestLoadBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			atLeastTwoCores(t) // runLoad takes the concurrent path
 			in := tt.setup(t)
 			outDir := t.TempDir()
 			out := filepath.Join(outDir, "graph.ttl")
@@ -120,6 +121,11 @@ func TestLoadBadInput(t *testing.T) {
 			}
 			if entries, _ := os.ReadDir(outDir); len(entries) != 0 {
 				t.Errorf("output directory holds %d entries after a failed load; want none", len(entries))
+			}
+			// The serial path (one core) fails the same way.
+			serr := runLoad(context.Background(), loadOptions{input: in, turtle: out, base: defaultBase, quiet: true, serial: true}, term)
+			if serr == nil || serr.Error() != err.Error() {
+				t.Errorf("serial load: %v; want the concurrent path's error %v", serr, err)
 			}
 		})
 	}
