@@ -1,6 +1,7 @@
 package driftsearch
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -402,7 +403,7 @@ func (s *Searcher) prime(ctx context.Context, question string, primed []retrieva
 	for i, pc := range res.Primer {
 		if errs[i] != nil {
 			res.FailedCalls++
-			firstErr = cmpOr(firstErr, errs[i])
+			firstErr = cmp.Or(firstErr, errs[i])
 			continue
 		}
 		if pc.IntermediateAnswer != "" {
@@ -423,13 +424,6 @@ func (s *Searcher) prime(ctx context.Context, question string, primed []retrieva
 		root.Score = &mean
 	}
 	return nil
-}
-
-func cmpOr(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
 }
 
 // followUps answers the open follow-ups, round by round: each round the
@@ -537,11 +531,11 @@ func records(c *retrieval.Context) *Records {
 	return r
 }
 
-// ReduceContext is the final call's context: one section per step that
+// reduceContext is the final call's context: one section per step that
 // has an answer, in the order asked. GraphRAG hands the model the
 // Python list of the answers as text (its repr, newlines as "\n"); kgrag
 // prints each answer under its question.
-func ReduceContext(actions []*Action) (string, int) {
+func reduceContext(actions []*Action) (string, int) {
 	var sb strings.Builder
 	n := 0
 	for _, a := range actions {
@@ -560,7 +554,7 @@ func ReduceContext(actions []*Action) (string, int) {
 // reduce writes the answer from the steps' answers, streaming it to
 // h.Answer.
 func (s *Searcher) reduce(ctx context.Context, question string, actions []*Action, res *Result, h Hooks, progress func(Progress), mu *sync.Mutex) error {
-	text, steps := ReduceContext(actions)
+	text, steps := reduceContext(actions)
 	if steps == 0 {
 		return errors.New("driftsearch: no step gave an answer to build on (see --json: primer and actions)")
 	}
