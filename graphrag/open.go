@@ -269,3 +269,20 @@ func detect(ctx context.Context, l layout, tables map[string]*table) (Release, e
 	}
 	return Release1, nil
 }
+
+// Files resolves dir as Open does and returns the table directory and
+// every file Open would look at there, present or not: the table files
+// in both namings and the run record. A cache of what Open read is still
+// valid while none of these files is added, removed or changed.
+func Files(dir string) (tableDir string, files []string, err error) {
+	l, err := resolve(dir)
+	if err != nil {
+		return "", nil, err
+	}
+	for _, long := range []bool{false, true} {
+		for _, n := range append(tableNames(), TableNodes) {
+			files = append(files, filepath.Join(l.dir, fileName(n, long)))
+		}
+	}
+	return l.dir, append(files, filepath.Join(l.dir, RunFile)), nil
+}

@@ -24,7 +24,7 @@ func basicFlags(o *askOptions) []cli.Flag {
 // question, their text as the context, one answer call.
 func askBasic(ctx context.Context, opts askOptions, client *llm.Client, res *askResult, term terminal) error {
 	t := time.Now()
-	idx, src, emb, err := openIndexed(ctx, opts, tableTextUnits, client, res)
+	idx, src, emb, err := openIndexed(ctx, opts, tableTextUnits, client, res, term)
 	if err != nil {
 		return err
 	}

@@ -43,7 +43,7 @@ func (o askOptions) driftOptions(source string) driftsearch.Options {
 // cost.
 func askDrift(ctx context.Context, opts askOptions, client *llm.Client, res *askResult, term terminal) error {
 	t := time.Now()
-	idx, src, emb, err := openIndexed(ctx, opts, tableEntities, client, res)
+	idx, src, emb, err := openIndexed(ctx, opts, tableEntities, client, res, term)
 	if err != nil {
 		return err
 	}

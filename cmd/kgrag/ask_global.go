@@ -85,7 +85,7 @@ func (o *askOptions) checkGlobal() error {
 // reports, or with --plan, --context-only only says what it would send.
 func askGlobal(ctx context.Context, opts askOptions, client *llm.Client, res *askResult, term terminal) error {
 	t := time.Now()
-	src, err := openSource(ctx, opts)
+	src, err := openSource(ctx, opts, term.err)
 	if err != nil {
 		return err
 	}

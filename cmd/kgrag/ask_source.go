@@ -3,9 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"slices"
 
-	"github.com/kgrag/kgrag/graphrag"
 	"github.com/kgrag/kgrag/internal/redact"
 	"github.com/kgrag/kgrag/internal/retrieval"
 	"github.com/kgrag/kgrag/loader"
@@ -74,15 +74,19 @@ func (s source) wrap(err error) error {
 	return storeError(err)
 }
 
-// openSource opens the graph: the parquet files in memory, or the store
-// after checking that the graph holds entities.
-func openSource(ctx context.Context, opts askOptions) (source, error) {
+// openSource opens the graph: kgrag embed's snapshot of --input or its
+// parquet files (openMemory), or the store after checking that the graph
+// holds entities. Warnings go to warn.
+func openSource(ctx context.Context, opts askOptions, warn io.Writer) (source, error) {
+	if warn == nil {
+		warn = io.Discard
+	}
 	if opts.input != "" {
-		ds, err := graphrag.Open(ctx, opts.input)
+		src, err := openMemory(ctx, opts, warn)
 		if err != nil {
 			return source{}, err
 		}
-		return source{name: opts.input, src: retrieval.NewMemorySource(ds)}, nil
+		return source{name: opts.input, src: src}, nil
 	}
 	c, counter, err := storeClient(opts.store)
 	if err != nil {

@@ -398,7 +398,7 @@ func ask(ctx context.Context, opts askOptions, client *llm.Client, res *askResul
 		return askDrift(ctx, opts, client, res, term)
 	}
 	t := time.Now()
-	idx, src, emb, err := openIndexed(ctx, opts, tableEntities, client, res)
+	idx, src, emb, err := openIndexed(ctx, opts, tableEntities, client, res, term)
 	if err != nil {
 		return err
 	}
@@ -439,12 +439,12 @@ func ask(ctx context.Context, opts askOptions, client *llm.Client, res *askResul
 
 // openIndexed opens table's vector index and the graph for a mode that
 // embeds the question, and records both in res.
-func openIndexed(ctx context.Context, opts askOptions, table string, client *llm.Client, res *askResult) (embedindex.Index, source, llm.Embedder, error) {
+func openIndexed(ctx context.Context, opts askOptions, table string, client *llm.Client, res *askResult, term terminal) (embedindex.Index, source, llm.Embedder, error) {
 	idx, err := opts.index.openTable(ctx, table)
 	if err != nil {
 		return nil, source{}, llm.Embedder{}, err
 	}
-	src, err := openSource(ctx, opts)
+	src, err := openSource(ctx, opts, term.err)
 	if err != nil {
 		return nil, source{}, llm.Embedder{}, err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/kgrag/kgrag/embedindex/flat"
 	"github.com/kgrag/kgrag/graphrag"
 	"github.com/kgrag/kgrag/internal/redact"
+	"github.com/kgrag/kgrag/internal/snapshot"
 	"github.com/kgrag/kgrag/internal/ui"
 	"github.com/urfave/cli/v3"
 )
@@ -50,6 +51,9 @@ type embedOptions struct {
 	// annThreshold vectors in auto mode.
 	ann          flat.ANNMode
 	annThreshold int
+	// snapshot writes the graph snapshot (graph.snap) beside the index,
+	// which kgrag ask and serve open instead of the parquet tables.
+	snapshot bool
 
 	llm llmOptions
 }
@@ -120,6 +124,7 @@ kgrag-community_reports beside kgrag-entities):
 			&cli.FloatFlag{Name: "index-update-max", Category: "vector index", Value: defaultESMaxChange, Usage: "with --index-url: change the live Elasticsearch index in place (bulk upserts and deletes) when at most this share of its vectors changes; rebuild it and swap the alias otherwise (0: always rebuild)"},
 			&cli.StringFlag{Name: "ann", Category: "vector index", Value: "auto", Usage: "approximate (HNSW) index in the flat file: auto (from --ann-threshold vectors), on or off (always search exactly)", Sources: cli.EnvVars("KGRAG_ANN")},
 			&cli.IntFlag{Name: "ann-threshold", Category: "vector index", Value: flat.DefaultANNThreshold, Usage: "with --ann auto: build the approximate index for this many vectors or more", Sources: cli.EnvVars("KGRAG_ANN_THRESHOLD")},
+			&cli.BoolFlag{Name: "snapshot", Value: true, Usage: "also write graph.snap to the index folder: the graph's lookup tables, which kgrag ask --input and serve map in milliseconds instead of reading the parquet tables (--snapshot=false: leave it out)", Sources: cli.EnvVars("KGRAG_SNAPSHOT")},
 			&cli.BoolFlag{Name: "reuse-embeddings", Usage: "take the description_embedding vectors a GraphRAG 0.2/0.3 output holds instead of calling a model (--embed-model must name the model that made them)"},
 		}, append(elasticFlags(), llmFlags()...)...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -146,6 +151,7 @@ kgrag-community_reports beside kgrag-entities):
 				concurrency:  cmd.Int("concurrency"),
 				quiet:        cmd.Bool("quiet"),
 				reuse:        cmd.Bool("reuse-embeddings"),
+				snapshot:     cmd.Bool("snapshot"),
 				modelSet:     cmd.IsSet("embed-model"),
 				es:           es,
 				esMaxChange:  cmd.Float("index-update-max"),
@@ -201,9 +207,19 @@ func runEmbed(ctx context.Context, opts embedOptions, term terminal) (err error)
 	if err := opts.validate(); err != nil {
 		return err
 	}
+	// The files as they are before reading: one rewritten meanwhile makes
+	// the snapshot stale rather than wrong.
+	files, serr := snapshot.Stat(opts.input)
 	ds, err := graphrag.Open(ctx, opts.input)
 	if err != nil {
 		return err
+	}
+	if opts.snapshot && serr == nil {
+		defer func() {
+			if err == nil {
+				err = writeSnapshot(ctx, opts, ds, files, term)
+			}
+		}()
 	}
 	if opts.reuse {
 		return reuseEmbeddings(ctx, ds, opts, term)

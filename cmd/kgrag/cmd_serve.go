@@ -37,6 +37,7 @@ type serveOptions struct {
 	base  string // base IRI of entity IRIs read from --input
 	drain time.Duration
 	cfg   serve.Config
+	warn  io.Writer // where opening the graph warns (stderr)
 	// indexGiven says --index or --index-url was set: then a missing
 	// index is an error rather than a graph served for global search only.
 	indexGiven bool
@@ -168,6 +169,7 @@ func (o *serveOptions) server(ctx context.Context, term terminal) (*serve.Server
 		return nil, err
 	}
 	o.cfg.Log = slog.New(slog.NewTextHandler(term.err, nil))
+	o.warn = term.err
 	return serve.New(ctx, o.cfg, o.load)
 }
 
@@ -217,7 +219,7 @@ func (o serveOptions) load(ctx context.Context) (*serve.Graph, error) {
 	if err != nil {
 		return nil, err
 	}
-	src, err := openSource(ctx, a)
+	src, err := openSource(ctx, a, o.warn)
 	if err != nil {
 		return nil, err
 	}

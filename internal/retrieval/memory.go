@@ -4,64 +4,29 @@ import (
 	"cmp"
 	"context"
 	"slices"
-	"strconv"
 
 	"github.com/kgrag/kgrag/graphrag"
+	"github.com/kgrag/kgrag/internal/snapshot"
 )
 
 var _ Backend = (*MemoryBackend)(nil)
 
-// MemoryBackend answers Backend lookups from a *graphrag.Dataset held in
-// memory. It indexes the dataset once in NewMemoryBackend and never
-// modifies it. It is safe for concurrent use as long as the Dataset is not
-// written to.
+// MemoryBackend answers Backend lookups from a graph snapshot: one built
+// in memory from a *graphrag.Dataset (NewMemoryBackend) or one mapped from
+// the file kgrag embed wrote (NewGraphSource). It never modifies the
+// graph and is safe for concurrent use.
 type MemoryBackend struct {
-	ds        *graphrag.Dataset
-	entities  map[string]int   // entity id -> index in ds.Entities
-	units     map[string]int   // text unit id -> index in ds.TextUnits
-	relsOf    map[string][]int // entity id -> indexes in ds.Relationships
-	commsOf   map[string][]int // entity id -> indexes in ds.Communities
-	relsOrder []int            // ds.Relationships indexes by human_readable_id
+	g *snapshot.Graph
 }
 
-// NewMemoryBackend indexes ds. ds must not be nil.
+// NewMemoryBackend indexes ds. ds must not be nil, and is not read again.
 func NewMemoryBackend(ds *graphrag.Dataset) *MemoryBackend {
-	b := &MemoryBackend{
-		ds:       ds,
-		entities: make(map[string]int, len(ds.Entities)),
-		units:    make(map[string]int, len(ds.TextUnits)),
-		relsOf:   make(map[string][]int),
-		commsOf:  make(map[string][]int),
-	}
-	for i, e := range ds.Entities {
-		if _, dup := b.entities[e.ID]; !dup {
-			b.entities[e.ID] = i
-		}
-	}
-	for i, u := range ds.TextUnits {
-		if _, dup := b.units[u.ID]; !dup {
-			b.units[u.ID] = i
-		}
-	}
-	for i, r := range ds.Relationships {
-		b.relsOf[r.SourceID] = append(b.relsOf[r.SourceID], i)
-		if r.TargetID != r.SourceID {
-			b.relsOf[r.TargetID] = append(b.relsOf[r.TargetID], i)
-		}
-	}
-	for i, c := range ds.Communities {
-		for _, id := range c.EntityIDs {
-			b.commsOf[id] = append(b.commsOf[id], i)
-		}
-	}
-	b.relsOrder = make([]int, len(ds.Relationships))
-	for i := range b.relsOrder {
-		b.relsOrder[i] = i
-	}
-	slices.SortStableFunc(b.relsOrder, func(x, y int) int {
-		return compareIDs(ds.Relationships[x].HumanReadableID, ds.Relationships[y].HumanReadableID)
-	})
-	return b
+	return &MemoryBackend{g: snapshot.Build(ds)}
+}
+
+// entityRow is the first entity row with id.
+func (b *MemoryBackend) entityRow(id string) (int, bool, error) {
+	return b.g.EntityIndex(id)
 }
 
 // Entities implements Backend.
@@ -72,15 +37,25 @@ func (b *MemoryBackend) Entities(ctx context.Context, ids []string) ([]EntityRec
 	var out []EntityRecord
 	seen := make(map[string]bool, len(ids))
 	for _, id := range ids {
-		i, ok := b.entities[id]
+		i, ok, err := b.entityRow(id)
+		if err != nil {
+			return nil, err
+		}
 		if !ok || seen[id] {
 			continue
 		}
 		seen[id] = true
-		e := b.ds.Entities[i]
+		e, err := b.g.Entity(i)
+		if err != nil {
+			return nil, err
+		}
+		units, err := b.unitOrder(e.TextUnitIDs)
+		if err != nil {
+			return nil, err
+		}
 		out = append(out, EntityRecord{
 			ID: e.HumanReadableID, EntityID: e.ID, Title: e.Title,
-			Description: e.Description, Rank: e.Degree, TextUnitIDs: b.unitOrder(e.TextUnitIDs),
+			Description: e.Description, Rank: e.Degree, TextUnitIDs: units,
 		})
 	}
 	return out, nil
@@ -90,12 +65,20 @@ func (b *MemoryBackend) Entities(ctx context.Context, ids []string) ([]EntityRec
 // then id: the order SPARQLBackend can restore from RDF. GraphRAG writes
 // text_unit_ids in text unit table order, which is the same order from
 // release 1.0 on (checked on the samples), so this changes nothing there.
-func (b *MemoryBackend) unitOrder(ids []string) []string {
+func (b *MemoryBackend) unitOrder(ids []string) ([]string, error) {
 	refs := make([]unitRef, len(ids))
 	for i, id := range ids {
 		refs[i].id = id
-		if j, ok := b.units[id]; ok {
-			refs[i].hrid = b.ds.TextUnits[j].HumanReadableID
+		j, ok, err := b.g.TextUnitIndex(id)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			u, err := b.g.TextUnit(j)
+			if err != nil {
+				return nil, err
+			}
+			refs[i].hrid = u.HumanReadableID
 		}
 	}
 	slices.SortStableFunc(refs, compareUnits)
@@ -103,7 +86,25 @@ func (b *MemoryBackend) unitOrder(ids []string) []string {
 	for i, r := range refs {
 		out[i] = r.id
 	}
-	return out
+	return out, nil
+}
+
+// relationshipsOf lists the relationship rows with an end at entity id.
+func (b *MemoryBackend) relationshipsOf(id string) ([]int, error) {
+	k, ok, err := b.g.Key(id)
+	if !ok || err != nil {
+		return nil, err
+	}
+	return b.g.RelationshipsOf(k)
+}
+
+// communitiesOf lists the community rows naming entity id as a member.
+func (b *MemoryBackend) communitiesOf(id string) ([]int, error) {
+	k, ok, err := b.g.Key(id)
+	if !ok || err != nil {
+		return nil, err
+	}
+	return b.g.CommunitiesOf(k)
 }
 
 // Relationships implements Backend.
@@ -112,17 +113,26 @@ func (b *MemoryBackend) Relationships(ctx context.Context, entityIDs []string) (
 		return nil, err
 	}
 	hit := make(map[int]bool)
+	var rows []int
 	for _, id := range entityIDs {
-		for _, i := range b.relsOf[id] {
-			hit[i] = true
+		rels, err := b.relationshipsOf(id)
+		if err != nil {
+			return nil, err
+		}
+		for _, i := range rels {
+			if !hit[i] {
+				hit[i] = true
+				rows = append(rows, i)
+			}
 		}
 	}
-	var out []RelationshipRecord
-	for _, i := range b.relsOrder {
-		if !hit[i] {
-			continue
+	slices.SortFunc(rows, func(x, y int) int { return cmp.Compare(b.g.RelationshipPos(x), b.g.RelationshipPos(y)) })
+	out := make([]RelationshipRecord, 0, len(rows))
+	for _, i := range rows {
+		r, err := b.g.Relationship(i)
+		if err != nil {
+			return nil, err
 		}
-		r := b.ds.Relationships[i]
 		out = append(out, RelationshipRecord{
 			ID: r.HumanReadableID, RelationshipID: r.ID,
 			Source: r.Source, Target: r.Target, SourceID: r.SourceID, TargetID: r.TargetID,
@@ -141,12 +151,18 @@ func (b *MemoryBackend) TextUnits(ctx context.Context, ids []string) ([]TextUnit
 	var out []TextUnitRecord
 	seen := make(map[string]bool, len(ids))
 	for _, id := range ids {
-		i, ok := b.units[id]
+		i, ok, err := b.g.TextUnitIndex(id)
+		if err != nil {
+			return nil, err
+		}
 		if !ok || seen[id] {
 			continue
 		}
 		seen[id] = true
-		u := b.ds.TextUnits[i]
+		u, err := b.g.TextUnit(i)
+		if err != nil {
+			return nil, err
+		}
 		out = append(out, TextUnitRecord{
 			ID: u.HumanReadableID, TextUnitID: u.ID, Text: u.Text,
 			NTokens: u.NTokens, RelationshipIDs: u.RelationshipIDs,
@@ -160,83 +176,68 @@ func (b *MemoryBackend) TextUnits(ctx context.Context, ids []string) ([]TextUnit
 // deepest community up to maxLevel. GraphRAG picks that community as the
 // largest community number; kgrag picks the deepest level, then the
 // largest number, which agrees with GraphRAG wherever Leiden numbers
-// children after parents. Communities without a report are left out.
+// children after parents. The snapshot holds the answer for every
+// maxLevel (snapshot.Graph.Deepest). Communities without a report are
+// left out.
 func (b *MemoryBackend) Reports(ctx context.Context, entityIDs []string, maxLevel int64) ([]ReportRecord, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	comms := b.ds.Communities
-	deeper := func(x, y int) bool { // community x is deeper than y
-		if comms[x].Level != comms[y].Level {
-			return comms[x].Level > comms[y].Level
-		}
-		return compareIDs(comms[x].Community, comms[y].Community) > 0
-	}
-	deepest := make(map[int]bool)
-	for _, list := range b.commsOf {
-		best := -1
-		for _, ci := range list {
-			if comms[ci].Level > maxLevel {
-				continue
+	comms := map[int]graphrag.Community{}
+	community := func(ci int) (graphrag.Community, error) {
+		c, ok := comms[ci]
+		if !ok {
+			var err error
+			if c, err = b.g.Community(ci); err != nil {
+				return c, err
 			}
-			if best < 0 || deeper(ci, best) {
-				best = ci
-			}
+			comms[ci] = c
 		}
-		if best >= 0 {
-			deepest[best] = true
-		}
+		return c, nil
 	}
 	members := make(map[int][]string)
+	numbers := make(map[string][]string) // entity id -> its community numbers up to maxLevel
 	seen := make(map[string]bool, len(entityIDs))
 	for _, id := range entityIDs {
 		if seen[id] {
 			continue
 		}
 		seen[id] = true
-		for _, ci := range b.commsOf[id] {
-			if comms[ci].Level <= maxLevel && comms[ci].Report != nil {
+		list, err := b.communitiesOf(id)
+		if err != nil {
+			return nil, err
+		}
+		for _, ci := range list {
+			c, err := community(ci)
+			if err != nil {
+				return nil, err
+			}
+			if c.Level > maxLevel {
+				continue
+			}
+			numbers[id] = append(numbers[id], c.Community)
+			if c.Report != nil {
 				members[ci] = append(members[ci], id)
 			}
 		}
 	}
-	order := firstSeen(entityIDs, func(id string) []string {
-		var nums []string
-		for _, ci := range b.commsOf[id] {
-			if comms[ci].Level <= maxLevel {
-				nums = append(nums, comms[ci].Community)
-			}
-		}
-		return nums
-	})
+	order := firstSeen(entityIDs, func(id string) []string { return numbers[id] })
 	out := make([]ReportRecord, 0, len(members))
 	for ci, m := range members {
 		c := comms[ci]
 		out = append(out, ReportRecord{
 			ID: c.Community, CommunityID: c.ID, Level: c.Level,
 			Title: c.Report.Title, Summary: c.Report.Summary, FullContent: c.Report.FullContent,
-			Rank: c.Report.Rank, Weight: c.Weight, Members: m, Deepest: deepest[ci], FirstSeen: order[c.Community],
+			Rank: c.Report.Rank, Weight: c.Weight, Members: m, Deepest: b.g.Deepest(ci, c.Level, maxLevel),
+			FirstSeen: order[c.Community],
 		})
 	}
 	slices.SortFunc(out, func(x, y ReportRecord) int { return compareIDs(x.ID, y.ID) })
 	return out, nil
 }
 
-// compareIDs orders GraphRAG ids: numerically when both are integers
-// (human_readable_id, community numbers), else as strings.
-func compareIDs(a, b string) int {
-	x, errA := strconv.ParseInt(a, 10, 64)
-	y, errB := strconv.ParseInt(b, 10, 64)
-	switch {
-	case errA == nil && errB == nil:
-		return cmp.Compare(x, y)
-	case errA == nil:
-		return -1
-	case errB == nil:
-		return 1
-	}
-	return cmp.Compare(a, b)
-}
+// compareIDs orders GraphRAG ids as GraphRAG's tables are ordered.
+func compareIDs(a, b string) int { return graphrag.CompareIDs(a, b) }
 
 var _ ReportSource = (*MemoryBackend)(nil)
 
@@ -247,7 +248,11 @@ func (b *MemoryBackend) CommunityReports(ctx context.Context, maxLevel int64) ([
 	}
 	hasSub := make(map[string]bool) // community numbers named as a parent up to maxLevel
 	var out []ReportRecord
-	for _, c := range b.ds.Communities {
+	for ci := range b.g.Communities() {
+		c, err := b.g.Community(ci)
+		if err != nil {
+			return nil, err
+		}
 		if c.Level > maxLevel {
 			continue
 		}
@@ -291,4 +296,4 @@ func finishReports(out []ReportRecord, hasSub map[string]bool) []ReportRecord {
 
 // CompareIDs orders GraphRAG ids and community numbers as retrieval does:
 // numerically when both are integers, else as strings, integers first.
-func CompareIDs(a, b string) int { return compareIDs(a, b) }
+func CompareIDs(a, b string) int { return graphrag.CompareIDs(a, b) }

@@ -7,58 +7,49 @@ import (
 	"strconv"
 
 	"github.com/kgrag/kgrag/graphrag"
+	"github.com/kgrag/kgrag/internal/snapshot"
 )
 
 var _ SeedBackend = (*seedMemoryBackend)(nil)
 
-// seedMemoryBackend answers SeedBackend lookups from a *graphrag.Dataset
-// held in memory, exactly as the sparqlq templates answer them over the
-// graph `kgrag load` writes from that dataset (package ontology): it reads
-// the same fields the mapping writes (text units' entity_ids for
+// seedMemoryBackend answers SeedBackend lookups from a graph snapshot,
+// exactly as the sparqlq templates answer them over the graph `kgrag
+// load` writes from the same dataset (package ontology): it reads the
+// same fields the mapping writes (text units' entity_ids for
 // gr:has_entity, entities' communities for gr:in_community, relationship
 // ends by entity id) and leaves out what the mapping leaves out
 // (placeholder entities have no description, degree or community). It
-// never modifies the dataset and is safe for concurrent use as long as
-// the dataset is not written to.
+// is safe for concurrent use.
 type seedMemoryBackend struct {
-	m       *MemoryBackend      // entity and relationship indexes
-	unitsOf map[string][]string // entity id -> ids of the text units holding it
-	comms   map[string]int      // community number, as written -> index in ds.Communities
+	m *MemoryBackend
+	g *snapshot.Graph
 }
 
-// newseedMemoryBackend indexes ds on top of m, m's own index of ds.
-func newSeedMemoryBackend(ds *graphrag.Dataset, m *MemoryBackend) *seedMemoryBackend {
-	b := &seedMemoryBackend{
-		m:       m,
-		unitsOf: make(map[string][]string),
-		comms:   make(map[string]int, len(ds.Communities)),
-	}
-	for i, u := range ds.TextUnits {
-		if b.m.units[u.ID] != i {
-			continue // a repeated text unit id: the first row stands
-		}
-		for _, id := range uniqueIDs(u.EntityIDs) {
-			b.unitsOf[id] = append(b.unitsOf[id], u.ID)
-		}
-	}
-	for i, c := range ds.Communities {
-		if _, dup := b.comms[c.Community]; !dup {
-			b.comms[c.Community] = i
-		}
-	}
-	return b
+func newSeedMemoryBackend(m *MemoryBackend) *seedMemoryBackend {
+	return &seedMemoryBackend{m: m, g: m.g}
 }
 
 // selected returns the entities among ids (each once), as the templates'
 // `?entity gr:id ?selected ; a gr:Entity` find them.
-func (b *seedMemoryBackend) selected(ids []string) map[string]*graphrag.Entity {
+func (b *seedMemoryBackend) selected(ids []string) (map[string]*graphrag.Entity, error) {
 	out := make(map[string]*graphrag.Entity, len(ids))
 	for _, id := range ids {
-		if i, ok := b.m.entities[id]; ok {
-			out[id] = &b.m.ds.Entities[i]
+		if _, dup := out[id]; dup {
+			continue
+		}
+		i, ok, err := b.m.entityRow(id)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			e, err := b.g.Entity(i)
+			if err != nil {
+				return nil, err
+			}
+			out[id] = &e
 		}
 	}
-	return out
+	return out, nil
 }
 
 // canonicalHRID is a human_readable_id as a store returns it: the mapping
@@ -75,8 +66,12 @@ func (b *seedMemoryBackend) SeedEntities(ctx context.Context, ids []string) ([]E
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	sel, err := b.selected(ids)
+	if err != nil {
+		return nil, err
+	}
 	var out []EntityRecord
-	for _, e := range b.selected(ids) {
+	for _, e := range sel {
 		r := EntityRecord{ID: canonicalHRID(e.HumanReadableID), EntityID: e.ID, Title: e.Title}
 		if !e.Placeholder {
 			r.Description = e.Description
@@ -103,20 +98,35 @@ type seedRel struct {
 // touching returns every relationship with at least one end among ids
 // and both ends entities of the graph, each once, with its selected ends
 // counted.
-func (b *seedMemoryBackend) touching(ids []string) []seedRel {
-	sel := b.selected(ids)
+func (b *seedMemoryBackend) touching(ids []string) ([]seedRel, error) {
+	sel, err := b.selected(ids)
+	if err != nil {
+		return nil, err
+	}
 	seen := make(map[string]bool)
 	var rels []seedRel
 	for id := range sel {
-		for _, i := range b.m.relsOf[id] {
-			r := &b.m.ds.Relationships[i]
-			src, okS := b.m.entities[r.SourceID]
-			dst, okT := b.m.entities[r.TargetID]
+		list, err := b.m.relationshipsOf(id)
+		if err != nil {
+			return nil, err
+		}
+		for _, i := range list {
+			r, err := b.g.Relationship(i)
+			if err != nil {
+				return nil, err
+			}
+			se, okS, err := b.end(r.SourceID)
+			if err != nil {
+				return nil, err
+			}
+			te, okT, err := b.end(r.TargetID)
+			if err != nil {
+				return nil, err
+			}
 			if seen[r.ID] || !okS || !okT { // both ends must be entities of the graph
 				continue
 			}
 			seen[r.ID] = true
-			se, te := &b.m.ds.Entities[src], &b.m.ds.Entities[dst]
 			sr := seedRel{r: RelationshipRecord{
 				ID: canonicalHRID(r.HumanReadableID), RelationshipID: r.ID,
 				Source: se.Title, Target: te.Title,
@@ -138,7 +148,17 @@ func (b *seedMemoryBackend) touching(ids []string) []seedRel {
 			rels = append(rels, sr)
 		}
 	}
-	return rels
+	return rels, nil
+}
+
+// end names the entity with id, if the graph has one.
+func (b *seedMemoryBackend) end(id string) (snapshot.EntityName, bool, error) {
+	i, ok, err := b.m.entityRow(id)
+	if !ok || err != nil {
+		return snapshot.EntityName{}, false, err
+	}
+	e, err := b.g.EntityName(i)
+	return e, err == nil, err
 }
 
 // SubgraphRelationships implements SubgraphBackend.
@@ -146,8 +166,12 @@ func (b *seedMemoryBackend) SubgraphRelationships(ctx context.Context, ids []str
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	rels, err := b.touching(ids)
+	if err != nil {
+		return nil, err
+	}
 	var out []SubgraphEdge
-	for _, sr := range b.touching(ids) {
+	for _, sr := range rels {
 		e := SubgraphEdge{RelationshipRecord: sr.r, SourceHRID: sr.srcHRID, TargetHRID: sr.tgtHRID}
 		e.Rank = 0 // the article ranks by weight alone; the template reads no rank
 		e.HasWeight = sr.hasWght
@@ -161,7 +185,10 @@ func (b *seedMemoryBackend) SeedRelationships(ctx context.Context, ids []string,
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
-	rels := b.touching(ids)
+	rels, err := b.touching(ids)
+	if err != nil {
+		return nil, nil, err
+	}
 	slices.SortFunc(rels, func(x, y seedRel) int {
 		return cmp.Or(
 			cmp.Compare(y.ends, x.ends),
@@ -197,15 +224,33 @@ func (b *seedMemoryBackend) SeedChunks(ctx context.Context, ids []string, limit 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	count := make(map[string]int64)
-	for id := range b.selected(ids) {
-		for _, u := range b.unitsOf[id] {
+	sel, err := b.selected(ids)
+	if err != nil {
+		return nil, err
+	}
+	count := make(map[int]int64) // text unit row -> selected entities it names
+	for id := range sel {
+		k, ok, err := b.g.Key(id)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		rows, err := b.g.TextUnitsOf(k)
+		if err != nil {
+			return nil, err
+		}
+		for _, u := range rows {
 			count[u]++
 		}
 	}
 	var out []SeedChunk
-	for id, n := range count {
-		u := b.m.ds.TextUnits[b.m.units[id]]
+	for row, n := range count {
+		u, err := b.g.TextUnit(row)
+		if err != nil {
+			return nil, err
+		}
 		c := SeedChunk{TextUnitRecord{ID: canonicalHRID(u.HumanReadableID), TextUnitID: u.ID, Text: u.Text}, n}
 		if u.HasNTokens {
 			c.NTokens = u.NTokens
@@ -226,14 +271,31 @@ func (b *seedMemoryBackend) SeedCommunities(ctx context.Context, ids []string, l
 	if err := checkLevel(level); err != nil {
 		return nil, err
 	}
+	sel, err := b.selected(ids)
+	if err != nil {
+		return nil, err
+	}
 	count := make(map[int]int64)
-	for _, e := range b.selected(ids) {
+	comms := make(map[int]graphrag.Community)
+	for _, e := range sel {
 		if e.Placeholder {
 			continue
 		}
 		for _, num := range uniqueIDs(e.Communities) {
-			if i, ok := b.comms[num]; ok && b.m.ds.Communities[i].Level == level {
+			i, ok, err := b.g.CommunityIndex(num)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				continue
+			}
+			c, err := b.g.Community(i)
+			if err != nil {
+				return nil, err
+			}
+			if c.Level == level {
 				count[i]++
+				comms[i] = c
 			}
 		}
 	}
@@ -244,7 +306,7 @@ func (b *seedMemoryBackend) SeedCommunities(ctx context.Context, ids []string, l
 	}
 	var rs []ranked
 	for i, n := range count {
-		c := &b.m.ds.Communities[i]
+		c := comms[i]
 		num, err := strconv.ParseInt(c.Community, 10, 64)
 		if err != nil {
 			continue // the mapping refuses a graph with such a community

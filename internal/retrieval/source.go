@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
 
 	"github.com/kgrag/kgrag/graphrag"
+	"github.com/kgrag/kgrag/internal/snapshot"
 	"github.com/kgrag/kgrag/sparqlq"
 )
 
@@ -38,72 +38,72 @@ var (
 	_ SubgraphBackend = Source(nil)
 )
 
-// MemorySource answers every lookup from a dataset in memory. The seed
-// mode's extra indexes are built on its first lookup, so a source used
-// for local and global search alone does not pay for them. It is safe for
-// concurrent use as long as the dataset is not written to.
+// MemorySource answers every lookup from a graph snapshot: built in
+// memory from a dataset (NewMemorySource) or mapped from the file kgrag
+// embed wrote (NewGraphSource). It is safe for concurrent use.
 type MemorySource struct {
 	*MemoryBackend
-	seed   func() *seedMemoryBackend
-	titles func() map[string]int // title -> first index in ds.Entities
+	seed *seedMemoryBackend
 }
 
-// NewMemorySource indexes ds. ds must not be nil.
+// NewMemorySource indexes ds. ds must not be nil, and is not read again.
 func NewMemorySource(ds *graphrag.Dataset) *MemorySource {
-	m := NewMemoryBackend(ds)
-	return &MemorySource{MemoryBackend: m,
-		seed: sync.OnceValue(func() *seedMemoryBackend { return newSeedMemoryBackend(ds, m) }),
-		titles: sync.OnceValue(func() map[string]int {
-			t := make(map[string]int, len(ds.Entities))
-			for i, e := range ds.Entities {
-				if _, dup := t[e.Title]; !dup && !e.Placeholder {
-					t[e.Title] = i
-				}
-			}
-			return t
-		}),
-	}
+	return NewGraphSource(snapshot.Build(ds))
+}
+
+// NewGraphSource reads from g, which must stay open while the source is
+// used.
+func NewGraphSource(g *snapshot.Graph) *MemorySource {
+	m := &MemoryBackend{g: g}
+	return &MemorySource{MemoryBackend: m, seed: newSeedMemoryBackend(m)}
 }
 
 func (s *MemorySource) EntityRefs(ctx context.Context, ids, titles []string) ([]EntityRef, error) {
 	var out []EntityRef
 	seen := map[int]bool{}
-	add := func(i int, ok bool) {
-		if ok && !seen[i] {
-			seen[i] = true
-			e := &s.ds.Entities[i]
-			out = append(out, EntityRef{ID: e.ID, Title: e.Title})
+	add := func(i int, ok bool, err error) error {
+		if err != nil || !ok || seen[i] {
+			return err
 		}
+		seen[i] = true
+		e, err := s.g.EntityName(i)
+		if err != nil {
+			return err
+		}
+		out = append(out, EntityRef{ID: e.ID, Title: e.Title})
+		return nil
 	}
 	for _, id := range ids {
-		i, ok := s.entities[id]
-		add(i, ok)
+		if err := add(s.entityRow(id)); err != nil {
+			return nil, err
+		}
 	}
 	for _, t := range titles {
-		i, ok := s.titles()[t]
-		add(i, ok)
+		if err := add(s.g.EntityByTitle(t)); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
 
 func (s *MemorySource) SeedEntities(ctx context.Context, ids []string) ([]EntityRecord, error) {
-	return s.seed().SeedEntities(ctx, ids)
+	return s.seed.SeedEntities(ctx, ids)
 }
 
 func (s *MemorySource) SeedRelationships(ctx context.Context, ids []string, limit int) (inside, outside []RelationshipRecord, err error) {
-	return s.seed().SeedRelationships(ctx, ids, limit)
+	return s.seed.SeedRelationships(ctx, ids, limit)
 }
 
 func (s *MemorySource) SeedChunks(ctx context.Context, ids []string, limit int) ([]SeedChunk, error) {
-	return s.seed().SeedChunks(ctx, ids, limit)
+	return s.seed.SeedChunks(ctx, ids, limit)
 }
 
 func (s *MemorySource) SubgraphRelationships(ctx context.Context, ids []string) ([]SubgraphEdge, error) {
-	return s.seed().SubgraphRelationships(ctx, ids)
+	return s.seed.SubgraphRelationships(ctx, ids)
 }
 
 func (s *MemorySource) SeedCommunities(ctx context.Context, ids []string, level int64, limit int) ([]SeedCommunity, error) {
-	return s.seed().SeedCommunities(ctx, ids, level, limit)
+	return s.seed.SeedCommunities(ctx, ids, level, limit)
 }
 
 // SPARQLSource answers every lookup with sparqlq's templates over a named

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/kgrag/kgrag/graphrag"
+	"github.com/kgrag/kgrag/internal/retrieval"
+	"github.com/kgrag/kgrag/internal/snapshot"
+)
+
+// writeSnapshot writes the graph snapshot of ds into the index folder.
+func writeSnapshot(ctx context.Context, opts embedOptions, ds *graphrag.Dataset, files []snapshot.FileStat, term terminal) error {
+	t := time.Now()
+	path := filepath.Join(opts.index, snapshot.File)
+	if err := os.MkdirAll(opts.index, 0o755); err != nil {
+		return fmt.Errorf("embed: create index folder: %w", err)
+	}
+	if err := snapshot.WriteFile(ctx, path, ds, files); err != nil {
+		return fmt.Errorf("embed: %w", err)
+	}
+	if !opts.quiet {
+		size := "?"
+		if fi, err := os.Stat(path); err == nil {
+			size = fmt.Sprintf("%.1f MB", float64(fi.Size())/1e6)
+		}
+		fmt.Fprintf(term.err, "wrote graph snapshot %s (%d entities, %d relationships, %s) in %s\n",
+			path, len(ds.Entities), len(ds.Relationships), size, time.Since(t).Round(time.Millisecond))
+	}
+	return nil
+}
+
+// snapshotPath is where kgrag embed wrote the snapshot of the graph ask
+// reads: in the flat index's folder, or in --input's kgrag-index when
+// the vectors are in Elasticsearch.
+func snapshotPath(opts askOptions) string {
+	if opts.index.path != "" {
+		return filepath.Join(filepath.Dir(opts.index.path), snapshot.File)
+	}
+	return filepath.Join(opts.input, defaultIndexDir, snapshot.File)
+}
+
+// slowOpen is how long reading the tables may take before ask suggests
+// the snapshot.
+const slowOpen = 2 * time.Second
+
+// openMemory opens --input: the snapshot kgrag embed wrote when it is
+// current, else the parquet tables. A stale or damaged snapshot is a
+// warning, not an error: the tables are the truth.
+func openMemory(ctx context.Context, opts askOptions, warn io.Writer) (retrieval.Source, error) {
+	path := snapshotPath(opts)
+	g, err := snapshot.Open(path)
+	switch {
+	case err == nil:
+		if err = g.Check(opts.input); err == nil {
+			return retrieval.NewGraphSource(g), nil
+		}
+		g.Close()
+		if errors.Is(err, snapshot.ErrStale) {
+			fmt.Fprintf(warn, "warning: %v; reading the parquet tables instead (kgrag embed --input %s rebuilds it)\n", err, opts.input)
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		fmt.Fprintf(warn, "warning: %v; reading the parquet tables instead\n", err)
+	}
+	t := time.Now()
+	ds, err := graphrag.Open(ctx, opts.input)
+	if err != nil {
+		return nil, err
+	}
+	src := retrieval.NewMemorySource(ds)
+	if d := time.Since(t); d > slowOpen {
+		fmt.Fprintf(warn, "note: reading %s took %s; kgrag embed writes %s, which opens in milliseconds\n",
+			opts.input, d.Round(100*time.Millisecond), path)
+	}
+	return src, nil
+}
