@@ -97,6 +97,16 @@
 #               default 100000, are not loaded): p50/p95 of
 #               BENCH_KNN_QUERIES (default 500) queries and recall@10 against
 #               the exact scan, build time, index size, the build's peak RSS.
+#  14. open     one `kgrag ask --input DIR --context-only` process per
+#               question on synthetic sets of each size of BENCH_OPEN_N
+#               (default 100000; "100000 1000000" for the issue's 1M
+#               figure: about 30 min and 14 GB the first time, when the set
+#               is generated and embedded): wall time and peak RSS of the
+#               process with the graph snapshot kgrag embed writes
+#               (graph.snap) and with the parquet tables alone, the same
+#               context from both (compared). The index is built by kgrag
+#               embed against kgrag-llmtest (BENCH_OPEN_DIM dimensions,
+#               default 64) and cached beside the set.
 #
 # The synthetic dataset is made once by kgrag-synth and cached under
 # $BENCH_DIR/data/ keyed by its sizes and seed. The report goes to stdout and
@@ -169,7 +179,7 @@ N_REL=${BENCH_RELATIONSHIPS:-${def[1]}}
 N_TU=${BENCH_TEXT_UNITS:-${def[2]}}
 N_COM=${BENCH_COMMUNITIES:-${def[3]}}
 SEED=${BENCH_SEED:-1}
-STEPS=${BENCH_STEPS:-convert micro stores retrieval global leiden index serve update diff fast drift knn}
+STEPS=${BENCH_STEPS:-convert micro stores retrieval global leiden index serve update diff fast drift knn open}
 STORES=${BENCH_STORES:-oxigraph fuseki virtuoso}
 COUNT=${BENCH_COUNT:-6}
 REPEAT=${BENCH_REPEAT:-3}
@@ -758,6 +768,26 @@ fi
 # retrieval_runs STORE: a fresh STORE holding the sample and the synthetic
 # dataset (kgrag load --in-place), then bench/retrieval on each. Appends
 # table rows to ret_rows.
+# slow_questions TRACE: the slowest 5% of bench/retrieval's questions
+# against the median one, per lookup: milliseconds and records.
+slow_questions() {
+	"$PYTHON" - "$1" <<'PY'
+import json, statistics, sys
+qs = [json.loads(l) for l in open(sys.argv[1])]
+qs.sort(key=lambda q: q["total_ms"])
+slow = qs[-max(1, len(qs) // 20):]
+mid = qs[len(qs) // 4: len(qs) * 3 // 4]
+def cell(group, name):
+    ms = statistics.mean(q["lookups"].get(name, {}).get("ms", 0) for q in group)
+    rows = statistics.mean(q["lookups"].get(name, {}).get("rows", 0) for q in group)
+    return f"{ms:.1f} ms, {rows:.0f} rows"
+cols = ["entities", "relationships", "text_units", "reports"]
+total = lambda g: f"{statistics.mean(q['total_ms'] for q in g):.1f} ms"
+print(" | ".join([f"{len(slow)} slowest: {total(slow)}; middle half: {total(mid)}"] +
+                 [f"{cell(slow, c)} (middle half: {cell(mid, c)})" for c in cols]))
+PY
+}
+
 retrieval_runs() {
 	local s=$1 port dir url tag
 	port=$(store_port "$s")
@@ -777,9 +807,10 @@ retrieval_runs() {
 			continue
 		fi
 		"$RETRIEVAL" -data "${ret_data[$d]}" -index "${ret_index[$d]}" -name "$d" \
-			-store "$url" -store-type "$s" -graph "$GRAPH/$d" -questions "$RET_N" \
+			-store "$url" -store-type "$s" -graph "$GRAPH/$d" -questions "$RET_N" -trace "$RUN/retrieval-$s-$d.trace" \
 			>>"$RUN/retrieval.rows" 2>"$RUN/retrieval-$s-$d.err" ||
 			ret_rows+=("| $d | SPARQL $s | failed: $(tail -n 1 "$RUN/retrieval-$s-$d.err" | cut -c1-120) | | | | |")
+		[[ -s $RUN/retrieval-$s-$d.trace ]] && ret_slow+=("| $d | SPARQL $s | $(slow_questions "$RUN/retrieval-$s-$d.trace") |")
 	done
 	server_stop "$s" "$port" "$dir"
 	rm -rf "$dir"
@@ -792,7 +823,7 @@ if has_step retrieval; then
 	go build -o "$RETRIEVAL" ./bench/retrieval || die "building bench/retrieval failed"
 	declare -A ret_data=([sample]=$SAMPLE [synthetic]=$SYNTH)
 	declare -A ret_index=([sample]=$OUT/index/sample.vec [synthetic]=$OUT/index/$(basename "$SYNTH").vec)
-	ret_rows=()
+	ret_rows=() ret_slow=()
 	: >"$RUN/retrieval.rows"
 	for d in sample synthetic; do
 		log "retrieval: embedded mode, $d"
@@ -825,6 +856,15 @@ if has_step retrieval; then
 		echo
 		echo "$py_table"
 		echo
+		if ((${#ret_slow[@]})); then
+			echo "Where the slow questions go (bench/retrieval -trace): the slowest 5% of questions against the middle half,"
+			echo "per lookup, mean time and records returned:"
+			echo
+			echo "| data | back end | questions | entities | relationships | text units | reports |"
+			echo "|---|---|---|---|---|---|---|"
+			printf '%s\n' "${ret_slow[@]}"
+			echo
+		fi
 	} | section
 fi
 
@@ -1403,6 +1443,98 @@ if has_step knn; then
 		echo "| method | vectors | build | index size | p50 | p95 | recall@10 | notes |"
 		echo "|---|---|---|---|---|---|---|---|"
 		printf '%s' "$kn_rows"
+		echo
+	} | section
+fi
+
+# --- 14. opening a large graph: one ask process per question -----------------
+
+if has_step open; then
+	OP_SIZES=${BENCH_OPEN_N:-100000}
+	OP_DIM=${BENCH_OPEN_DIM:-64}
+	OP_Q=${BENCH_OPEN_QUESTIONS:-10}
+	OP_PORT=${BENCH_OPEN_LLMTEST_PORT:-11545}
+	T_OPEN_1M_MS=300
+	mkdir -p "$OUT/bin"
+	go build -o "$OUT/bin/kgrag-llmtest" ./cmd/kgrag-llmtest || die "building kgrag-llmtest failed"
+	"$OUT/bin/kgrag-llmtest" -addr "127.0.0.1:$OP_PORT" -dim "$OP_DIM" >"$RUN/open-llmtest.log" 2>&1 &
+	op_llm=$!
+	trap 'kill $op_llm 2>/dev/null; stop_started' EXIT
+	op_rows=""
+	for n in $OP_SIZES; do
+		data=$OUT/data/synth-f$SYNTH_FORMAT-e$n-r$((3 * n))-t$((n / 5))-c$((n / 20))-s$SEED
+		if [[ ! -f $data/.complete ]]; then
+			log "open: generating $data"
+			rm -rf "$data"
+			go run ./cmd/kgrag-synth -out "$data" -seed "$SEED" -entities "$n" -relationships $((3 * n)) \
+				-text-units $((n / 5)) -communities $((n / 20)) >&2 || die "kgrag-synth failed"
+			touch "$data/.complete"
+		fi
+		idx=$data-index-d$OP_DIM
+		if [[ ! -s $idx/entities.vec || ! -s $idx/graph.snap ]]; then
+			measure "open-embed-$n" "$KGRAG" embed --input "$data" --index "$idx" --llm-url "http://127.0.0.1:$OP_PORT/v1" --embed-model bench
+			if ((M_RC != 0)); then
+				op_rows+="| $n | kgrag embed | failed: $(why "open-embed-$n") | | | |"$'\n'
+				continue
+			fi
+			op_rows+="| $n | kgrag embed (index and snapshot, once) | $M_SEC s | | $M_RSS MB | $(grep -o 'graph snapshot .*' "$RUN/open-embed-$n.err" | head -n 1) |"$'\n'
+		fi
+		for how in snapshot parquet; do
+			runs=$OP_Q
+			if [[ $how == parquet ]]; then
+				runs=3
+				((n >= 1000000)) && runs=1
+				mv "$idx/graph.snap" "$idx/graph.snap.aside"
+			fi
+			walls=() rss=0 bad=""
+			for ((q = 0; q < runs; q++)); do
+				tag=open-$n-$how-$q
+				measure "$tag" "$KGRAG" ask --input "$data" --index "$idx" --llm-url "http://127.0.0.1:$OP_PORT/v1" \
+					--embed-model bench --context-only "What is ENTITY $((q * 7919 % n))?"
+				if ((M_RC != 0)); then
+					bad="failed: $(why "$tag")"
+					break
+				fi
+				if [[ $how == snapshot ]] && grep -q 'warning' "$RUN/$tag.err"; then
+					bad="snapshot not used: $(grep -m1 warning "$RUN/$tag.err" | cut -c1-160)"
+					break
+				fi
+				walls+=("$(awk -v s="$M_SEC" 'BEGIN { printf "%.0f", s * 1000 }')")
+				((M_RSS > rss)) && rss=$M_RSS
+			done
+			[[ $how == parquet ]] && mv "$idx/graph.snap.aside" "$idx/graph.snap"
+			if [[ -n $bad ]]; then
+				op_rows+="| $n | $how | $bad | | | |"$'\n'
+				continue
+			fi
+			p50=$(printf '%s\n' "${walls[@]}" | median)
+			maxw=$(printf '%s\n' "${walls[@]}" | sort -g | tail -n 1)
+			note=""
+			if [[ $how == parquet ]]; then
+				if cmp -s "$RUN/open-$n-snapshot-0.out" "$RUN/open-$n-parquet-0.out"; then
+					note="context identical to the snapshot's"
+				else
+					note="CONTEXT DIFFERS from the snapshot's"
+				fi
+			fi
+			op_rows+="| $n | $how | ${#walls[@]} | $p50 ms | $maxw ms | $rss MB | $note |"$'\n'
+			if [[ $how == snapshot ]] && ((n >= 1000000)); then
+				op_rows+="| target at $n: under $T_OPEN_1M_MS ms per process | | | $(verdict "$p50" lt "$T_OPEN_1M_MS") | | | |"$'\n'
+			fi
+		done
+	done
+	kill $op_llm 2>/dev/null
+	{
+		echo "## 14. Opening a large graph: one kgrag ask --input --context-only process per question"
+		echo
+		echo "Synthetic sets (3 relationships per entity), indexed by kgrag embed with kgrag-llmtest ($OP_DIM-dimension"
+		echo "word-hash vectors; HNSW from 20k). Wall time of the whole process: open the graph and the index, embed the"
+		echo "question (test server, about 1 ms), kNN, local search context, print. \"snapshot\" maps graph.snap;"
+		echo "\"parquet\" reads the tables and indexes them in memory, as before snapshots."
+		echo
+		echo "| entities | how | processes | p50 wall | max wall | peak RSS | notes |"
+		echo "|---|---|---|---|---|---|---|"
+		printf '%s' "$op_rows"
 		echo
 	} | section
 fi

@@ -12,6 +12,9 @@
 // needed and every run asks the same questions. The index is built on the
 // first run and reused.
 //
+// -trace FILE also writes one JSON line per question with each lookup's
+// time and record count.
+//
 // It prints one Markdown table row: name, back end, questions, p50 and p95
 // of kNN + context, p50 of kNN alone, SPARQL requests per question.
 package main
@@ -56,6 +59,7 @@ func run(ctx context.Context) error {
 	storeType := flag.String("store-type", "oxigraph", "store profile")
 	graph := flag.String("graph", "", "graph `IRI` in the store")
 	n := flag.Int("questions", 100, "questions")
+	trace := flag.String("trace", "", "write one JSON line per question to `FILE`: each lookup's time and records")
 	flag.Parse()
 	if *data == "" || *index == "" || (*store != "" && *graph == "") {
 		return errors.New("-data and -index are required, and -graph with -store")
@@ -107,6 +111,10 @@ func run(ctx context.Context) error {
 		backend = retrieval.NewMemoryBackend(ds)
 		requests = func() int64 { return 0 }
 	}
+	tr := &tracer{Backend: backend}
+	if *trace != "" {
+		backend = tr
+	}
 	b, err := retrieval.NewBuilder(backend, p)
 	if err != nil {
 		return err
@@ -133,10 +141,21 @@ func run(ctx context.Context) error {
 		}
 		if i < 0 {
 			base = requests()
+			tr.cur = nil
 			continue
 		}
 		total = append(total, time.Since(start))
 		knn = append(knn, tk)
+		tr.done(i, total[len(total)-1], tk)
+	}
+	if *trace != "" {
+		f, err := os.Create(*trace)
+		if err != nil {
+			return err
+		}
+		if err := errors.Join(tr.write(f), f.Close()); err != nil {
+			return fmt.Errorf("-trace: %w", err)
+		}
 	}
 	slices.Sort(total)
 	slices.Sort(knn)

@@ -29,7 +29,7 @@ const v3Entities = 529
 
 func embedTestOptions(input, index, url, model string) embedOptions {
 	return embedOptions{
-		input: input, index: index, batchSize: 50, concurrency: 3, quiet: true,
+		input: input, index: index, batchSize: 50, concurrency: 3, quiet: true, snapshot: true,
 		llm: llmOptions{url: url, embedModel: model, retries: 0},
 	}
 }
