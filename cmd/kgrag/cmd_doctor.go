@@ -283,6 +283,9 @@ func checkStore(ctx context.Context, opts doctorOptions, how map[string]string) 
 		r.Status = checkSkipped
 		if opts.input != "" {
 			r.Detail = "no store: ask reads --input " + opts.input + " in memory"
+			detail, fix := snapshotStatus(askOptions{input: opts.input, index: opts.index})
+			r.Detail += ", " + detail
+			r.Fix = fix
 		} else {
 			r.Detail = "no store configured"
 			r.Fix = "set " + how["store"] + " and " + how["graph"] + ", or --input DIR"

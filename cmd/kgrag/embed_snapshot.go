@@ -37,13 +37,41 @@ func writeSnapshot(ctx context.Context, opts embedOptions, ds *graphrag.Dataset,
 }
 
 // snapshotPath is where kgrag embed wrote the snapshot of the graph ask
-// reads: in the flat index's folder, or in --input's kgrag-index when
-// the vectors are in Elasticsearch.
+// reads: in the flat index's folder (--index, a folder or its
+// entities.vec), or in --input's kgrag-index when the vectors are in
+// Elasticsearch.
 func snapshotPath(opts askOptions) string {
-	if opts.index.path != "" {
-		return filepath.Join(filepath.Dir(opts.index.path), snapshot.File)
+	switch p := opts.index.path; {
+	case p == "":
+		return filepath.Join(opts.input, defaultIndexDir, snapshot.File)
+	case isDir(p):
+		return filepath.Join(p, snapshot.File)
+	default:
+		return filepath.Join(filepath.Dir(p), snapshot.File)
 	}
-	return filepath.Join(opts.input, defaultIndexDir, snapshot.File)
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+// snapshotStatus says how ask will read --input: kgrag doctor's words.
+func snapshotStatus(opts askOptions) (detail, fix string) {
+	path := snapshotPath(opts)
+	g, err := snapshot.Open(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "from its parquet tables (no " + path + ": kgrag embed writes it, and ask then opens large graphs in milliseconds)", ""
+		}
+		return fmt.Sprintf("from its parquet tables: %v", err), "rerun kgrag embed --input " + opts.input
+	}
+	defer g.Close()
+	if err := g.Check(opts.input); err != nil {
+		return fmt.Sprintf("from its parquet tables: %v", err), "rerun kgrag embed --input " + opts.input
+	}
+	m := g.Meta()
+	return fmt.Sprintf("through %s (current: %d entities, %d relationships)", path, m.Entities, m.Relationships), ""
 }
 
 // slowOpen is how long reading the tables may take before ask suggests

@@ -69,6 +69,9 @@ func TestAskSnapshot(t *testing.T) {
 				}
 				return o.String(), e.String()
 			}
+			if d, fix := snapshotStatus(askOptions{input: in, index: indexOptions{path: index}}); !strings.Contains(d, "through "+snap+" (current") || fix != "" {
+				t.Errorf("doctor says %q (fix %q) of a current snapshot", d, fix)
+			}
 			modes := []string{modeLocal, modeSPARQL, modeSubgraph, modeGlobal}
 			fromSnap := map[string]string{}
 			for _, m := range modes {
@@ -99,6 +102,9 @@ func TestAskSnapshot(t *testing.T) {
 			later := time.Now().Add(time.Minute)
 			if err := os.Chtimes(ents, later, later); err != nil {
 				t.Fatal(err)
+			}
+			if d, fix := snapshotStatus(askOptions{input: in, index: indexOptions{path: index}}); !strings.Contains(d, "out of date") || !strings.Contains(fix, "kgrag embed") {
+				t.Errorf("doctor says %q (fix %q) of a stale snapshot", d, fix)
 			}
 			out, warn := ask(modeLocal)
 			if out != fromSnap[modeLocal] || !strings.Contains(warn, "out of date") || !strings.Contains(warn, filepath.Base(ents)) ||
