@@ -420,6 +420,14 @@ func checkIndex(ctx context.Context, opts doctorOptions, how map[string]string, 
 		case err != nil:
 			return fail(how["index"], "%v", err)
 		}
+		defer x.Close()
+		// Open checks the vectors only of a small index; doctor reads
+		// them all (3 GB at a million 768-dimensional vectors).
+		if err := x.Verify(ctx); errors.Is(err, flat.ErrCorrupt) {
+			return fail("rebuild it with kgrag embed", "%v", err)
+		} else if err != nil {
+			return fail(how["index"], "%v", err)
+		}
 		info = x.Info()
 	}
 	if info.Count == 0 {
