@@ -99,7 +99,9 @@ the config file):
    store      the SPARQL store answers at its query endpoint, accepts the
               credentials, and --graph holds gr:Entity triples
    index      the vector index exists and is readable, and records its
-              model and dimension (a flat file, or an Elasticsearch alias)
+              model and dimension (a flat file, or an Elasticsearch alias);
+              a flat file's vectors all match their checksum (which ask
+              checks only for small files: at 1M vectors this reads 3 GB)
    embedder   the model server lists --embed-model, and a test embedding
               has the index's dimension
    chat       the model server lists --chat-model (--try-chat: and answers)

@@ -188,6 +188,9 @@ func parse3(data []byte, all bool) (*Index, *mapped, error) {
 	vecEnd := vecOff + n*dim*4
 	idsOff := align(vecEnd, 8)
 	blobOff := idsOff + 8*(n+1)
+	if blobOff+4 > size {
+		return nil, nil, errTruncated
+	}
 	off := view[uint64](data[idsOff:blobOff], int(n)+1)
 	if off[0] != 0 {
 		return nil, nil, fmt.Errorf("ids: first offset %d, not 0", off[0])

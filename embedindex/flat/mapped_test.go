@@ -454,3 +454,39 @@ func TestANNAutoFallsBackToExact(t *testing.T) {
 		}
 	}
 }
+
+// FuzzOpen: no bytes make Open panic or read out of range, and an index
+// that opens answers a search without either.
+func FuzzOpen(f *testing.F) {
+	for _, o := range []flat.BuildOptions{{ANN: flat.ANNOff}, {ANN: flat.ANNOn}} {
+		ids, vecs := randomVectors(rand.New(rand.NewPCG(1, 1)), 40, 4)
+		path := filepath.Join(f.TempDir(), "seed.vec")
+		if _, err := flat.WriteWith(context.Background(), path, "m", ids, vecs, o); err != nil {
+			f.Fatal(err)
+		}
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(raw)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(t.TempDir(), "x.vec")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		idx, err := flat.Open(context.Background(), path, flat.Options{})
+		if err != nil {
+			if !errors.Is(err, flat.ErrCorrupt) {
+				t.Fatalf("Open = %v; want ErrCorrupt", err)
+			}
+			return
+		}
+		defer idx.Close()
+		q := make([]float32, idx.Info().Dim)
+		q[0] = 1
+		if _, err := idx.Search(context.Background(), q, 5); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
