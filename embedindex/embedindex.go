@@ -62,6 +62,11 @@ type Index interface {
 	// not modify the index.
 	Search(ctx context.Context, vec []float32, k int) ([]Hit, error)
 	Info() Info
+	// Close releases what the index holds (a flat file's memory
+	// mapping), after searches under way return; a Search after it may
+	// fail, and hits already returned stay valid. Closing twice is
+	// harmless.
+	Close() error
 }
 
 // Kinds of mismatch between an index and a query, for errors.Is.

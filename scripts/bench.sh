@@ -96,7 +96,12 @@
 #               $KGRAG_TEST_ELASTICSEARCH; sizes above BENCH_KNN_ES_MAX,
 #               default 100000, are not loaded): p50/p95 of
 #               BENCH_KNN_QUERIES (default 500) queries and recall@10 against
-#               the exact scan, build time, index size, the build's peak RSS.
+#               the exact scan, build time, index size, the build's peak RSS;
+#               then opening the file in fresh processes (BENCH_KNN_OPENS,
+#               default 5, each opening it, answering one query and
+#               reporting its peak RSS): memory-mapped as kgrag opens it,
+#               against read whole with every checksum (the path before
+#               format version 3), with and without the graph; warm cache.
 #  14. open     one `kgrag ask --input DIR --context-only` process per
 #               question on synthetic sets of each size of BENCH_OPEN_N
 #               (default 100000; "100000 1000000" for the 1M
@@ -1417,11 +1422,12 @@ if has_step knn; then
 	KN_Q=${BENCH_KNN_QUERIES:-500}
 	KN_ES=${BENCH_KNN_ES:-${KGRAG_TEST_ELASTICSEARCH:-}}
 	KN_ES_MAX=${BENCH_KNN_ES_MAX:-100000}
+	KN_OPENS=${BENCH_KNN_OPENS:-5}
 	T_KNN_100K_MS=2 T_KNN_1M_MS=10 T_KNN_RECALL=0.98
 	kn_rows=""
 	for kn in $KN_SIZES; do
 		log "knn: bench/knn -n $kn -dim $KN_DIM"
-		if out=$(go run ./bench/knn -n "$kn" -dim "$KN_DIM" -queries "$KN_Q" -es "$KN_ES" -es-max "$KN_ES_MAX" 2>>"$RUN/knn.err"); then
+		if out=$(go run ./bench/knn -n "$kn" -dim "$KN_DIM" -queries "$KN_Q" -es "$KN_ES" -es-max "$KN_ES_MAX" -opens "$KN_OPENS" 2>>"$RUN/knn.err"); then
 			kn_rows+="$out"$'\n'
 			target=$T_KNN_100K_MS
 			((kn >= 1000000)) && target=$T_KNN_1M_MS
@@ -1438,7 +1444,9 @@ if has_step knn; then
 		echo "Synthetic clustered vectors of $KN_DIM dimensions (internal/synth.Vectors: n/500 clusters in a 32-dimensional latent"
 		echo "space mapped into $KN_DIM, plus noise), $KN_Q queries (stored vectors with noise of half their norm), one at a"
 		echo "time. Recall@10 is against kgrag's exact scan. Build time of kgrag HNSW includes measuring its recall and"
-		echo "choosing efSearch; Elasticsearch's is the bulk load and refresh."
+		echo "choosing efSearch; Elasticsearch's is the bulk load and refresh. The \"kgrag open\" rows time fresh processes"
+		echo "that open the file and answer one query (p50 column: Open alone), mapped as kgrag opens it or read whole"
+		echo "with every checksum checked as before format version 3, with the page cache warm."
 		echo
 		echo "| method | vectors | build | index size | p50 | p95 | recall@10 | notes |"
 		echo "|---|---|---|---|---|---|---|---|"

@@ -11,7 +11,13 @@
 // Queries are stored vectors with Gaussian noise of half their norm, from
 // a seed of their own, asked one at a time. It prints Markdown table rows:
 // method, vectors, build time, index size, p50, p95, recall@10, notes; and
-// the process's peak RSS after the kgrag build in the notes.
+// the process's peak RSS after the kgrag build in the notes. Then it
+// times opening the index file in fresh processes (itself, with -probe):
+// memory-mapped (how kgrag opens it) against read whole into the heap
+// with every checksum checked (Options.Read, what Open did before format
+// version 3), with and without the graph, each process opening the file,
+// answering one query and reporting its peak RSS. The page cache is warm
+// (the file was just written); a cold cache is not controlled here.
 package main
 
 import (
@@ -22,6 +28,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
@@ -64,6 +71,10 @@ func (r result) row(n int) string {
 }
 
 func run(ctx context.Context) error {
+	probe := flag.String("probe", "", "open the index `FILE`, answer one query, print the timings and exit (what the open rows run)")
+	probeRead := flag.Bool("probe-read", false, "with -probe: read the file into the heap instead of mapping it")
+	probeExact := flag.Bool("probe-exact", false, "with -probe: ignore the graph")
+	opens := flag.Int("opens", 5, "processes timed for each way of opening")
 	n := flag.Int("n", 100_000, "vectors")
 	dim := flag.Int("dim", 768, "dimensions")
 	nq := flag.Int("queries", 500, "queries")
@@ -71,6 +82,9 @@ func run(ctx context.Context) error {
 	esMax := flag.Int("es-max", 100_000, "largest -n loaded into Elasticsearch")
 	dir := flag.String("dir", "", "`DIR` for the index file (default: a temporary one, removed)")
 	flag.Parse()
+	if *probe != "" {
+		return probeOpen(ctx, *probe, flat.Options{Read: *probeRead, Exact: *probeExact})
+	}
 	if *dir == "" {
 		d, err := os.MkdirTemp("", "kgrag-knn-")
 		if err != nil {
@@ -198,7 +212,81 @@ func run(ctx context.Context) error {
 	for _, r := range []result{ex, hn, es} {
 		fmt.Println(r.row(*n))
 	}
+	exact.Close()
+	ann.Close()
+	log("timing %d processes for each way of opening", *opens)
+	for _, how := range []struct {
+		name        string
+		read, exact bool
+	}{
+		{"mmap, HNSW graph", false, false},
+		{"read whole + all checksums, HNSW graph", true, false},
+		{"mmap, exact scan", false, true},
+		{"read whole + all checksums, exact scan", true, true},
+	} {
+		row, err := openRow(ctx, path, *opens, how.read, how.exact)
+		if err != nil {
+			row = "failed: " + strings.ReplaceAll(err.Error(), "|", "/")
+		}
+		fmt.Printf("| kgrag open (%s) | %d | | | %s |\n", how.name, *n, row)
+	}
 	return nil
+}
+
+// probeOpen is one timed process: open path, answer one query, print
+// "open_ns first_query_ns peak_rss_bytes".
+func probeOpen(ctx context.Context, path string, o flat.Options) error {
+	t0 := time.Now()
+	idx, err := flat.Open(ctx, path, o)
+	if err != nil {
+		return err
+	}
+	opened := time.Since(t0)
+	rng := rand.New(rand.NewPCG(4, 4))
+	q := make([]float32, idx.Info().Dim)
+	for i := range q {
+		q[i] = float32(rng.NormFloat64())
+	}
+	t1 := time.Now()
+	if _, err := idx.Search(ctx, q, 10); err != nil {
+		return err
+	}
+	first := time.Since(t1)
+	fmt.Println(opened.Nanoseconds(), first.Nanoseconds(), peakRSS())
+	return idx.Close()
+}
+
+// openRow runs procs probe processes and returns the row's cells from p50
+// on: median open time, median first query time, the largest peak RSS.
+func openRow(ctx context.Context, path string, procs int, read, exact bool) (string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	var open, first []time.Duration
+	var rss int64
+	var wall []time.Duration
+	for range procs {
+		t0 := time.Now()
+		cmd := exec.CommandContext(ctx, self, "-probe", path, fmt.Sprintf("-probe-read=%v", read), fmt.Sprintf("-probe-exact=%v", exact))
+		cmd.Stderr = os.Stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return "", fmt.Errorf("probe: %w", err)
+		}
+		wall = append(wall, time.Since(t0))
+		var o, f, r int64
+		if _, err := fmt.Sscan(string(out), &o, &f, &r); err != nil {
+			return "", fmt.Errorf("probe said %q: %w", out, err)
+		}
+		open, first, rss = append(open, time.Duration(o)), append(first, time.Duration(f)), max(rss, r)
+	}
+	med := func(d []time.Duration) string {
+		slices.Sort(d)
+		return fmt.Sprintf("%.1f ms", float64(d[len(d)/2])/1e6)
+	}
+	return fmt.Sprintf("open %s | | | first query %s, whole process %s (%d processes, median), peak RSS %.0f MB; warm page cache",
+		med(open), med(first), med(wall), procs, float64(rss)/1e6), nil
 }
 
 func overlap(want, got []embedindex.Hit) int {

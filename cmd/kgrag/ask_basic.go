@@ -28,6 +28,7 @@ func askBasic(ctx context.Context, opts askOptions, client *llm.Client, res *ask
 	if err != nil {
 		return err
 	}
+	defer idx.Close()
 	p := opts.basic
 	p.MaxContextTokens, p.Encoding = opts.params.MaxContextTokens, opts.params.Encoding
 	s, err := basicsearch.New(src.retrieval(), idx, emb, client, basicsearch.Options{Params: p,

@@ -47,10 +47,12 @@ func askDrift(ctx context.Context, opts askOptions, client *llm.Client, res *ask
 	if err != nil {
 		return err
 	}
+	defer idx.Close()
 	reports, err := opts.index.openTable(ctx, tableReports)
 	if err != nil {
 		return err
 	}
+	defer reports.Close()
 	s, err := driftsearch.New(src.retrieval(), idx, reports, emb, client, nil, opts.driftOptions(src.name))
 	if err != nil {
 		return err

@@ -117,7 +117,8 @@ func (o indexOptions) open(ctx context.Context) (embedindex.Index, error) {
 }
 
 // openTable opens table's index (o resolved) and refuses an empty one;
-// a missing one is named with the kgrag embed that builds it.
+// a missing one is named with the kgrag embed that builds it. The caller
+// closes the index.
 func (o indexOptions) openTable(ctx context.Context, table string) (embedindex.Index, error) {
 	t := o.forTable(table)
 	build := "kgrag embed --input DIR"
@@ -151,6 +152,7 @@ func (o indexOptions) openTable(ctx context.Context, table string) (embedindex.I
 		idx = x
 	}
 	if info := idx.Info(); info.Count == 0 {
+		idx.Close()
 		return nil, fmt.Errorf("ask: vector index %s is empty: rebuild it with %s", info.Path, build)
 	}
 	return idx, nil

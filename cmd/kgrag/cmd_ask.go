@@ -402,6 +402,7 @@ func ask(ctx context.Context, opts askOptions, client *llm.Client, res *askResul
 	if err != nil {
 		return err
 	}
+	defer idx.Close()
 	s, err := localsearch.New(src.retrieval(), idx, emb, client, opts.localOptions(src.name))
 	if err != nil {
 		return err
@@ -438,7 +439,8 @@ func ask(ctx context.Context, opts askOptions, client *llm.Client, res *askResul
 }
 
 // openIndexed opens table's vector index and the graph for a mode that
-// embeds the question, and records both in res.
+// embeds the question, and records both in res. The caller closes the
+// index.
 func openIndexed(ctx context.Context, opts askOptions, table string, client *llm.Client, res *askResult, term terminal) (embedindex.Index, source, llm.Embedder, error) {
 	idx, err := opts.index.openTable(ctx, table)
 	if err != nil {
@@ -446,6 +448,7 @@ func openIndexed(ctx context.Context, opts askOptions, table string, client *llm
 	}
 	src, err := openSource(ctx, opts, term.err)
 	if err != nil {
+		idx.Close()
 		return nil, source{}, llm.Embedder{}, err
 	}
 	res.Source = src.name

@@ -99,7 +99,9 @@ the config file):
    store      the SPARQL store answers at its query endpoint, accepts the
               credentials, and --graph holds gr:Entity triples
    index      the vector index exists and is readable, and records its
-              model and dimension (a flat file, or an Elasticsearch alias)
+              model and dimension (a flat file, or an Elasticsearch alias);
+              a flat file's vectors all match their checksum (which ask
+              checks only for small files: at 1M vectors this reads 3 GB)
    embedder   the model server lists --embed-model, and a test embedding
               has the index's dimension
    chat       the model server lists --chat-model (--try-chat: and answers)
@@ -421,6 +423,14 @@ func checkIndex(ctx context.Context, opts doctorOptions, how map[string]string, 
 		case errors.Is(err, flat.ErrCorrupt):
 			return fail("rebuild it with kgrag embed, or correct "+how["index"], "%v", err)
 		case err != nil:
+			return fail(how["index"], "%v", err)
+		}
+		defer x.Close()
+		// Open checks the vectors only of a small index; doctor reads
+		// them all (3 GB at a million 768-dimensional vectors).
+		if err := x.Verify(ctx); errors.Is(err, flat.ErrCorrupt) {
+			return fail("rebuild it with kgrag embed", "%v", err)
+		} else if err != nil {
 			return fail(how["index"], "%v", err)
 		}
 		info = x.Info()

@@ -192,6 +192,45 @@ func TestDoctorModels(t *testing.T) {
 	}
 }
 
+// damagedBigIndex writes a flat index of over 64 MiB of vectors, which
+// Open leaves unchecked, with one vector byte flipped, and returns its
+// folder: only doctor's full check finds the damage.
+func damagedBigIndex(t *testing.T) string {
+	t.Helper()
+	const n, dim = 22_000, 768
+	dir := t.TempDir()
+	path := filepath.Join(dir, entityIndexFile)
+	b, err := flat.CreateWith(path, doctorModel, dim, flat.BuildOptions{ANN: flat.ANNOff})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := make([]float32, dim)
+	for i := range n {
+		v[i%dim], v[(i*7+1)%dim] = 1, 0.5
+		if err := b.Add(fmt.Sprintf("e%d", i), v); err != nil {
+			t.Fatal(err)
+		}
+		v[i%dim], v[(i*7+1)%dim] = 0, 0
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteAt([]byte{0x7f}, 4096); err != nil { // inside the vectors, which start at byte 128
+		t.Fatal(err)
+	}
+	if x, err := flat.Open(t.Context(), path, flat.Options{}); err != nil {
+		t.Fatalf("the damaged big index does not open: %v; want only Verify to find it", err)
+	} else {
+		x.Close()
+	}
+	return dir
+}
+
 // TestDoctorIndex checks the flat index check on files built here, and an
 // Elasticsearch URL that answers nothing.
 func TestDoctorIndex(t *testing.T) {
@@ -222,6 +261,8 @@ func TestDoctorIndex(t *testing.T) {
 			wantCheck{checkFailed, []string{"no vector index at", defaultIndexDir}, []string{"kgrag embed"}}},
 		{"corrupt", func(o *doctorOptions) { o.index.path = corrupt }, wantCheck{checkFailed, []string{corrupt}, []string{"rebuild it with kgrag embed"}}},
 		{"empty", func(o *doctorOptions) { o.index.path = doctorIndex(t, doctorModel, 16, 0) }, wantCheck{checkFailed, []string{"is empty"}, []string{"kgrag embed"}}},
+		{"damaged vectors of a big index", func(o *doctorOptions) { o.index.path = damagedBigIndex(t) },
+			wantCheck{checkFailed, []string{entityIndexFile, "vectors: checksum mismatch"}, []string{"rebuild it with kgrag embed"}}},
 		{"elasticsearch down", func(o *doctorOptions) { o.index.url = "http://127.0.0.1:1" },
 			wantCheck{checkFailed, []string{"127.0.0.1:1"}, []string{"--index-url (env KGRAG_INDEX_URL, config key index-url)"}}},
 		{"both kinds", func(o *doctorOptions) { o.index.url, o.index.path = "http://127.0.0.1:1", good },

@@ -386,6 +386,11 @@ func writeIndex(ctx context.Context, opts embedOptions, table, model string, ids
 				fmt.Fprintf(term.err, "warning: the approximate index of %s misses recall@10 0.98 even at efSearch %d; kgrag ask will use it anyway: rebuild with --ann off for exact search\n", path, rep.Ef)
 			}
 		}
+		if rep.Exact {
+			fmt.Fprintf(term.err, "approximate index (HNSW, M %d, efConstruction %d) of %d %s reached only recall@10 %.3f against the exact scan (%d queries) even at efSearch %d, below 0.98: "+
+				"%s holds no graph and kgrag ask searches it exactly (--ann on keeps the graph anyway)\n",
+				rep.M, rep.EfConstruction, len(ids), tableNoun(table), rep.Recall, rep.Queries, rep.Ef, path)
+		}
 		return path, nil
 	}
 	es := opts.es.forTable(table)

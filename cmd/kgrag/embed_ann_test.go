@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -61,6 +62,42 @@ func TestEmbedANN(t *testing.T) {
 		}
 		if !strings.Contains(got[1], "\n"+e.HumanReadableID+"|"+e.Title+"|") {
 			t.Errorf("%s: context over the HNSW index does not hold the entity itself", title)
+		}
+	}
+}
+
+// TestEmbedANNFallback: under --ann auto, a graph that misses recall@10
+// 0.98 at every efSearch (near-orthogonal vectors, a hashed bag of three
+// words each) is dropped, and kgrag embed says the index is searched
+// exactly.
+func TestEmbedANNFallback(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	ids := make([]string, 2000)
+	vecs := make([][]float32, len(ids))
+	for i := range vecs {
+		ids[i] = fmt.Sprintf("w%05d", i)
+		vecs[i] = make([]float32, 256)
+		for range 3 {
+			vecs[i][rng.IntN(256)] += float32(rng.NormFloat64())
+		}
+	}
+	opts := embedOptions{index: t.TempDir(), ann: flat.ANNAuto, annThreshold: 1000, quiet: true}
+	term, _, errb := testTerminal()
+	path, err := writeIndex(t.Context(), opts, tableEntities, "m", ids, vecs, term)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := flat.Open(t.Context(), path, flat.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	if x.Info().ANN != "" {
+		t.Errorf("Info().ANN = %q; want exact", x.Info().ANN)
+	}
+	for _, want := range []string{"reached only recall@10 0.9", "even at efSearch 1024, below 0.98", path + " holds no graph", "searches it exactly", "--ann on"} {
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("stderr = %q; want %q", errb.String(), want)
 		}
 	}
 }

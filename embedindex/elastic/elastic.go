@@ -104,6 +104,10 @@ func Open(ctx context.Context, cfg Config) (*Index, error) {
 // URL (without credentials) and alias.
 func (x *Index) Info() embedindex.Info { return x.info }
 
+// Close does nothing: the index holds no more than the client's idle
+// connections, which net/http closes on its own.
+func (x *Index) Close() error { return nil }
+
 // Stat reads the model, dimension and count again, so a long-lived Index
 // sees a rebuild; it updates Info. The count includes only refreshed
 // documents, which after Build is all of them.

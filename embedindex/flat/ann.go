@@ -123,8 +123,8 @@ func (o BuildOptions) defaults() BuildOptions {
 	return o
 }
 
-// Report says what Finish built. ANN is false, and the rest zero, when
-// the index is exact.
+// Report says what Finish built. ANN is false when the file holds no
+// graph; the rest is zero too unless Exact is set.
 type Report struct {
 	ANN               bool
 	M, EfConstruction int
@@ -136,6 +136,11 @@ type Report struct {
 	Queries int
 	Ef      int
 	Met     bool
+	// Exact is set when ANNAuto built the graph but it missed
+	// TargetRecall even at the widest efSearch: the file holds no graph
+	// and every search scans, and Recall and Ef say what the graph
+	// reached. ANNOn keeps such a graph (Met false).
+	Exact bool
 	// Build is the time to link the graph, Measure the time to find Ef.
 	Build, Measure time.Duration
 }
@@ -154,7 +159,7 @@ func (o BuildOptions) build(ctx context.Context, v []float32, dim int, ids []str
 	}
 	rep := Report{ANN: true, M: o.M, EfConstruction: o.EfConstruction, Build: time.Since(t0)}
 	t1 := time.Now()
-	ix := &Index{info: embedindex.Info{Dim: dim, Count: len(ids)}, vecs: v, ids: ids, workers: 1, g: g}
+	ix := &Index{info: embedindex.Info{Dim: dim, Count: len(ids)}, vecs: v, ids: newIDTable(ids), workers: 1, g: g}
 	ef, recall, queries, err := ix.tuneEf(ctx, o)
 	if err != nil {
 		return nil, Report{}, fmt.Errorf("measure the approximate index's recall: %w", err)
@@ -254,18 +259,31 @@ func (ix *Index) searchGraph(ctx context.Context, q []float32, k, ef int) ([]emb
 		if cs[i].score != cs[j].score {
 			return cs[i].score > cs[j].score
 		}
-		return ix.ids[cs[i].row] < ix.ids[cs[j].row]
+		return ix.ids.less(cs[i].row, cs[j].row)
 	})
 	hits := make([]embedindex.Hit, min(k, len(cs)))
 	for i := range hits {
-		hits[i] = embedindex.Hit{ID: ix.ids[cs[i].row], Score: cs[i].score}
+		hits[i] = embedindex.Hit{ID: ix.ids.str(cs[i].row), Score: cs[i].score}
 	}
 	return hits, nil
 }
 
-// writeGraph writes the graph section (see the file layout in flat.go).
-func writeGraph(w io.Writer, g *graph) error {
-	var hdr [40]byte
+// graphHeaderSize is the length of the graph section's header, in
+// versions 2 and 3 alike:
+//
+//	gmagic   [4]byte "HNSW"
+//	m        uint32  links per row on levels 1 and up; level 0 holds 2m
+//	efBuild  uint32  candidates kept while building
+//	ef       uint32  efSearch chosen at build time to meet the target recall
+//	recall   float32 recall@10 against the exact scan, measured at ef
+//	queries  uint32  how many queries measured it
+//	maxLevel uint32
+//	entry    uint32  the row searches start from
+//	seed     uint64  of the row levels
+const graphHeaderSize = 40
+
+func writeGraphHeader(w io.Writer, g *graph) error {
+	var hdr [graphHeaderSize]byte
 	copy(hdr[:], graphMagic[:])
 	le := binary.LittleEndian
 	le.PutUint32(hdr[4:], uint32(g.m))
@@ -276,34 +294,12 @@ func writeGraph(w io.Writer, g *graph) error {
 	le.PutUint32(hdr[24:], uint32(g.maxLevel))
 	le.PutUint32(hdr[28:], uint32(g.entry))
 	le.PutUint64(hdr[32:], g.seed)
-	if _, err := w.Write(hdr[:]); err != nil {
-		return err
-	}
-	levels := make([]byte, pad4(len(g.levels)))
-	copy(levels, g.levels)
-	if _, err := w.Write(levels); err != nil {
-		return err
-	}
-	if err := binary.Write(w, le, g.l0); err != nil {
-		return err
-	}
-	for _, up := range g.up {
-		if up != nil {
-			if err := binary.Write(w, le, up); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	_, err := w.Write(hdr[:])
+	return err
 }
 
-// readGraph reads and checks the graph section of an index of n rows in
-// a file of size bytes.
-func readGraph(ctx context.Context, r io.Reader, n int, size int64) (*graph, error) {
-	var hdr [40]byte
-	if _, err := io.ReadFull(r, hdr[:]); err != nil {
-		return nil, short(err)
-	}
+// parseGraphHeader reads the graph header of an index of n rows.
+func parseGraphHeader(hdr []byte, n int) (*graph, error) {
 	if [4]byte(hdr[:4]) != graphMagic {
 		return nil, errors.New("graph section: bad magic")
 	}
@@ -317,55 +313,35 @@ func readGraph(ctx context.Context, r io.Reader, n int, size int64) (*graph, err
 		return nil, fmt.Errorf("graph section: implausible header (m %d, ef %d, top level %d, entry %d of %d rows)",
 			g.m, g.ef, g.maxLevel, g.entry, n)
 	}
-	if int64(n)*int64(2*g.m)*4 > size {
-		return nil, errors.New("file ends early: truncated (graph section)")
+	return g, nil
+}
+
+// check refuses a graph of n rows whose levels, offsets or links would
+// send a search out of range: every link is -1 or a row, every row's
+// upper links are levels[r]*m long, and search starts on the top level.
+func (g *graph) check(n int) error {
+	if len(g.levels) != n || len(g.upOff) != n+1 || g.upOff[0] != 0 || len(g.l0) != n*2*g.m || len(g.up) != int(g.upOff[n]) {
+		return errors.New("graph section: sizes do not match the rows")
 	}
-	levels := make([]byte, pad4(n))
-	if _, err := io.ReadFull(r, levels); err != nil {
-		return nil, short(err)
-	}
-	g.levels = levels[:n]
 	if int(g.levels[g.entry]) != g.maxLevel {
-		return nil, fmt.Errorf("graph section: entry row %d is on level %d, not the top level %d", g.entry, g.levels[g.entry], g.maxLevel)
+		return fmt.Errorf("graph section: entry row %d is on level %d, not the top level %d", g.entry, g.levels[g.entry], g.maxLevel)
 	}
-	g.l0 = make([]int32, n*2*g.m)
-	const chunk = 1 << 18
-	for lo := 0; lo < len(g.l0); lo += chunk {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if err := binary.Read(r, le, g.l0[lo:min(lo+chunk, len(g.l0))]); err != nil {
-			return nil, short(err)
-		}
-	}
-	g.up = make([][]int32, n)
 	for row, lv := range g.levels {
 		if int(lv) > g.maxLevel {
-			return nil, fmt.Errorf("graph section: row %d on level %d, above the top level %d", row, lv, g.maxLevel)
+			return fmt.Errorf("graph section: row %d on level %d, above the top level %d", row, lv, g.maxLevel)
 		}
-		if lv > 0 {
-			g.up[row] = make([]int32, int(lv)*g.m)
-			if err := binary.Read(r, le, g.up[row]); err != nil {
-				return nil, short(err)
-			}
+		if uint64(g.upOff[row+1]) != uint64(g.upOff[row])+uint64(lv)*uint64(g.m) {
+			return fmt.Errorf("graph section: row %d's upper links do not match its level %d", row, lv)
 		}
 	}
-	// A link out of range would index past the vectors.
-	check := func(links []int32) error {
+	// A link out of range would index past the vectors. Unsigned, -1 is
+	// the largest value, so one comparison per link finds both ends.
+	for _, links := range [][]int32{g.l0, g.up} {
 		for _, x := range links {
-			if x < -1 || int(x) >= n {
+			if uint32(x) >= uint32(n) && x != -1 {
 				return fmt.Errorf("graph section: link to row %d of %d", x, n)
 			}
 		}
-		return nil
 	}
-	if err := check(g.l0); err != nil {
-		return nil, err
-	}
-	for _, up := range g.up {
-		if err := check(up); err != nil {
-			return nil, err
-		}
-	}
-	return g, nil
+	return nil
 }

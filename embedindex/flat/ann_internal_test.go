@@ -32,7 +32,7 @@ func annIndex(b *testing.B, n, dim int) *Index {
 		b.Fatal(err)
 	}
 	b.Logf("%s: graph built in %v, recall@10 %.4f at ef %d (tuned in %v)", key, time.Since(t0), rep.Recall, rep.Ef, rep.Measure)
-	ix := &Index{info: embedindex.Info{Dim: dim, Count: n}, vecs: v, ids: ids, workers: 1, g: g, ef: g.ef}
+	ix := &Index{info: embedindex.Info{Dim: dim, Count: n}, vecs: v, ids: newIDTable(ids), workers: 1, g: g, ef: g.ef}
 	annCache[key] = ix
 	return ix
 }

@@ -215,8 +215,8 @@ func TestANNDeterministicAndReopened(t *testing.T) {
 	}
 }
 
-// TestANNSwitchPoint: below the threshold the index is exact (version 1,
-// identical answers to the exact scan by construction), at it the graph
+// TestANNSwitchPoint: below the threshold the index is exact (no graph
+// section, identical answers to the exact scan by construction), at it the graph
 // is built; ANNOff and ANNOn override the size.
 func TestANNSwitchPoint(t *testing.T) {
 	const threshold, dim = 1000, 16
@@ -237,12 +237,12 @@ func TestANNSwitchPoint(t *testing.T) {
 			t.Fatal(err)
 		}
 		raw, _ := os.ReadFile(path)
-		wantVersion, wantANN := byte(1), ""
+		wantFlags, wantANN := byte(0), ""
 		if tt.graph {
-			wantVersion, wantANN = 2, flat.ANNName
+			wantFlags, wantANN = 1, flat.ANNName
 		}
-		if raw[8] != wantVersion || idx.Info().ANN != wantANN {
-			t.Errorf("n %d mode %d: file version %d, Info().ANN %q; want %d, %q", tt.n, tt.mode, raw[8], idx.Info().ANN, wantVersion, wantANN)
+		if raw[8] != 3 || raw[32] != wantFlags || idx.Info().ANN != wantANN {
+			t.Errorf("n %d mode %d: file version %d, flags %d, Info().ANN %q; want 3, %d, %q", tt.n, tt.mode, raw[8], raw[32], idx.Info().ANN, wantFlags, wantANN)
 		}
 		if tt.graph {
 			continue
@@ -270,9 +270,10 @@ func TestANNBadFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The graph follows 32 bytes of header, 4 of model, 600*8*4 of
-	// vectors and 600*10 of ids.
-	graphAt := 32 + 4 + 600*8*4 + 600*10
+	// Version 3: the graph follows 64 bytes of header and model (padded
+	// to 128), 600*8*4 of vectors, 601*8 of id offsets and 600*6 of id
+	// bytes.
+	graphAt := 128 + 600*8*4 + 601*8 + 600*6
 	if string(good[graphAt:graphAt+4]) != "HNSW" {
 		t.Fatalf("no graph section at byte %d", graphAt)
 	}

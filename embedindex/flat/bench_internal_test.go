@@ -23,7 +23,7 @@ func memIndex(n, dim, workers int) *Index {
 	for i := range ids {
 		ids[i] = fmt.Sprintf("entity-%07d", i)
 	}
-	return &Index{info: embedindex.Info{Dim: dim, Count: n, Metric: embedindex.MetricCosine}, vecs: vecs, ids: ids, workers: workers}
+	return &Index{info: embedindex.Info{Dim: dim, Count: n, Metric: embedindex.MetricCosine}, vecs: vecs, ids: newIDTable(ids), workers: workers}
 }
 
 // BenchmarkFlatSearch measures one k=10 query; "w1" is one core, "w2"

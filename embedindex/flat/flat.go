@@ -18,62 +18,19 @@ import (
 	"github.com/kgrag/kgrag/internal/atomicfile"
 )
 
-// File layout, little-endian:
-//
-//	magic   [8]byte "KGVECIDX"
-//	version uint32  1, or 2 when an HNSW graph follows the ids
-//	metric  uint32  1 = cosine
-//	dim     uint32
-//	mlen    uint32  length of model
-//	count   uint64
-//	model   [mlen]byte, zero-padded to a multiple of 4
-//	vectors [count*dim]float32, each of unit length (or all zero)
-//	ids     count x (uint32 length, bytes)
-//	graph   version 2 only:
-//	  gmagic   [4]byte "HNSW"
-//	  m        uint32  links per row on levels 1 and up; level 0 holds 2m
-//	  efBuild  uint32  candidates kept while building
-//	  ef       uint32  efSearch chosen at build time to meet the target recall
-//	  recall   float32 recall@10 against the exact scan, measured at ef
-//	  queries  uint32  how many queries measured it
-//	  maxLevel uint32
-//	  entry    uint32  the row searches start from
-//	  seed     uint64  of the row levels
-//	  levels   [count]uint8, zero-padded to a multiple of 4
-//	  links0   [count*2m]int32, each row's level-0 links, -1 after the last
-//	  upper    for each row r with levels[r] > 0, in row order:
-//	           [levels[r]*m]int32, its links on levels 1..levels[r]
-//	crc     uint32  CRC-32C of vectors, ids and graph
-//
-// Vectors come before ids so a reader can load them into one slice in a
-// single pass, and a writer can stream them while holding only the ids.
-// An index without a graph is written as version 1, byte for byte what
-// kgrag wrote before graphs existed, so older kgrag reads it too.
+// The file layouts are described in format.go (version 3, written) and
+// legacy.go (versions 1 and 2, read).
 var (
 	magic      = [8]byte{'K', 'G', 'V', 'E', 'C', 'I', 'D', 'X'}
 	graphMagic = [4]byte{'H', 'N', 'S', 'W'}
 )
 
 const (
-	version      = 1
-	versionGraph = 2
 	metricCosine = 1
-	headerSize   = 32
 	maxDim       = 1 << 16
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
-type header struct {
-	Magic   [8]byte
-	Version uint32
-	Metric  uint32
-	Dim     uint32
-	MLen    uint32
-	Count   uint64
-}
-
-func pad4(n int) int { return (n + 3) &^ 3 }
 
 // Builder writes an index file: vectors stream to a temporary file next to
 // the target, which replaces the target only on Commit, so a reader never
@@ -82,7 +39,7 @@ func pad4(n int) int { return (n + 3) &^ 3 }
 type Builder struct {
 	f     *atomicfile.File
 	bw    *bufio.Writer
-	crc   hash.Hash32
+	crc   hash.Hash32 // of the vectors
 	path  string
 	model string
 	dim   int
@@ -119,7 +76,7 @@ func CreateWith(path, model string, dim int, opts BuildOptions) (*Builder, error
 	}
 	b := &Builder{f: f, crc: crc32.New(castagnoli), path: path, model: model, dim: dim, seen: map[string]struct{}{}, opts: opts}
 	// The header is written on Commit, when count and dim are known.
-	if _, err := f.Seek(int64(headerSize+pad4(len(model))), io.SeekStart); err != nil {
+	if _, err := f.Seek(align(header3Size+int64(len(model)), 64), io.SeekStart); err != nil {
 		f.Abort()
 		return nil, fmt.Errorf("flat: create %s: %w", path, err)
 	}
@@ -203,42 +160,61 @@ func (b *Builder) Finish(ctx context.Context) (Report, error) {
 	if b.dim == 0 {
 		return fail(errors.New("no vectors and no dimension"))
 	}
-	var n [4]byte
-	for _, id := range b.ids {
-		binary.LittleEndian.PutUint32(n[:], uint32(len(id)))
-		b.bw.Write(n[:])
-		b.bw.WriteString(id)
-	}
 	var rep Report
-	ver := uint32(version)
+	var g *graph
 	if b.opts.wantGraph(len(b.ids)) {
-		g, r, err := b.opts.build(ctx, b.keep, b.dim, b.ids)
-		if err != nil {
-			b.f.Abort()
-			b.err = fmt.Errorf("flat: write %s: %w", b.path, err)
-			return Report{}, b.err
-		}
-		b.keep = nil
-		if err := writeGraph(b.bw, g); err != nil {
+		var err error
+		if g, rep, err = b.opts.build(ctx, b.keep, b.dim, b.ids); err != nil {
 			return fail(err)
 		}
-		rep, ver = r, versionGraph
+		if !rep.Met && b.opts.ANN == ANNAuto {
+			// A graph that misses the target even at the widest search
+			// would lose answers the scan finds: keep the scan.
+			g, rep.ANN, rep.Exact = nil, false, true
+		}
 	}
+	b.keep = nil
 	if err := b.bw.Flush(); err != nil {
 		return fail(err)
 	}
-	binary.LittleEndian.PutUint32(n[:], b.crc.Sum32())
+	vecOff := align(header3Size+int64(len(b.model)), 64)
+	vecEnd := vecOff + int64(len(b.ids))*int64(b.dim)*4
+	if _, err := b.f.Write(make([]byte, align(vecEnd, 8)-vecEnd)); err != nil {
+		return fail(err)
+	}
+	mcrc := crc32.New(castagnoli)
+	w := bufio.NewWriterSize(io.MultiWriter(b.f, mcrc), 1<<20)
+	ids := newIDTable(b.ids)
+	writeSlice(w, ids.off)
+	w.Write(ids.blob)
+	flags := uint32(0)
+	if g != nil {
+		flags |= flagGraph
+		end := align(vecEnd, 8) + 8*int64(len(ids.off)) + int64(len(ids.blob))
+		w.Write(make([]byte, align(end, 8)-end))
+		if err := writeGraph3(w, g); err != nil {
+			return fail(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return fail(err)
+	}
+	hdr := make([]byte, vecOff)
+	copy(hdr, magic[:])
+	le := binary.LittleEndian
+	le.PutUint32(hdr[8:], versionMapped)
+	le.PutUint32(hdr[12:], metricCosine)
+	le.PutUint32(hdr[16:], uint32(b.dim))
+	le.PutUint32(hdr[20:], uint32(len(b.model)))
+	le.PutUint64(hdr[24:], uint64(len(b.ids)))
+	le.PutUint32(hdr[32:], flags)
+	le.PutUint32(hdr[36:], b.crc.Sum32())
+	copy(hdr[header3Size:], b.model)
+	var n [4]byte
+	le.PutUint32(n[:], crc32.Update(mcrc.Sum32(), castagnoli, hdr))
 	if _, err := b.f.Write(n[:]); err != nil {
 		return fail(err)
 	}
-	hdr := make([]byte, headerSize+pad4(len(b.model)))
-	copy(hdr, magic[:])
-	binary.LittleEndian.PutUint32(hdr[8:], ver)
-	binary.LittleEndian.PutUint32(hdr[12:], metricCosine)
-	binary.LittleEndian.PutUint32(hdr[16:], uint32(b.dim))
-	binary.LittleEndian.PutUint32(hdr[20:], uint32(len(b.model)))
-	binary.LittleEndian.PutUint64(hdr[24:], uint64(len(b.ids)))
-	copy(hdr[headerSize:], b.model)
 	if _, err := b.f.WriteAt(hdr, 0); err != nil {
 		return fail(err)
 	}
@@ -301,29 +277,47 @@ type Options struct {
 	// Ef overrides the efSearch the build chose (see Info().EfSearch):
 	// higher finds more of the true nearest vectors, more slowly.
 	Ef int
+	// Read reads the whole file into the heap and checks every checksum,
+	// as Open does on platforms without memory mappings, instead of
+	// mapping it. Searches answer the same either way.
+	Read bool
 }
 
-// Index is a cosine index held in memory: Search scans every vector, or
-// walks the HNSW graph when the file has one (Info().ANN is "hnsw"). It is
-// safe for concurrent use and holds no file open.
+// Index is a cosine index: Search scans every vector, or walks the HNSW
+// graph when the file has one (Info().ANN is "hnsw"). A version 3 file is
+// memory-mapped, so opening costs little at any size and the vectors are
+// paged in as searches touch them; older versions are read into the
+// heap. It is safe for concurrent use. Close releases the mapping; Search
+// and Verify fail with ErrClosed after it.
 type Index struct {
 	info    embedindex.Info
 	vecs    []float32
-	ids     []string
+	ids     idTable
 	workers int
 	g       *graph // nil: exact
 	ef      int
+
+	mu     sync.RWMutex // held shared by searches, exclusively by Close
+	closed bool
+	file   *mapped      // version 3: the file's bytes; nil for older versions
+	unmap  func() error // releases file.data
 }
 
 var _ embedindex.Index = (*Index)(nil)
 
-// ErrCorrupt matches errors from Open for a file that is not an index, or
-// is truncated or damaged.
+// ErrCorrupt matches errors from Open and Verify for a file that is not
+// an index, or is truncated or damaged.
 var ErrCorrupt = errors.New("not a valid kgrag vector index")
 
-// Open reads the index at path into memory. A file that is not an index,
-// was cut short or is damaged fails with an error naming it and matching
-// ErrCorrupt.
+// ErrClosed matches errors from Search and Verify after Close.
+var ErrClosed = errors.New("vector index is closed")
+
+// Open opens the index at path. A file that is not an index, was cut
+// short or is damaged fails with an error naming it and matching
+// ErrCorrupt; for a version 3 file that holds over 64 MiB of vectors
+// "damaged" covers the header, ids and graph, and Verify checks the
+// vectors (which Open would otherwise have to read whole). The caller
+// closes the Index.
 func Open(ctx context.Context, path string, opts Options) (*Index, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -334,14 +328,47 @@ func Open(ctx context.Context, path string, opts Options) (*Index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("flat: open %s: %w", path, err)
 	}
-	ix, err := read(ctx, bufio.NewReaderSize(f, 1<<20), st.Size())
-	if err != nil {
+	corrupt := func(err error) error {
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("flat: open %s: %w", path, ctx.Err())
+			return fmt.Errorf("flat: open %s: %w", path, ctx.Err())
 		}
-		return nil, fmt.Errorf("flat: open %s: %w: %w; rebuild it with kgrag embed", path, ErrCorrupt, err)
+		return fmt.Errorf("flat: open %s: %w: %w; rebuild it with kgrag embed", path, ErrCorrupt, err)
+	}
+	var head [12]byte
+	if n, _ := f.ReadAt(head[:], 0); n < len(head) {
+		return nil, corrupt(errTruncated)
+	}
+	if [8]byte(head[:8]) != magic {
+		return nil, corrupt(errors.New("bad magic"))
+	}
+	var ix *Index
+	switch v := binary.LittleEndian.Uint32(head[8:]); v {
+	case version, versionGraph:
+		if ix, err = readLegacy(ctx, bufio.NewReaderSize(f, 1<<20), st.Size()); err != nil {
+			return nil, corrupt(err)
+		}
+	case versionMapped:
+		read := readAll
+		if !opts.Read {
+			read = mapFile
+		}
+		data, unmap, err := read(f, st.Size())
+		if err != nil {
+			return nil, fmt.Errorf("flat: open %s: %w", path, err)
+		}
+		var m *mapped
+		if ix, m, err = parse3(data, opts.Read); err != nil {
+			unmap()
+			return nil, corrupt(err)
+		}
+		ix.file, ix.unmap = m, unmap
+	default:
+		return nil, corrupt(fmt.Errorf("version %d, this kgrag reads %d to %d", v, version, versionMapped))
 	}
 	ix.info.Path = path
+	if ix.g != nil {
+		ix.info.ANN, ix.info.Recall, ix.info.EfSearch = ANNName, float64(ix.g.recall), ix.g.ef
+	}
 	if opts.Exact {
 		ix.g = nil
 		ix.info.ANN, ix.info.Recall, ix.info.EfSearch = "", 0, 0
@@ -362,106 +389,76 @@ func Open(ctx context.Context, path string, opts Options) (*Index, error) {
 	return ix, nil
 }
 
-func read(ctx context.Context, r io.Reader, size int64) (*Index, error) {
-	var hdr header
-	if err := binary.Read(r, binary.LittleEndian, &hdr); err != nil {
-		return nil, short(err)
+// Close releases the file's mapping, after searches under way return.
+// Search and Verify fail with ErrClosed after it; hits already returned
+// stay valid. Closing again does nothing.
+func (ix *Index) Close() error {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.closed {
+		return nil
 	}
-	if hdr.Magic != magic {
-		return nil, errors.New("bad magic")
-	}
-	if hdr.Version != version && hdr.Version != versionGraph {
-		return nil, fmt.Errorf("version %d, this kgrag reads %d and %d", hdr.Version, version, versionGraph)
-	}
-	if hdr.Metric != metricCosine {
-		return nil, fmt.Errorf("unknown metric %d", hdr.Metric)
-	}
-	if hdr.Dim == 0 || hdr.Dim > maxDim || hdr.MLen > 1<<16 {
-		return nil, fmt.Errorf("implausible header (dim %d, model name length %d)", hdr.Dim, hdr.MLen)
-	}
-	body := int64(headerSize+pad4(int(hdr.MLen))) + 4
-	if hdr.Count > uint64(size) || int64(hdr.Count)*(int64(hdr.Dim)*4+4)+body > size {
-		return nil, fmt.Errorf("file ends early: truncated (header says %d vectors of %d dimensions, file has %d bytes)",
-			hdr.Count, hdr.Dim, size)
-	}
-	model := make([]byte, pad4(int(hdr.MLen)))
-	if _, err := io.ReadFull(r, model); err != nil {
-		return nil, short(err)
-	}
-	crc := crc32.New(castagnoli)
-	tr := io.TeeReader(r, crc)
-	count, dim := int(hdr.Count), int(hdr.Dim)
-	vecs := make([]float32, count*dim)
-	const chunk = 1 << 18
-	for lo := 0; lo < len(vecs); lo += chunk {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		if err := binary.Read(tr, binary.LittleEndian, vecs[lo:min(lo+chunk, len(vecs))]); err != nil {
-			return nil, short(err)
+	ix.closed = true
+	ix.vecs, ix.ids, ix.g = nil, idTable{}, nil
+	if ix.unmap != nil {
+		if err := ix.unmap(); err != nil {
+			return fmt.Errorf("flat: close %s: %w", ix.info.Path, err)
 		}
 	}
-	ids := make([]string, count)
-	var n [4]byte
-	for i := range ids {
-		if _, err := io.ReadFull(tr, n[:]); err != nil {
-			return nil, short(err)
-		}
-		l := binary.LittleEndian.Uint32(n[:])
-		if int64(l) > size {
-			return nil, fmt.Errorf("id %d: implausible length %d", i, l)
-		}
-		b := make([]byte, l)
-		if _, err := io.ReadFull(tr, b); err != nil {
-			return nil, short(err)
-		}
-		ids[i] = string(b)
-	}
-	var g *graph
-	if hdr.Version == versionGraph {
-		var err error
-		if g, err = readGraph(ctx, tr, count, size); err != nil {
-			return nil, err
-		}
-	}
-	want := crc.Sum32()
-	if _, err := io.ReadFull(r, n[:]); err != nil {
-		return nil, short(err)
-	}
-	if binary.LittleEndian.Uint32(n[:]) != want {
-		return nil, errors.New("checksum mismatch: damaged")
-	}
-	if _, err := r.Read(n[:1]); err != io.EOF {
-		return nil, errors.New("data after the checksum")
-	}
-	ix := &Index{
-		info: embedindex.Info{Model: string(model[:hdr.MLen]), Dim: dim, Count: count, Metric: embedindex.MetricCosine},
-		vecs: vecs, ids: ids, g: g,
-	}
-	if g != nil {
-		ix.info.ANN, ix.info.Recall, ix.info.EfSearch = ANNName, float64(g.recall), g.ef
-	}
-	return ix, nil
+	return nil
 }
 
-func short(err error) error {
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return errors.New("file ends early: truncated")
+// Verify checks the vectors against their checksum: Open checks the
+// rest, and the vectors too when they are small or the file is of an
+// older version, so Verify then returns at once. On a million vectors of
+// 768 dimensions it reads 3 GB. A damaged file fails with an error
+// naming it and matching ErrCorrupt; ctx stops it between 16 MiB chunks.
+func (ix *Index) Verify(ctx context.Context) error {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	if ix.closed {
+		return fmt.Errorf("flat: verify %s: %w", ix.info.Path, ErrClosed)
 	}
-	return err
+	if ix.file == nil || ix.file.checked {
+		return nil
+	}
+	if err := ix.file.verify(ctx.Err); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("flat: verify %s: %w", ix.info.Path, err)
+		}
+		return fmt.Errorf("flat: verify %s: %w: %w; rebuild it with kgrag embed", ix.info.Path, ErrCorrupt, err)
+	}
+	return nil
 }
 
 // Info describes the index.
 func (ix *Index) Info() embedindex.Info { return ix.info }
 
-// IDs returns the ids in file order; the slice is shared, do not modify.
-func (ix *Index) IDs() []string { return ix.ids }
+// IDs returns the ids in file order, a new slice on each call (nil after
+// Close).
+func (ix *Index) IDs() []string {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	if ix.closed {
+		return nil
+	}
+	out := make([]string, ix.info.Count)
+	for r := range out {
+		out[r] = ix.ids.str(int32(r))
+	}
+	return out
+}
 
 // Search returns the k ids whose vectors have the highest cosine
 // similarity to vec, best first, ties broken by smaller id. vec need not
 // be normalised. A vec of the wrong length matches
-// embedindex.ErrDimMismatch.
+// embedindex.ErrDimMismatch; after Close, Search fails with ErrClosed.
 func (ix *Index) Search(ctx context.Context, vec []float32, k int) ([]embedindex.Hit, error) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	if ix.closed {
+		return nil, fmt.Errorf("flat: search %s: %w", ix.info.Path, ErrClosed)
+	}
 	if len(vec) != ix.info.Dim {
 		return nil, &embedindex.MismatchError{Path: ix.info.Path, IndexModel: ix.info.Model, IndexDim: ix.info.Dim,
 			QueryDim: len(vec), Kind: embedindex.ErrDimMismatch}
@@ -565,7 +562,7 @@ func dotGo(a, b []float32) float32 {
 // topK is a bounded min-heap of the best k rows seen, the worst at the
 // root; "worse" is a lower score, or an equal score and a larger id.
 type topK struct {
-	ids    []string
+	ids    idTable
 	k      int
 	rows   []int32
 	scores []float32
@@ -575,7 +572,7 @@ func (t *topK) worse(i, j int) bool {
 	if t.scores[i] != t.scores[j] {
 		return t.scores[i] < t.scores[j]
 	}
-	return t.ids[t.rows[i]] > t.ids[t.rows[j]]
+	return t.ids.less(t.rows[j], t.rows[i])
 }
 
 func (t *topK) swap(i, j int) {
@@ -597,7 +594,7 @@ func (t *topK) offer(s float32, row int32) {
 		}
 		return
 	}
-	if s < t.scores[0] || (s == t.scores[0] && t.ids[row] >= t.ids[t.rows[0]]) {
+	if s < t.scores[0] || (s == t.scores[0] && !t.ids.less(row, t.rows[0])) {
 		return
 	}
 	t.rows[0], t.scores[0] = row, s
@@ -626,7 +623,7 @@ func (t *topK) siftDown() {
 func (t *topK) sorted() []embedindex.Hit {
 	out := make([]embedindex.Hit, len(t.rows))
 	for n := len(t.rows) - 1; n >= 0; n-- {
-		out[n] = embedindex.Hit{ID: t.ids[t.rows[0]], Score: t.scores[0]}
+		out[n] = embedindex.Hit{ID: t.ids.str(t.rows[0]), Score: t.scores[0]}
 		last := len(t.rows) - 1
 		t.swap(0, last)
 		t.rows, t.scores = t.rows[:last], t.scores[:last]

@@ -52,9 +52,14 @@ type graph struct {
 	queries  int     // how many queries measured it
 	entry    int32
 	maxLevel int
-	levels   []uint8   // top level of each row
-	l0       []int32   // 2m links per row, -1 after the last
-	up       [][]int32 // levels[r]*m links of row r on levels 1.., -1 padded
+	levels   []uint8  // top level of each row
+	l0       []int32  // 2m links per row, -1 after the last
+	upOff    []uint32 // n+1 offsets: row r's links on levels 1.. are up[upOff[r]:upOff[r+1]]
+	up       []int32  // levels[r]*m links per row on levels 1.., -1 padded
+
+	// The slices live in the heap, or in the file's mapping (see
+	// format.go): one backing array each, no per-row slices, so opening a
+	// mapped graph allocates nothing in proportion to its rows.
 
 	pool sync.Pool // *searcher
 }
@@ -64,7 +69,8 @@ func (g *graph) links(r int32, l int) []int32 {
 		m0 := 2 * g.m
 		return g.l0[int(r)*m0 : int(r+1)*m0]
 	}
-	return g.up[r][(l-1)*g.m : l*g.m]
+	o := int(g.upOff[r]) + (l-1)*g.m
+	return g.up[o : o+g.m]
 }
 
 // cand is a row and its score against the query.
@@ -255,9 +261,9 @@ type graphConfig struct {
 type builder struct {
 	*graph
 	v    vecs
-	s0   []float32   // scores beside l0
-	sup  [][]float32 // scores beside up
-	plan [][][]cand  // per batch row, per level: the links it chose
+	s0   []float32  // scores beside l0
+	sup  []float32  // scores beside up
+	plan [][][]cand // per batch row, per level: the links it chose
 }
 
 // buildGraph links the n rows of v.
@@ -265,8 +271,7 @@ func buildGraph(ctx context.Context, v vecs, cfg graphConfig) (*graph, error) {
 	n := len(v.v) / v.dim
 	m := cfg.m
 	g := &graph{m: m, efBuild: cfg.efBuild, seed: cfg.seed, levels: make([]uint8, n),
-		l0: make([]int32, n*2*m), up: make([][]int32, n)}
-	b := &builder{graph: g, v: v, s0: make([]float32, n*2*m), sup: make([][]float32, n)}
+		l0: make([]int32, n*2*m), upOff: make([]uint32, n+1)}
 	for i := range g.l0 {
 		g.l0[i] = -1
 	}
@@ -275,14 +280,13 @@ func buildGraph(ctx context.Context, v vecs, cfg graphConfig) (*graph, error) {
 	for r := range n {
 		lv := min(int(-math.Log(1-rng.Float64())*mL), maxGraphLevel)
 		g.levels[r] = uint8(lv)
-		if lv > 0 {
-			g.up[r] = make([]int32, lv*m)
-			for i := range g.up[r] {
-				g.up[r][i] = -1
-			}
-			b.sup[r] = make([]float32, lv*m)
-		}
+		g.upOff[r+1] = g.upOff[r] + uint32(lv*m)
 	}
+	g.up = make([]int32, g.upOff[n])
+	for i := range g.up {
+		g.up[i] = -1
+	}
+	b := &builder{graph: g, v: v, s0: make([]float32, n*2*m), sup: make([]float32, len(g.up))}
 	g.maxLevel = int(g.levels[0])
 	workers := max(1, cfg.workers)
 	searchers := make([]*searcher, workers)
@@ -445,7 +449,8 @@ func (b *builder) slot(r int32, l int) ([]int32, []float32) {
 		m0 := 2 * b.m
 		return b.l0[int(r)*m0 : int(r+1)*m0], b.s0[int(r)*m0 : int(r+1)*m0]
 	}
-	return b.up[r][(l-1)*b.m : l*b.m], b.sup[r][(l-1)*b.m : l*b.m]
+	o := int(b.upOff[r]) + (l-1)*b.m
+	return b.up[o : o+b.m], b.sup[o : o+b.m]
 }
 
 // reverse adds the link e.dst -> e.src. A full list takes it in place of
