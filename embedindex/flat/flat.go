@@ -16,6 +16,7 @@ import (
 
 	"github.com/kgrag/kgrag/embedindex"
 	"github.com/kgrag/kgrag/internal/atomicfile"
+	"github.com/kgrag/kgrag/internal/mmapfile"
 )
 
 // The file layouts are described in format.go (version 3, written) and
@@ -348,20 +349,21 @@ func Open(ctx context.Context, path string, opts Options) (*Index, error) {
 			return nil, corrupt(err)
 		}
 	case versionMapped:
-		read := readAll
-		if !opts.Read {
-			read = mapFile
+		// A big-endian host decodes the numbers anyway: it reads.
+		read := mmapfile.Read
+		if !opts.Read && hostLE {
+			read = mmapfile.FromFile
 		}
-		data, unmap, err := read(f, st.Size())
+		mf, err := read(f, st.Size())
 		if err != nil {
 			return nil, fmt.Errorf("flat: open %s: %w", path, err)
 		}
 		var m *mapped
-		if ix, m, err = parse3(data, opts.Read); err != nil {
-			unmap()
+		if ix, m, err = parse3(mf.Data(), opts.Read); err != nil {
+			mf.Close()
 			return nil, corrupt(err)
 		}
-		ix.file, ix.unmap = m, unmap
+		ix.file, ix.unmap = m, mf.Close
 	default:
 		return nil, corrupt(fmt.Errorf("version %d, this kgrag reads %d to %d", v, version, versionMapped))
 	}

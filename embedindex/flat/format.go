@@ -8,7 +8,6 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
-	"os"
 	"unsafe"
 
 	"github.com/kgrag/kgrag/embedindex"
@@ -130,19 +129,6 @@ func (t idTable) str(r int32) string   { return string(t.bytes(r)) }
 
 // less orders rows by id.
 func (t idTable) less(a, b int32) bool { return bytes.Compare(t.bytes(a), t.bytes(b)) < 0 }
-
-// readAll reads the file into the heap: the fallback where it cannot be
-// mapped.
-func readAll(f *os.File, size int64) ([]byte, func() error, error) {
-	if int64(int(size)) != size {
-		return nil, nil, fmt.Errorf("%d bytes do not fit in memory", size)
-	}
-	b := make([]byte, size)
-	if _, err := io.ReadFull(io.NewSectionReader(f, 0, size), b); err != nil {
-		return nil, nil, err
-	}
-	return b, func() error { return nil }, nil
-}
 
 // mapped is a version 3 file's bytes, mapped or read, and where its
 // sections are.
