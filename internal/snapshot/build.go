@@ -3,6 +3,7 @@ package snapshot
 import (
 	"encoding/binary"
 	"hash/crc32"
+	"io"
 	"math"
 	"slices"
 
@@ -11,16 +12,14 @@ import (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// encode lays out ds as a snapshot file.
-func encode(ds *graphrag.Dataset, meta Meta) []byte {
-	var sec [numSections][]byte
+// sink receives a snapshot's sections in table order, each once.
+type sink func(sec int, b []byte) error
+
+// encode lays out ds as a snapshot, handing each section to emit as soon
+// as it is made, so that a writer holds one large section at a time.
+func encode(ds *graphrag.Dataset, meta Meta, emit sink) error {
 	meta.Entities, meta.TextUnits = len(ds.Entities), len(ds.TextUnits)
 	meta.Relationships, meta.Communities = len(ds.Relationships), len(ds.Communities)
-
-	sec[secEntOff], sec[secEntBlob] = blob(ds.Entities, putEntity)
-	sec[secUnitOff], sec[secUnitBlob] = blob(ds.TextUnits, putUnit)
-	sec[secRelOff], sec[secRelBlob] = blob(ds.Relationships, putRelationship)
-	sec[secCommOff], sec[secCommBlob] = blob(ds.Communities, putCommunity)
 
 	// Keys: every entity id named anywhere, entities first.
 	keys := map[string]int{}
@@ -76,58 +75,165 @@ func encode(ds *graphrag.Dataset, meta Meta) []byte {
 			}
 		}
 	}
+	keys, firstUnit = nil, nil
 	meta.Keys = len(names)
 	for len(keyEntity) < len(names) {
 		keyEntity = append(keyEntity, -1)
 	}
-	sec[secKeyOff], sec[secKeyBlob] = blob(names, func(e *enc, s *string) { e.b = append(e.b, *s...) })
-	sec[secKeyHash] = hashTable(len(names), func(i int) (string, bool) { return names[i], true })
-	sec[secKeyEntity] = u32s(len(keyEntity), func(i int) uint32 { return uint32(keyEntity[i]) })
-	sec[secKeyRelOff], sec[secKeyRels] = lists(rels, len(names))
-	sec[secKeyCommOff], sec[secKeyComms] = lists(comms, len(names))
-	sec[secKeyUnitOff], sec[secKeyUnits] = lists(units, len(names))
 
-	order := make([]int, len(ds.Relationships))
+	pair := func(a, b int, off, data []byte) error {
+		if err := emit(a, off); err != nil {
+			return err
+		}
+		return emit(b, data)
+	}
+	steps := []func() error{
+		func() error { return emit(secMeta, meta.json()) },
+		func() error { off, data := blob(ds.Entities, putEntity); return pair(secEntOff, secEntBlob, off, data) },
+		func() error {
+			off, data := blob(ds.TextUnits, putUnit)
+			return pair(secUnitOff, secUnitBlob, off, data)
+		},
+		func() error {
+			off, data := blob(ds.Relationships, putRelationship)
+			return pair(secRelOff, secRelBlob, off, data)
+		},
+		func() error {
+			off, data := blob(ds.Communities, putCommunity)
+			return pair(secCommOff, secCommBlob, off, data)
+		},
+		func() error { return emit(secRelPos, relPositions(ds.Relationships)) },
+		func() error {
+			kept := deepestUntil(ds.Communities, comms)
+			b := make([]byte, 0, 8*len(kept))
+			for _, v := range kept {
+				b = binary.LittleEndian.AppendUint64(b, uint64(v))
+			}
+			return emit(secCommKept, b)
+		},
+		func() error {
+			off, data := blob(names, func(e *enc, s *string) { e.b = append(e.b, *s...) })
+			return pair(secKeyOff, secKeyBlob, off, data)
+		},
+		func() error {
+			return emit(secKeyHash, hashTable(len(names), func(i int) (string, bool) { return names[i], true }))
+		},
+		func() error {
+			return emit(secKeyEntity, u32s(len(keyEntity), func(i int) uint32 { return uint32(keyEntity[i]) }))
+		},
+		func() error { off, data := lists(rels, len(names)); return pair(secKeyRelOff, secKeyRels, off, data) },
+		func() error {
+			off, data := lists(comms, len(names))
+			return pair(secKeyCommOff, secKeyComms, off, data)
+		},
+		func() error {
+			off, data := lists(units, len(names))
+			return pair(secKeyUnitOff, secKeyUnits, off, data)
+		},
+		func() error {
+			return emit(secUnitHash, hashTable(len(ds.TextUnits), func(i int) (string, bool) { return ds.TextUnits[i].ID, true }))
+		},
+		func() error {
+			return emit(secTitleHash, hashTable(len(ds.Entities), func(i int) (string, bool) {
+				return ds.Entities[i].Title, !ds.Entities[i].Placeholder
+			}))
+		},
+		func() error {
+			return emit(secCommHash, hashTable(len(ds.Communities), func(i int) (string, bool) { return ds.Communities[i].Community, true }))
+		},
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// relPositions gives each relationship row its place in
+// human_readable_id order (stable).
+func relPositions(rs []graphrag.Relationship) []byte {
+	order := make([]int, len(rs))
 	for i := range order {
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(x, y int) int {
-		return graphrag.CompareIDs(ds.Relationships[x].HumanReadableID, ds.Relationships[y].HumanReadableID)
+		return graphrag.CompareIDs(rs[x].HumanReadableID, rs[y].HumanReadableID)
 	})
 	pos := make([]uint32, len(order))
 	for p, i := range order {
 		pos[i] = uint32(p)
 	}
-	sec[secRelPos] = u32s(len(pos), func(i int) uint32 { return pos[i] })
-	kept := deepestUntil(ds.Communities, comms)
-	sec[secCommKept] = make([]byte, 0, 8*len(kept))
-	for _, v := range kept {
-		sec[secCommKept] = binary.LittleEndian.AppendUint64(sec[secCommKept], uint64(v))
-	}
+	return u32s(len(pos), func(i int) uint32 { return pos[i] })
+}
 
-	sec[secUnitHash] = hashTable(len(ds.TextUnits), func(i int) (string, bool) { return ds.TextUnits[i].ID, true })
-	sec[secTitleHash] = hashTable(len(ds.Entities), func(i int) (string, bool) {
-		return ds.Entities[i].Title, !ds.Entities[i].Placeholder
+// layout tracks where the sections go in the file: each on the next
+// multiple of 8 after the header and the sections before it.
+type layout struct {
+	header [headerSize]byte
+	end    int64
+	meta   []byte
+}
+
+func newLayout() *layout {
+	l := &layout{end: headerSize}
+	copy(l.header[:], magic[:])
+	binary.LittleEndian.PutUint32(l.header[8:], version)
+	binary.LittleEndian.PutUint32(l.header[12:], numSections)
+	return l
+}
+
+// place records section sec of n bytes and returns the padding that
+// goes before it.
+func (l *layout) place(sec int, b []byte) (pad int) {
+	pad = int(align8(int(l.end)) - int(l.end))
+	l.end += int64(pad)
+	binary.LittleEndian.PutUint64(l.header[16+16*sec:], uint64(l.end))
+	binary.LittleEndian.PutUint64(l.header[24+16*sec:], uint64(len(b)))
+	l.end += int64(len(b))
+	if sec == secMeta {
+		l.meta = slices.Clone(b)
+	}
+	return pad
+}
+
+// finish fills in the header's checksum.
+func (l *layout) finish() []byte {
+	binary.LittleEndian.PutUint32(l.header[headerSize-8:], headerCRC(l.header[:headerSize-8], l.meta))
+	return l.header[:]
+}
+
+// encodeBytes lays out ds as one byte slice.
+func encodeBytes(ds *graphrag.Dataset, meta Meta) []byte {
+	l := newLayout()
+	out := make([]byte, headerSize)
+	encode(ds, meta, func(sec int, b []byte) error {
+		out = append(out, make([]byte, l.place(sec, b))...)
+		out = append(out, b...)
+		return nil
 	})
-	sec[secCommHash] = hashTable(len(ds.Communities), func(i int) (string, bool) { return ds.Communities[i].Community, true })
-	sec[secMeta] = meta.json()
-
-	size := headerSize
-	for i := range sec {
-		size = align8(size) + len(sec[i])
-	}
-	out := make([]byte, headerSize, size)
-	copy(out, magic[:])
-	binary.LittleEndian.PutUint32(out[8:], version)
-	binary.LittleEndian.PutUint32(out[12:], numSections)
-	for i := range sec {
-		out = append(out, make([]byte, align8(len(out))-len(out))...)
-		binary.LittleEndian.PutUint64(out[16+16*i:], uint64(len(out)))
-		binary.LittleEndian.PutUint64(out[24+16*i:], uint64(len(sec[i])))
-		out = append(out, sec[i]...)
-	}
-	binary.LittleEndian.PutUint32(out[headerSize-8:], headerCRC(out[:headerSize-8], sec[secMeta]))
+	copy(out, l.finish())
 	return out
+}
+
+// encodeTo writes the snapshot of ds to w, which must start empty.
+func encodeTo(w io.WriterAt, ds *graphrag.Dataset, meta Meta) error {
+	l := newLayout()
+	var zero [8]byte
+	err := encode(ds, meta, func(sec int, b []byte) error {
+		pad := l.place(sec, b)
+		at := l.end - int64(len(b))
+		if _, err := w.WriteAt(zero[:pad], at-int64(pad)); err != nil {
+			return err
+		}
+		_, err := w.WriteAt(b, at)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	_, err = w.WriteAt(l.finish(), 0)
+	return err
 }
 
 func align8(n int) int { return (n + 7) &^ 7 }

@@ -35,7 +35,7 @@ var ErrCorrupt = errors.New("not a valid kgrag graph snapshot")
 
 // Build lays out ds as a snapshot in memory.
 func Build(ds *graphrag.Dataset) *Graph {
-	g, err := parse(encode(ds, Meta{}), "(memory)")
+	g, err := parse(encodeBytes(ds, Meta{}), "(memory)")
 	if err != nil {
 		panic(fmt.Sprintf("snapshot: built a snapshot that does not read back: %v", err))
 	}
@@ -51,12 +51,11 @@ func WriteFile(ctx context.Context, path string, ds *graphrag.Dataset, files []F
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	b := encode(ds, Meta{Files: files})
 	f, err := atomicfile.Create(path)
 	if err != nil {
 		return fmt.Errorf("snapshot: %w", err)
 	}
-	if _, err := f.Write(b); err != nil {
+	if err := encodeTo(f, ds, Meta{Files: files}); err != nil {
 		f.Abort()
 		return fmt.Errorf("snapshot: write %s: %w", path, err)
 	}
