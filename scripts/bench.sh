@@ -530,6 +530,11 @@ if has_step micro; then
 	else
 		open_note="not run: BenchmarkOpenSynthetic expects the default synthetic sizes and seed 1 (this run uses a smaller dataset)"
 	fi
+	log "go test -bench Open (internal/snapshot: graph.snap mapped against tables built in memory, -count $COUNT)"
+	snap_note=""
+	go test -run '^$' -bench '^BenchmarkOpen$' -benchmem -count "$COUNT" ./internal/snapshot/ \
+		>"$RUN/micro-snapshot.txt" 2>"$RUN/micro-snapshot.err" ||
+		snap_note="failed: $(tail -n 3 "$RUN/micro-snapshot.txt" "$RUN/micro-snapshot.err" | tr '\n' ' ' | cut -c1-200)"
 	bs=$(find_benchstat) || bs=""
 	{
 		echo "## 2. Micro-benchmarks"
@@ -545,6 +550,7 @@ if has_step micro; then
 			echo "| NTriplesEncoder | $(fmt_int "${nt%.*}") | | |"
 		fi
 		[[ -n $open_note ]] && { echo; echo "graphrag.Open: $open_note"; }
+		[[ -n $snap_note ]] && { echo; echo "snapshot.Open: $snap_note"; }
 		echo
 		if [[ -z $bs ]]; then
 			echo "benchstat: not run: could not install golang.org/x/perf/cmd/benchstat; raw output in ${RUN#"$repo"/}/micro-*.txt"
@@ -552,6 +558,7 @@ if has_step micro; then
 			echo '```'
 			[[ -z $micro_note ]] && "$bs" "$RUN/micro-loader.txt" 2>&1
 			[[ -z $open_note ]] && { echo; "$bs" "$RUN/micro-graphrag.txt" 2>&1; }
+			[[ -z $snap_note ]] && { echo; "$bs" "$RUN/micro-snapshot.txt" 2>&1; }
 			echo '```'
 		fi
 		echo
