@@ -1470,9 +1470,14 @@ if has_step open; then
 	OP_DIM=${BENCH_OPEN_DIM:-64}
 	OP_Q=${BENCH_OPEN_QUESTIONS:-10}
 	OP_PORT=${BENCH_OPEN_LLMTEST_PORT:-11545}
+	OP_SERVE_PORT=${BENCH_OPEN_SERVE_PORT:-18775}
+	OP_SERVE_N=${BENCH_OPEN_SERVE_N:-200}
 	T_OPEN_1M_MS=300
 	mkdir -p "$OUT/bin"
 	go build -o "$OUT/bin/kgrag-llmtest" ./cmd/kgrag-llmtest || die "building kgrag-llmtest failed"
+	go build -o "$OUT/bin/bench-serve" ./bench/serve || die "building bench/serve failed"
+	: >"$RUN/open-serve.rows"
+	op_serve=()
 	"$OUT/bin/kgrag-llmtest" -addr "127.0.0.1:$OP_PORT" -dim "$OP_DIM" >"$RUN/open-llmtest.log" 2>&1 &
 	op_llm=$!
 	trap 'kill $op_llm 2>/dev/null; stop_started' EXIT
@@ -1488,7 +1493,7 @@ if has_step open; then
 		fi
 		idx=$data-index-d$OP_DIM
 		if [[ ! -s $idx/entities.vec || ! -s $idx/graph.snap ]]; then
-			measure "open-embed-$n" "$KGRAG" embed --input "$data" --index "$idx" --llm-url "http://127.0.0.1:$OP_PORT/v1" --embed-model bench --ann "${BENCH_OPEN_ANN:-off}"
+			measure "open-embed-$n" "$KGRAG" embed --input "$data" --index "$idx" --llm-url "http://127.0.0.1:$OP_PORT/v1" --embed-model bench-word-hash --ann "${BENCH_OPEN_ANN:-off}"
 			if ((M_RC != 0)); then
 				op_rows+="| $n | kgrag embed | failed: $(why "open-embed-$n") | | | |"$'\n'
 				continue
@@ -1506,7 +1511,7 @@ if has_step open; then
 			for ((q = 0; q < runs; q++)); do
 				tag=open-$n-$how-$q
 				measure "$tag" "$KGRAG" ask --input "$data" --index "$idx" --llm-url "http://127.0.0.1:$OP_PORT/v1" \
-					--embed-model bench --context-only "What is ENTITY $((q * 7919 % n))?"
+					--embed-model bench-word-hash --context-only "What is ENTITY $((q * 7919 % n))?"
 				if ((M_RC != 0)); then
 					bad="failed: $(why "$tag")"
 					break
@@ -1538,6 +1543,16 @@ if has_step open; then
 				op_rows+="| target at $n: under $T_OPEN_1M_MS ms per process | | | $(verdict "$p50" lt "$T_OPEN_1M_MS") | | | |"$'\n'
 			fi
 		done
+		# kgrag serve on the same graph: its start, then one question at a time.
+		t0=$(date +%s%N)
+		if serve_start "$data" "$idx" "$OP_SERVE_PORT" "$OP_PORT" "$RUN/open-serve-$n.log"; then
+			op_serve+=("$n: kgrag serve answered /readyz $((($(date +%s%N) - t0) / 1000000)) ms after it was started")
+			"$OUT/bin/bench-serve" -url "http://127.0.0.1:$OP_SERVE_PORT" -data "$data" -name "$n" -clients 1 -n "$OP_SERVE_N" -context-only \
+				>>"$RUN/open-serve.rows" 2>>"$RUN/open-serve.err" || op_serve+=("$n: bench-serve failed: $(tail -n 1 "$RUN/open-serve.err")")
+		else
+			op_serve+=("$n: kgrag serve did not start: $(tail -n 2 "$RUN/open-serve-$n.log" | tr '\n' ' ')")
+		fi
+		serve_stop
 	done
 	kill $op_llm 2>/dev/null
 	{
@@ -1552,6 +1567,14 @@ if has_step open; then
 		echo "| entities | how | processes | p50 wall | max wall | peak RSS | notes |"
 		echo "|---|---|---|---|---|---|---|"
 		printf '%s' "$op_rows"
+		echo
+		echo "kgrag serve --input on the same graphs (graph.snap), $OP_SERVE_N context-only questions one at a time (bench/serve):"
+		echo
+		echo "| data | what | clients | requests | q/s | p50 | p99 | kgrag's own p50 | own p99 | 429 | errors |"
+		echo "|---|---|---|---|---|---|---|---|---|---|---|"
+		cat "$RUN/open-serve.rows"
+		echo
+		printf -- '- %s\n' "${op_serve[@]}"
 		echo
 	} | section
 fi
