@@ -16,7 +16,6 @@ import (
 	"github.com/kgrag/kgrag/embedindex"
 	"github.com/kgrag/kgrag/embedindex/elastic"
 	"github.com/kgrag/kgrag/embedindex/flat"
-	"github.com/kgrag/kgrag/graphrag"
 	"github.com/kgrag/kgrag/internal/cliconfig"
 	"github.com/kgrag/kgrag/internal/llm"
 	"github.com/kgrag/kgrag/internal/redact"
@@ -563,12 +562,13 @@ func checkReports(ctx context.Context, opts doctorOptions, store checkResult, ho
 		}
 		src, where = retrieval.NewSPARQLSource(c, o.graph), "<"+o.graph+">"
 	case opts.input != "":
-		ds, err := graphrag.Open(ctx, opts.input)
+		// As ask reads it: through a current graph.snap, else the tables.
+		ms, err := openMemory(ctx, askOptions{input: opts.input, index: opts.index}, io.Discard)
 		if err != nil {
 			r.Status, r.Detail, r.Fix = checkFailed, err.Error(), "correct "+how["input"]
 			return r
 		}
-		src, where = retrieval.NewMemorySource(ds), opts.input
+		src, where = ms, opts.input
 	default:
 		r.Status, r.Detail = checkSkipped, "no graph configured"
 		r.Fix = "set " + how["input"] + ", or " + how["store"] + " and " + how["graph"]
