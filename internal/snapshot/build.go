@@ -203,19 +203,6 @@ func (l *layout) finish() []byte {
 	return l.header[:]
 }
 
-// encodeBytes lays out ds as one byte slice.
-func encodeBytes(ds *graphrag.Dataset, meta Meta) []byte {
-	l := newLayout()
-	out := make([]byte, headerSize)
-	encode(ds, meta, func(sec int, b []byte) error {
-		out = append(out, make([]byte, l.place(sec, b))...)
-		out = append(out, b...)
-		return nil
-	})
-	copy(out, l.finish())
-	return out
-}
-
 // encodeTo writes the snapshot of ds to w, which must start empty.
 func encodeTo(w io.WriterAt, ds *graphrag.Dataset, meta Meta) error {
 	l := newLayout()

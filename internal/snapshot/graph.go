@@ -33,10 +33,16 @@ type Graph struct {
 // damaged.
 var ErrCorrupt = errors.New("not a valid kgrag graph snapshot")
 
-// Build lays out ds as a snapshot in memory.
+// Build lays out ds as a snapshot in memory. Each section stays the slice
+// it was made in (no file image is assembled), so the tables cost their
+// size once; ds is not referred to afterwards.
 func Build(ds *graphrag.Dataset) *Graph {
-	g, err := parse(encodeBytes(ds, Meta{}), "(memory)")
-	if err != nil {
+	g := &Graph{path: "(memory)"}
+	encode(ds, Meta{}, func(sec int, b []byte) error {
+		g.sec[sec] = b
+		return nil
+	})
+	if err := g.load(); err != nil {
 		panic(fmt.Sprintf("snapshot: built a snapshot that does not read back: %v", err))
 	}
 	return g
@@ -121,8 +127,20 @@ func parse(data []byte, path string) (*Graph, error) {
 	if crc := binary.LittleEndian.Uint32(data[headerSize-8:]); crc != headerCRC(data[:headerSize-8], g.sec[secMeta]) {
 		return nil, bad("header checksum mismatch")
 	}
+	if err := g.load(); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// load reads the meta section and checks every section's size against
+// the counts it gives.
+func (g *Graph) load() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("snapshot: %s: %w: %s; rebuild it with kgrag embed", g.path, ErrCorrupt, fmt.Sprintf(format, args...))
+	}
 	if err := json.Unmarshal(g.sec[secMeta], &g.meta); err != nil {
-		return nil, bad("meta: %v", err)
+		return bad("meta: %v", err)
 	}
 	m := g.meta
 	sizes := []struct {
@@ -136,13 +154,13 @@ func parse(data []byte, path string) (*Graph, error) {
 	}
 	for _, s := range sizes {
 		if m.Entities < 0 || m.TextUnits < 0 || m.Relationships < 0 || m.Communities < 0 || m.Keys < 0 || len(g.sec[s.sec]) != s.want {
-			return nil, bad("section %d holds %d bytes where the counts need %d", s.sec, len(g.sec[s.sec]), s.want)
+			return bad("section %d holds %d bytes where the counts need %d", s.sec, len(g.sec[s.sec]), s.want)
 		}
 	}
 	for _, s := range []int{secKeyHash, secUnitHash, secTitleHash, secCommHash} {
 		if n := len(g.sec[s]) / 4; len(g.sec[s])%4 != 0 || n < 8 || n&(n-1) != 0 {
-			return nil, bad("hash table %d has %d bytes", s, len(g.sec[s]))
+			return bad("hash table %d has %d bytes", s, len(g.sec[s]))
 		}
 	}
-	return g, nil
+	return nil
 }
