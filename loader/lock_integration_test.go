@@ -46,7 +46,10 @@ func TestConcurrentLoadsSerialised(t *testing.T) {
 	const n = 8000
 	forEachStore(t, func(t *testing.T, rs realStore, base string) {
 		ctx := context.Background()
-		s := openStore(t, rs.profile, base, loader.Options{BatchSize: 2000})
+		// Batches: a streamed PUT into Fuseki holds the dataset's one
+		// write transaction, so the second load's lock would wait for the
+		// held first one (see TestStreamConcurrentLoads).
+		s := openStore(t, rs.profile, base, loader.Options{BatchSize: 2000, Upload: loader.UploadBatches})
 		g := runGraph("concurrent")
 		t.Cleanup(func() { _ = s.Drop(context.Background(), g) })
 

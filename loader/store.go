@@ -31,8 +31,9 @@ type Store interface {
 }
 
 // Counter receives progress: Add is called with the number of triples each
-// time the store has accepted a batch. Implementations must be safe for
-// concurrent use.
+// time the store has accepted a batch (in a streamed upload, each time a
+// batch's worth has gone into the request body, and the rest once the store
+// answered). Implementations must be safe for concurrent use.
 type Counter interface {
 	Add(n int64)
 }

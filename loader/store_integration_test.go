@@ -363,7 +363,7 @@ func TestFailureConnectionCut(t *testing.T) {
 		sample := storetest.Triple(3, "old")
 
 		t.Run("NoRetry", func(t *testing.T) {
-			s := openStore(t, rs.profile, viaBase, loader.Options{BatchSize: 10_000, Retries: -1})
+			s := openStore(t, rs.profile, viaBase, loader.Options{BatchSize: 10_000, Retries: -1, Upload: loader.UploadBatches})
 			px.cutOnce.Store(false)
 			px.arm(2_500_000) // inside the second or third batch
 			_, err := replaceN(ctx, s, g, newN, "new")
@@ -384,7 +384,7 @@ func TestFailureConnectionCut(t *testing.T) {
 			}
 		})
 		t.Run("Retry", func(t *testing.T) {
-			s := openStore(t, rs.profile, viaBase, loader.Options{BatchSize: 10_000, RetryBackoff: 10 * time.Millisecond})
+			s := openStore(t, rs.profile, viaBase, loader.Options{BatchSize: 10_000, RetryBackoff: 10 * time.Millisecond, Upload: loader.UploadBatches})
 			px.cutOnce.Store(false)
 			px.arm(2_500_000)
 			if _, err := replaceN(ctx, s, g, newN, "new"); err != nil {
@@ -402,7 +402,7 @@ func TestFailureConnectionCut(t *testing.T) {
 }
 
 // failProxy is an HTTP reverse proxy that answers 503 to the k-th batch
-// request (a GSP POST or an INSERT DATA update), times times.
+// request (a GSP POST or PUT, or an INSERT DATA update), times times.
 type failProxy struct {
 	srv     *httptest.Server
 	k       int
@@ -419,7 +419,7 @@ func newFailProxy(t *testing.T, storeBase string, k, times int) *failProxy {
 	rp := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: target.Scheme, Host: target.Host})
 	fp := &failProxy{k: k, times: times}
 	fp.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		isBatch := r.Method == http.MethodPost && strings.Contains(r.URL.RawQuery, "graph=") ||
+		isBatch := (r.Method == http.MethodPost || r.Method == http.MethodPut) && strings.Contains(r.URL.RawQuery, "graph=") ||
 			r.Method == http.MethodPost && r.ContentLength > 100_000
 		if isBatch {
 			n := int(fp.batches.Add(1))
@@ -469,7 +469,7 @@ func TestFailure503(t *testing.T) {
 			t.Run(tt.name, func(t *testing.T) {
 				fp := newFailProxy(t, base, 3, tt.times)
 				s := openStore(t, rs.profile, fp.base(t, base),
-					loader.Options{BatchSize: 10_000, Retries: 3, RetryBackoff: 5 * time.Millisecond})
+					loader.Options{BatchSize: 10_000, Retries: 3, RetryBackoff: 5 * time.Millisecond, Upload: loader.UploadBatches})
 				_, err := replaceN(ctx, s, g, newN, "new")
 				if fp.failed.Load() == 0 {
 					t.Fatalf("proxy saw %d batches and failed none", fp.batches.Load())
@@ -534,23 +534,7 @@ func TestServerStoppedMidUpload(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("uses scripts/oxigraph.sh")
 	}
-	script, _ := filepath.Abs("../scripts/oxigraph.sh")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-	ln.Close()
-	dir := t.TempDir()
-	sh := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command(script, append(args, "--port", port, "--dir", dir)...)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("oxigraph.sh %v: %v\n%s", args, err, out)
-		}
-	}
-	sh("start")
-	t.Cleanup(func() { sh("stop") })
+	port, sh := privateServer(t, "oxigraph")
 	base := "http://127.0.0.1:" + port
 	ctx := context.Background()
 	direct := openStore(t, "oxigraph", base, loader.Options{})
@@ -561,7 +545,7 @@ func TestServerStoppedMidUpload(t *testing.T) {
 	var once sync.Once
 	s := openStore(t, "oxigraph", base, loader.Options{BatchSize: 5_000, Retries: 2, RetryBackoff: 50 * time.Millisecond,
 		Counter: loader.CounterFunc(func(int64) { once.Do(func() { sh("stop") }) })})
-	_, err = replaceN(ctx, s, g, 60_000, "new")
+	_, err := replaceN(ctx, s, g, 60_000, "new")
 	if err == nil {
 		t.Fatal("no error although the server stopped")
 	}
@@ -591,6 +575,31 @@ func TestServerStoppedMidUpload(t *testing.T) {
 	if tg := tempGraphs(t, direct, g); len(tg) > 0 {
 		t.Errorf("temporary graphs left after DropTempGraphs: %v", tg)
 	}
+}
+
+// privateServer starts a store of its own by scripts/NAME.sh on a free
+// port with its data in a temporary directory, stopped at cleanup. sh runs
+// the script with a command (start, stop) for it.
+func privateServer(t *testing.T, name string) (port string, sh func(cmd string)) {
+	t.Helper()
+	script, _ := filepath.Abs("../scripts/" + name + ".sh")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port = strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	ln.Close()
+	dir := t.TempDir()
+	sh = func(cmd string) {
+		t.Helper()
+		c := exec.Command(script, cmd, "--port", port, "--dir", dir)
+		if out, err := c.CombinedOutput(); err != nil {
+			t.Fatalf("%s.sh %s: %v\n%s", name, cmd, err, out)
+		}
+	}
+	sh("start")
+	t.Cleanup(func() { sh("stop") })
+	return port, sh
 }
 
 // TestBatchSizes measures throughput per batch size. Opt in with

@@ -36,6 +36,13 @@ type Quirks struct {
 	// take the store's bulk path (Oxigraph: no_transaction, which loads
 	// 1M triples in ~12s where a transaction takes over a minute).
 	BulkParam string
+	// StreamPut makes ReplaceGraph (and LoadInPlace) send the whole graph
+	// as one Graph Store Protocol PUT, streamed as it is encoded, when
+	// Options.Upload leaves the choice to the profile. The store must run a
+	// PUT as one transaction and abort it when the body breaks off. Fuseki
+	// 5 on TDB2 does, and there it beats batches into a temporary graph
+	// and the copy that swaps it in several times over (see the README).
+	StreamPut bool
 	// TypedLiteral notes that JSON results use "typed-literal" (Virtuoso);
 	// sparqlq maps it, so this is informational.
 	TypedLiteral bool
@@ -103,7 +110,7 @@ type preset struct {
 var presets = map[string]preset{
 	"fuseki": {query: "/query", update: "/update", gsp: "/data",
 		caps:   Capabilities{Update: true, GraphStore: true},
-		quirks: Quirks{Commit: CommitInsert},
+		quirks: Quirks{Commit: CommitInsert, StreamPut: true},
 		doc:    "Apache Jena Fuseki; base is the dataset, e.g. http://localhost:3030/ds"},
 	"graphdb": {query: "", update: "/statements", gsp: "/rdf-graphs/service",
 		caps:   Capabilities{Update: true, GraphStore: true},

@@ -36,8 +36,11 @@ type Options struct {
 	// Timeout bounds each HTTP request; zero means DefaultTimeout.
 	Timeout time.Duration
 	// BatchSize is the number of triples per request; zero means
-	// DefaultBatchSize.
+	// DefaultBatchSize. A streamed upload reports progress that often.
 	BatchSize int
+	// Upload chooses batches into a temporary graph or one streamed PUT
+	// (see UploadMode); zero means the profile's choice.
+	Upload UploadMode
 	// Retries is how many times a request that failed transiently is sent
 	// again (exponential backoff from RetryBackoff, at most 30s apart);
 	// zero means 5, negative means none.
@@ -76,6 +79,8 @@ type SPARQLStore struct {
 	log     *slog.Logger
 	onLeft  func([]string)
 	breakLk bool
+	timeout time.Duration
+	stream  bool // one streamed PUT per graph (UploadMode)
 }
 
 var _ Store = (*SPARQLStore)(nil)
@@ -97,6 +102,14 @@ func Open(p Profile, o Options) (*SPARQLStore, error) {
 	if o.Timeout == 0 {
 		o.Timeout = DefaultTimeout
 	}
+	gsp := p.Caps.GraphStore && p.GraphStoreURL != ""
+	stream := o.Upload == UploadStream || o.Upload == UploadAuto && p.Quirks.StreamPut && gsp
+	switch {
+	case o.Upload > UploadStream:
+		return nil, fmt.Errorf("loader: %v", o.Upload)
+	case stream && !gsp:
+		return nil, fmt.Errorf("loader: profile %q: a streamed upload needs the Graph Store Protocol", p.Name)
+	}
 	c, err := sparqlq.New(sparqlq.Config{
 		QueryURL:     p.QueryURL,
 		UpdateURL:    p.UpdateURL,
@@ -111,7 +124,8 @@ func Open(p Profile, o Options) (*SPARQLStore, error) {
 		return nil, fmt.Errorf("loader: open %s store: %w", p.Name, err)
 	}
 	s := &SPARQLStore{p: p, c: c, batch: o.BatchSize, retries: o.Retries,
-		backoff: o.RetryBackoff, counter: o.Counter, log: o.Logger, onLeft: o.OnLeftovers, breakLk: o.BreakLock}
+		backoff: o.RetryBackoff, counter: o.Counter, log: o.Logger, onLeft: o.OnLeftovers, breakLk: o.BreakLock,
+		timeout: o.Timeout, stream: stream}
 	if s.batch <= 0 {
 		s.batch = DefaultBatchSize
 	}

@@ -232,7 +232,7 @@ func TestReplaceGSPBatches(t *testing.T) {
 		if tt.profile == "fuseki" {
 			base += "/ds"
 		}
-		s := openStore(t, tt.profile, base, loader.Options{BatchSize: 3})
+		s := openStore(t, tt.profile, base, loader.Options{BatchSize: 3, Upload: loader.UploadBatches})
 		if _, err := replaceN(context.Background(), s, "http://ex/g", 7, ""); err != nil {
 			t.Fatal(err)
 		}

@@ -42,8 +42,10 @@ const cleanupTimeout = 30 * time.Second
 // (Quirks.Commit may choose MOVE alone, or INSERT ... WHERE and a DROP of
 // the temporary graph; see CommitStrategy).
 // On any failure, or when ctx ends, the temporary graph is dropped (best
-// effort, with its own 30s deadline) and the old graph is untouched. A
-// generic-gsp profile spools the triples to a temporary file and sends one
+// effort, with its own 30s deadline) and the old graph is untouched. With a
+// streamed upload (Options.Upload, Quirks.StreamPut: Fuseki) there is no
+// temporary graph: the triples go as the body of one PUT, which the store
+// runs as one transaction (see replaceByStream). A generic-gsp profile spools the triples to a temporary file and sends one
 // PUT, which the protocol makes atomic.
 //
 // Blank nodes are scoped to one request, so a blank node label that spans
@@ -66,6 +68,9 @@ func (s *SPARQLStore) replaceGraph(ctx context.Context, graph string, fill func(
 	}
 	if !s.p.Caps.Update {
 		return s.replaceByPut(ctx, graph, fill)
+	}
+	if s.stream {
+		return s.replaceByStream(ctx, "replace graph", graph, fill, record)
 	}
 	tmp, err := tempGraph(graph)
 	if err != nil {
@@ -131,26 +136,21 @@ func (s *SPARQLStore) replaceGraph(ctx context.Context, graph string, fill func(
 // and is therefore NOT atomic: readers see the graph fill up, and a failure
 // part-way leaves it incomplete. The error then says how many triples the
 // store took; running the load again repairs it, since batches are sets of
-// triples and sending one twice adds nothing.
+// triples and sending one twice adds nothing. With a streamed upload
+// (Fuseki) it is the same one PUT as ReplaceGraph, atomic as that is.
 func (s *SPARQLStore) LoadInPlace(ctx context.Context, graph string, fill func(w rdf.Writer) error) (int64, error) {
 	if _, err := sparqlq.IRIRef(graph); err != nil {
 		return 0, &Error{Op: "load graph in place", Graph: graph, Err: err}
 	}
-	lk, err := s.lockIfAble(ctx, graph, "")
+	if s.stream {
+		// One PUT: as fast as in place, and atomic all the same.
+		return s.replaceByStream(ctx, "load graph in place", graph, fill, func() (string, error) { return stateClear(graph) })
+	}
+	lk, err := s.lockForgetting(ctx, "load graph in place", graph)
 	if err != nil {
 		return 0, err
 	}
 	defer lk.release(ctx)
-	if lk != nil {
-		// The graph will not be what a record says, whatever happens now.
-		clear, err := stateClear(graph)
-		if err == nil {
-			err = s.retry(ctx, "forget load record", func(ctx context.Context) error { return s.c.Update(ctx, clear) })
-		}
-		if err != nil {
-			return 0, s.opError("load graph in place", s.p.UpdateURL, graph, err, "the graph is unchanged")
-		}
-	}
 	if err := s.Drop(ctx, graph); err != nil {
 		return 0, err
 	}
@@ -179,6 +179,25 @@ func (s *SPARQLStore) LoadInPlace(ctx context.Context, graph string, fill func(w
 	}
 	return 0, &Error{Op: "load graph in place", URL: redact.URL(u.endpoint), Graph: graph, Err: fillErr,
 		Hint: joinHint(hintFor(fillErr, redact.URL(u.endpoint)), hint)}
+}
+
+// lockForgetting takes graph's load lock for a load without a temporary
+// graph and clears the graph's load record: the graph will not be what a
+// record says, whatever happens now. The caller releases the lock.
+func (s *SPARQLStore) lockForgetting(ctx context.Context, op, graph string) (*loadLock, error) {
+	lk, err := s.lockIfAble(ctx, graph, "")
+	if err != nil || lk == nil {
+		return nil, err
+	}
+	clear, err := stateClear(graph)
+	if err == nil {
+		err = s.retry(ctx, "forget load record", func(ctx context.Context) error { return s.c.Update(ctx, clear) })
+	}
+	if err != nil {
+		lk.release(ctx)
+		return nil, s.opError(op, s.p.UpdateURL, graph, err, "the graph is unchanged")
+	}
+	return lk, nil
 }
 
 // tempGraph returns a fresh temporary graph IRI for graph.

@@ -18,7 +18,9 @@
 #               Oxigraph, Fuseki and Virtuoso instances against each store's
 #               own bulk loader on kgrag's Turtle file (oxigraph load,
 #               tdb2.tdbloader, ld_dir + rdf_loader_run), each into a fresh
-#               store; the graph is then counted over SPARQL.
+#               store; the graph is then counted over SPARQL. Fuseki
+#               streams one PUT (--upload auto); its batches, the path
+#               before, run beside it (BENCH_UPLOAD_BATCHES).
 #   4. retrieval local search without the LLM call (bench/retrieval): p50 and
 #               p95 of kNN + context over BENCH_RETRIEVAL_N questions
 #               (default 100) on the sample and the synthetic dataset, in
@@ -133,6 +135,9 @@
 #   BENCH_STEPS          which parts to run (default "convert micro stores retrieval global leiden index serve update diff fast drift knn")
 #   BENCH_DIFF_STORES    stores of the diff step (default "oxigraph fuseki")
 #   BENCH_STORES         which stores (default "oxigraph fuseki virtuoso")
+#   BENCH_UPLOAD_BATCHES stores whose kgrag load streams one PUT (fuseki) that
+#                        are also loaded with --upload batches, atomic and in
+#                        place, side by side (default "fuseki"; "" for none)
 #   BENCH_SKIP_ATOMIC    stores whose atomic kgrag load is not run (e.g.
 #                        "oxigraph": its MOVE of 5M triples takes ~20 min)
 #   BENCH_COUNT          go test -count (default 6)
@@ -614,11 +619,11 @@ store_url() {
 	esac
 }
 
-# store_kgrag STORE [in-place]: a fresh instance, kgrag load --store into
-# it (atomic replacement, or --in-place), count. Sets S_K (a table row
-# fragment) and S_KSEC ("" when not run).
+# store_kgrag STORE [in-place|atomic [UPLOAD]]: a fresh instance, kgrag load
+# --store into it (atomic replacement, or --in-place; --upload UPLOAD when
+# given), count. Sets S_K (a table row fragment) and S_KSEC ("" when not run).
 store_kgrag() {
-	local s=$1 mode=${2:-atomic} port dir url tag=store-$1-kgrag-${2:-atomic} n args=()
+	local s=$1 mode=${2:-atomic} upload=${3:-} port dir url tag=store-$1-kgrag-${2:-atomic}${3:+-$3} n args=() wrote
 	port=$(store_port "$s")
 	dir=$OUT/stores/$s-kgrag
 	S_KSEC=""
@@ -631,13 +636,15 @@ store_kgrag() {
 	url=$(store_url "$s" "$port")
 	[[ -n $BATCH ]] && args=(--batch-size "$BATCH")
 	[[ $mode == in-place ]] && args+=(--in-place)
+	[[ -n $upload ]] && args+=(--upload "$upload")
 	measure "$tag" "$KGRAG" load --input "$SYNTH" --store "$url" --store-type "$s" --graph "$GRAPH" "${args[@]}"
 	if ((M_RC != 0)); then
 		S_K="failed: $(why "$tag")"
 	else
 		n=$(sparql_count "$(query_url "$s" "$port")" 2>>"$RUN/$tag.err") || n="?"
 		S_KSEC=$M_SEC
-		S_K="$M_SEC s | $(fmt_int "$(sed -n 's/^kgrag: wrote \([0-9]*\) triples.*/\1/p' "$RUN/$tag.err")") | $(fmt_int "$n") | $M_RSS (client)"
+		wrote=$(sed -n 's/^kgrag: wrote \([0-9]*\) triples.*/\1/p' "$RUN/$tag.err")
+		S_K="$M_SEC s | $(div "${wrote:-0}" "$M_SEC" %.0f) | $(fmt_int "$wrote") | $(fmt_int "$n") | $M_RSS (client)"
 	fi
 	server_stop "$s" "$port" "$dir"
 	rm -rf "$dir"
@@ -714,7 +721,7 @@ store_bulk() {
 	[[ $reported == "?" || -z $reported ]] && reported=$n
 	local rss_note=""
 	[[ $s == virtuoso ]] && rss_note=" (isql client; the load runs in the server)"
-	S_B="$sec s | $(fmt_int "$reported") | $(fmt_int "$n") | $rss$rss_note"
+	S_B="$sec s | $(div "$([[ $reported =~ ^[0-9]+$ ]] && echo "$reported" || echo "$n")" "$sec" %.0f) | $(fmt_int "$reported") | $(fmt_int "$n") | $rss$rss_note"
 	rm -rf "$dir"
 }
 
@@ -726,29 +733,59 @@ if has_step stores; then
 	fi
 	for s in $STORES; do
 		log "store $s"
-		store_kgrag "$s" in-place
-		S_KI=$S_K S_KISEC=$S_KSEC
+		# Where --upload auto streams one PUT (Fuseki), --in-place takes
+		# that same path; the batches (the path before it) are measured
+		# too, side by side, for the stores in BENCH_UPLOAD_BATCHES.
+		streamed=0
+		[[ $s == fuseki ]] && streamed=1
+		if ((streamed)); then
+			S_KI="same path as atomic (one streamed PUT)" S_KISEC=""
+		else
+			store_kgrag "$s" in-place
+			S_KI=$S_K S_KISEC=$S_KSEC
+		fi
 		if [[ " ${BENCH_SKIP_ATOMIC:-} " == *" $s "* ]]; then
 			S_K="not run: BENCH_SKIP_ATOMIC" S_KSEC=""
 		else
 			store_kgrag "$s"
 		fi
+		S_KA=$S_K S_KASEC=$S_KSEC
+		S_KBA="" S_KBASEC="" S_KBI="" S_KBISEC=""
+		if ((streamed)) && [[ " ${BENCH_UPLOAD_BATCHES-fuseki} " == *" $s "* ]]; then
+			store_kgrag "$s" atomic batches
+			S_KBA=$S_K S_KBASEC=$S_KSEC
+			store_kgrag "$s" in-place batches
+			S_KBI=$S_K S_KBISEC=$S_KSEC
+		fi
 		BULK_CMD=""
 		store_bulk "$s"
-		store_rows+=("| $s | kgrag load --store (atomic) | $S_K |")
+		if ((streamed)); then
+			store_rows+=("| $s | kgrag load --store (atomic; --upload auto = stream) | $S_KA |")
+		else
+			store_rows+=("| $s | kgrag load --store (atomic) | $S_KA |")
+		fi
 		store_rows+=("| $s | kgrag load --store --in-place | $S_KI |")
+		if [[ -n $S_KBA ]]; then
+			store_rows+=("| $s | kgrag load --store --upload batches (atomic, before) | $S_KBA |")
+			store_rows+=("| $s | kgrag load --store --upload batches --in-place (before) | $S_KBI |")
+		fi
 		store_rows+=("| $s | bulk loader | $S_B |")
 		if [[ -n $S_KISEC && -n $S_BSEC ]]; then
 			ri=$(div "$S_KISEC" "$S_BSEC" %.2f)
 			store_targets+=("| $s | kgrag --in-place / bulk loader wall time | ${ri}x | <= ${T_STORE}x | $(verdict "$ri" le "$T_STORE") |")
 		fi
 		[[ -n $BULK_CMD ]] && bulk_cmds+=("$s: $BULK_CMD")
-		if [[ -n $S_KSEC && -n $S_BSEC ]]; then
-			r=$(div "$S_KSEC" "$S_BSEC" %.2f)
+		if [[ -n $S_KASEC && -n $S_BSEC ]]; then
+			r=$(div "$S_KASEC" "$S_BSEC" %.2f)
 			store_targets+=("| $s | kgrag (atomic) / bulk loader wall time | ${r}x | <= ${T_STORE}x | $(verdict "$r" le "$T_STORE") |")
 		else
 			store_targets+=("| $s | kgrag / bulk loader wall time | n/a (one side did not run) | <= ${T_STORE}x | n/a |")
 		fi
+		for pair in "atomic:$S_KBASEC" "in-place:$S_KBISEC"; do
+			[[ -n ${pair#*:} && -n $S_BSEC ]] || continue
+			r=$(div "${pair#*:}" "$S_BSEC" %.2f)
+			store_targets+=("| $s | before: --upload batches (${pair%%:*}) / bulk loader | ${r}x | <= ${T_STORE}x | $(verdict "$r" le "$T_STORE") |")
+		done
 	done
 	{
 		echo "## 3. Store upload of the synthetic dataset"
@@ -758,8 +795,8 @@ if has_step stores; then
 		echo "stopped (Virtuoso: server running, loader driven by isql). \"triples reported\" = what the loader prints"
 		echo "(the SPARQL count where it prints none); \"in store\" = SPARQL COUNT of the graph afterwards."
 		echo
-		echo "| store | loader | wall | triples reported | in store | peak RSS MB |"
-		echo "|---|---|---|---|---|---|"
+		echo "| store | loader | wall | triples/s | triples reported | in store | peak RSS MB |"
+		echo "|---|---|---|---|---|---|---|"
 		printf '%s\n' "${store_rows[@]}"
 		echo
 		echo "| store | measure | value | target | |"
@@ -769,7 +806,7 @@ if has_step stores; then
 		echo "Commands:"
 		echo
 		echo '```'
-		echo "bin/kgrag load --input $SYNTH --store URL --store-type STORE --graph $GRAPH${BATCH:+ --batch-size $BATCH}"
+		echo "bin/kgrag load --input $SYNTH --store URL --store-type STORE --graph $GRAPH${BATCH:+ --batch-size $BATCH} [--in-place] [--upload batches]"
 		printf '%s\n' "${bulk_cmds[@]}"
 		echo '```'
 		echo

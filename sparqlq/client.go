@@ -322,17 +322,27 @@ func (c *Client) Do(req *http.Request) (*http.Response, error) {
 		ctx, cancel = context.WithTimeout(ctx, c.timeout)
 		req = req.WithContext(ctx)
 	}
-	resp, err := c.send(req)
+	resp, err := c.DoUnbounded(req)
 	if err != nil {
 		cancel()
 		return nil, err
 	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		se := c.statusError(req, resp)
-		cancel()
-		return nil, se
-	}
 	resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel}
+	return resp, nil
+}
+
+// DoUnbounded is Do without the client's timeout, for a request that takes
+// as long as its streamed body (an upload of a whole graph in one request,
+// whose body cannot be replayed for a digest challenge); the caller bounds it
+// through the request's context.
+func (c *Client) DoUnbounded(req *http.Request) (*http.Response, error) {
+	resp, err := c.send(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return nil, c.statusError(req, resp)
+	}
 	return resp, nil
 }
 

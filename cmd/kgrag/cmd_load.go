@@ -86,6 +86,11 @@ interrupted load leaves the previous graph as it was:
    kgrag load --input ./output --store http://localhost:3030/ds --graph http://example.org/kg
    kgrag load --input ./output --store-type graphdb --store http://localhost:7200/repositories/kg \
        --graph http://example.org/kg --with-ontology
+On Fuseki (--upload auto) the whole graph goes instead as one streamed
+Graph Store Protocol PUT, which TDB2 runs as one transaction: no temporary
+graph and no copy, equally all-or-nothing, and other updates of the dataset
+wait until it commits. --upload batches keeps the temporary graph:
+   kgrag load --input ./output --store http://localhost:3030/ds --graph http://example.org/kg --upload batches
 
 After re-indexing, --diff sends only the triples that changed, in one
 atomic update; the graph is read back and checked against what the last

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -37,6 +38,7 @@ type storeOptions struct {
 	diff          bool    // send only the difference (LoadDiff)
 	diffMax       float64 // the largest change sent as one
 	breakLock     bool    // remove other loads' locks of the graph first
+	upload        string  // loader.UploadMode by name
 }
 
 func storeFlags() []cli.Flag {
@@ -49,11 +51,12 @@ func storeFlags() []cli.Flag {
 		&cli.StringFlag{Name: "auth", Category: "store", Value: "basic", Usage: "password `SCHEME`: basic or digest (Virtuoso)", Sources: cli.EnvVars("KGRAG_STORE_AUTH")},
 		&cli.StringFlag{Name: "token", Category: "store", Usage: "bearer token (better: env KGRAG_STORE_TOKEN or KGRAG_STORE_TOKEN_FILE)", Sources: secretSource("KGRAG_STORE_TOKEN")},
 		&cli.StringFlag{Name: "ca-cert", Category: "store", Usage: "PEM `FILE` of CA certificates to trust for https", Sources: cli.EnvVars("KGRAG_STORE_CA_CERT")},
-		&cli.IntFlag{Name: "batch-size", Category: "store", Value: loader.DefaultBatchSize, Usage: "triples per upload request"},
+		&cli.IntFlag{Name: "batch-size", Category: "store", Value: loader.DefaultBatchSize, Usage: "triples per upload request (batches)"},
+		&cli.StringFlag{Name: "upload", Category: "store", Value: "auto", Usage: "how the graph travels: batches (into a temporary graph, swapped in by one update), stream (the whole graph as one Graph Store Protocol PUT, which the store must run as one transaction) or auto (stream on Fuseki, where it is several times faster; batches elsewhere)"},
 		&cli.IntFlag{Name: "retries", Category: "store", Value: 5, Usage: "retries of a request that failed transiently (connection reset, timeout, 5xx, 429)"},
 		&cli.DurationFlag{Name: "timeout", Category: "store", Value: loader.DefaultTimeout, Usage: "time limit of each request"},
 		&cli.BoolFlag{Name: "break-lock", Category: "store", Usage: "remove the lock of another load of --graph first: for a load after one you killed, whose lock stands for " + loader.LockStale.String() + " (a load that runs would be corrupted)"},
-		&cli.BoolFlag{Name: "in-place", Category: "store", Usage: "load straight into --graph through the store's bulk path: much faster on Oxigraph, but NOT atomic (readers see the graph fill up; a failed load leaves it incomplete)"},
+		&cli.BoolFlag{Name: "in-place", Category: "store", Usage: "load straight into --graph through the store's bulk path: much faster on Oxigraph, but NOT atomic (readers see the graph fill up; a failed load leaves it incomplete); on Fuseki with --upload auto it is the same atomic streamed PUT as without it"},
 		&cli.BoolFlag{Name: "diff", Category: "store", Usage: "send only the difference between what --graph holds and the new mapping, as one atomic update; the graph is read back and checked against what the last --diff load recorded, and replaced whole when it cannot be sure (see 'Updating a graph' in the README)"},
 		&cli.FloatFlag{Name: "diff-max", Category: "store", Value: loader.DefaultDiffMax, Usage: "with --diff: the largest change, as a `FRACTION` of the graph, sent as a difference; a larger one replaces the graph whole"},
 		&cli.StringFlag{Name: "ontology-graph", Category: "store", Value: ontology.OntologyIRI, Usage: "named graph `IRI` that --with-ontology loads the ontology into"},
@@ -78,6 +81,7 @@ func storeOptionsFrom(cmd *cli.Command) storeOptions {
 		diff:          cmd.Bool("diff"),
 		diffMax:       cmd.Float("diff-max"),
 		breakLock:     cmd.Bool("break-lock"),
+		upload:        cmd.String("upload"),
 	}
 }
 
@@ -101,6 +105,9 @@ func (o *storeOptions) validate() error {
 	}
 	if o.authScheme != "basic" && o.authScheme != "digest" {
 		return usagef("--auth digest", "--auth must be basic or digest, not %q", o.authScheme)
+	}
+	if _, err := loader.ParseUploadMode(cmp.Or(o.upload, "auto")); err != nil {
+		return usagef("--upload batches", "--upload must be auto, batches or stream, not %q", o.upload)
 	}
 	if o.batchSize <= 0 {
 		return usagef("--batch-size 50000", "--batch-size must be positive")
@@ -159,7 +166,11 @@ func (o storeOptions) open(counter loader.Counter, notes io.Writer) (*loader.SPA
 			fmt.Fprintf(notes, "kgrag: dropped %d temporary graphs that earlier loads (killed, or interrupted) left: %s\n", len(gs), strings.Join(gs, ", "))
 		}
 	}
-	return loader.Open(p, loader.Options{
+	mode, err := loader.ParseUploadMode(cmp.Or(o.upload, "auto"))
+	if err != nil {
+		return nil, usagef("--upload batches", "%v", err)
+	}
+	st, err := loader.Open(p, loader.Options{
 		Auth:        o.auth(),
 		CAFile:      o.caCert,
 		Timeout:     o.timeout,
@@ -168,7 +179,12 @@ func (o storeOptions) open(counter loader.Counter, notes io.Writer) (*loader.SPA
 		Counter:     counter,
 		OnLeftovers: onLeft,
 		BreakLock:   o.breakLock,
+		Upload:      mode,
 	})
+	if err != nil && mode == loader.UploadStream {
+		return nil, usagef("--upload batches", "%v", err)
+	}
+	return st, err
 }
 
 // loadStore replaces the named graph with the dataset wk walks, mapped

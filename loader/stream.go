@@ -1,0 +1,281 @@
+package loader
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/kgrag/kgrag/internal/redact"
+	"github.com/kgrag/kgrag/rdf"
+	"github.com/kgrag/kgrag/rdfenc"
+	"github.com/kgrag/kgrag/sparqlq"
+)
+
+// UploadMode says how ReplaceGraph and LoadInPlace send a graph
+// (Options.Upload).
+type UploadMode uint8
+
+const (
+	// UploadAuto takes the profile's way: one streamed request where
+	// Quirks.StreamPut says the store runs it as one transaction, faster
+	// than batches and a copy (Fuseki), batches everywhere else.
+	UploadAuto UploadMode = iota
+	// UploadBatches sends batches of Options.BatchSize into a temporary
+	// graph and swaps it in with one update (see ReplaceGraph).
+	UploadBatches
+	// UploadStream sends the whole graph as one Graph Store Protocol PUT
+	// whose body is written while fill runs. Only for stores that run a
+	// PUT as one transaction and drop it when the body breaks off.
+	UploadStream
+)
+
+var uploadModes = []string{"auto", "batches", "stream"}
+
+func (m UploadMode) String() string {
+	if int(m) < len(uploadModes) {
+		return uploadModes[m]
+	}
+	return fmt.Sprintf("UploadMode(%d)", m)
+}
+
+// ParseUploadMode reads "auto", "batches" or "stream".
+func ParseUploadMode(s string) (UploadMode, error) {
+	for i, name := range uploadModes {
+		if s == name {
+			return UploadMode(i), nil
+		}
+	}
+	return 0, fmt.Errorf("loader: upload mode %q: want one of %s", s, strings.Join(uploadModes, ", "))
+}
+
+// errBodyRefused closes the body pipe when the store answered before the
+// body ended: the writer then stops, and the answer says why.
+var errBodyRefused = errors.New("the store answered before the upload ended")
+
+// replaceByStream replaces graph with one Graph Store Protocol PUT whose
+// N-Triples body is encoded as fill writes (Quirks.StreamPut). The store
+// clears the graph and parses the body in one write transaction, which it
+// aborts when the body breaks off (the client stopped or failed, or the
+// connection dropped): there is no temporary graph and no copy. The lock
+// is taken as for any load; the load record is cleared first and written
+// after the PUT, so that a crash between the two only costs the next diff
+// load a full replacement. record is as for replaceGraph; op names the
+// operation in errors.
+//
+// The request is not retried: its body is gone once sent. A failure before
+// the whole body went out leaves the previous graph; a failure after it
+// (no answer) leaves either the previous graph or the new one, and the
+// error says so.
+func (s *SPARQLStore) replaceByStream(ctx context.Context, op, graph string, fill func(rdf.Writer) error, record func() (string, error)) (int64, error) {
+	lk, err := s.lockForgetting(ctx, op, graph)
+	if err != nil {
+		return 0, err
+	}
+	defer lk.release(ctx)
+	start := time.Now()
+	r := s.putStream(ctx, graph, fill)
+	ep := redact.URL(s.p.GraphStoreURL)
+	unchanged := "the previous graph is unchanged (the store drops an unfinished PUT)"
+	switch {
+	case r.fillErr != nil:
+		return 0, &Error{Op: op, URL: ep, Graph: graph, Err: r.fillErr, Hint: joinHint(hintFor(r.fillErr, ep), unchanged)}
+	case r.sendErr != nil && !r.complete:
+		return 0, s.opError(op, s.p.GraphStoreURL, graph, r.sendErr, unchanged)
+	case r.sendErr != nil:
+		var se *sparqlq.StatusError
+		if errors.As(r.sendErr, &se) {
+			// The store answered with an error status: it refused the PUT.
+			return 0, s.opError(op, s.p.GraphStoreURL, graph, r.sendErr, unchanged)
+		}
+		return 0, s.opError(op, s.p.GraphStoreURL, graph, r.sendErr, fmt.Sprintf(
+			"outcome unknown: all %d triples were sent but no answer came; the store runs the PUT as one transaction, so <%s> holds the previous graph or the new one, never a mix; load again to be sure", r.n, graph))
+	}
+	if lk != nil {
+		rec, err := record()
+		if err == nil {
+			err = s.retry(ctx, "record load", func(ctx context.Context) error { return s.c.Update(ctx, rec) })
+		}
+		if err != nil {
+			return 0, s.opError("record load", s.p.UpdateURL, graph, err,
+				"the graph is replaced, but its load record is not written: the next --diff load replaces it whole")
+		}
+	}
+	s.log.Debug("graph replaced by one streamed PUT", "graph", graph, "triples", r.n, "took", time.Since(start))
+	return r.n, nil
+}
+
+// streamResult is what putStream did: triples encoded, whether the whole
+// body went out, and the first error of fill (or ctx) and of the request.
+type streamResult struct {
+	n                int64
+	complete         bool
+	fillErr, sendErr error
+}
+
+// putStream sends one PUT of graph with the triples fill writes as its
+// body. The client's per-request timeout becomes a watchdog: the request is
+// given up when the store takes no byte of the body, or gives no answer
+// after the last, for that long.
+func (s *SPARQLStore) putStream(ctx context.Context, graph string, fill func(rdf.Writer) error) streamResult {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	pr, pw := io.Pipe()
+	wp := &watchedPipe{w: pw}
+	var res streamResult
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, s.gspURL(graph), pr)
+	if err != nil {
+		res.sendErr = err
+		return res
+	}
+	req.ContentLength = -1 // chunked: a body cut short is never a whole one
+	req.Header.Set("Content-Type", "application/n-triples")
+	answered := make(chan error, 1)
+	go func() {
+		resp, err := s.c.DoUnbounded(req)
+		if err == nil {
+			err = drain(resp)
+		}
+		pr.CloseWithError(errBodyRefused) // unblocks the writer if the answer came early
+		answered <- err
+	}()
+	stopWatch := make(chan struct{})
+	defer close(stopWatch)
+	go s.watch(wp, cancel, stopWatch)
+
+	sw := &streamWriter{s: s, bw: bufio.NewWriterSize(wp, 256<<10)}
+	sw.enc = rdfenc.NewNTriples(sw.bw)
+	res.fillErr = fill(sw)
+	if res.fillErr == nil {
+		res.fillErr = sw.finish()
+	}
+	if res.fillErr == nil {
+		res.fillErr = ctx.Err()
+	}
+	refused := errors.Is(res.fillErr, errBodyRefused) || errors.Is(res.fillErr, io.ErrClosedPipe)
+	switch {
+	case refused:
+		res.fillErr = nil // the request ended before the body: its error says why
+	case res.fillErr != nil:
+		// Break the body off: the store sees no final chunk and aborts.
+		pw.CloseWithError(res.fillErr)
+		cancel(res.fillErr)
+	default:
+		// Every byte was taken (a pipe write waits for its reader); the
+		// close sends the final chunk.
+		res.complete = true
+		wp.end()
+	}
+	res.sendErr = <-answered
+	res.n = sw.n
+	if cause := context.Cause(ctx); res.sendErr != nil && errors.Is(cause, errStalled) {
+		res.sendErr = fmt.Errorf("%w: %w", cause, res.sendErr)
+	}
+	if res.fillErr == nil && res.sendErr == nil && !res.complete {
+		res.sendErr = errBodyRefused
+	}
+	if res.fillErr == nil && res.sendErr != nil && errors.Is(res.sendErr, context.Canceled) && ctx.Err() != nil && context.Cause(ctx) == context.Canceled {
+		res.fillErr = context.Canceled // the caller's own cancellation
+	}
+	if s.counter != nil && res.fillErr == nil && res.sendErr == nil {
+		s.counter.Add(sw.n - sw.reported)
+	}
+	return res
+}
+
+// errStalled is the cause when the watchdog gives a streamed PUT up.
+var errStalled = errors.New("no progress")
+
+// watch cancels the request when a write of the body has waited for the
+// store for the client's timeout, or the answer has not come that long
+// after the last byte. Time fill spends before writing does not count.
+func (s *SPARQLStore) watch(p *watchedPipe, cancel context.CancelCauseFunc, stop <-chan struct{}) {
+	tick := time.NewTicker(min(s.timeout/10, time.Second))
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+			now := time.Now().UnixNano()
+			what := ""
+			if t := p.blocked.Load(); t != 0 && time.Duration(now-t) > s.timeout {
+				what = "taken a byte of the upload"
+			}
+			if t := p.ended.Load(); t != 0 && time.Duration(now-t) > s.timeout {
+				what = "answered after the last byte"
+			}
+			if what != "" {
+				cancel(fmt.Errorf("%w: the store has not %s for %v", errStalled, what, s.timeout))
+				return
+			}
+		}
+	}
+}
+
+// watchedPipe is the writing end of the body: it notes since when a write
+// has waited for the transport to take it, and when the body ended.
+type watchedPipe struct {
+	w       *io.PipeWriter
+	blocked atomic.Int64 // unix nanoseconds; 0 when no write waits
+	ended   atomic.Int64
+}
+
+func (p *watchedPipe) Write(b []byte) (int, error) {
+	p.blocked.Store(time.Now().UnixNano())
+	n, err := p.w.Write(b)
+	p.blocked.Store(0)
+	return n, err
+}
+
+// end closes the body (the final chunk goes out) and starts the wait for
+// the answer.
+func (p *watchedPipe) end() {
+	p.ended.Store(time.Now().UnixNano())
+	_ = p.w.Close()
+}
+
+// streamWriter is the rdf.Writer handed to fill by putStream; it reports
+// progress every batch-size triples, as they go to the connection.
+type streamWriter struct {
+	s        *SPARQLStore
+	bw       *bufio.Writer
+	enc      *rdfenc.NTriples
+	n        int64 // triples written
+	reported int64 // triples given to the counter
+	finished bool
+}
+
+func (w *streamWriter) WriteTriple(t rdf.Triple) error {
+	if w.finished {
+		return errors.New("loader: write after the upload finished")
+	}
+	if err := w.enc.WriteTriple(t); err != nil {
+		return err
+	}
+	w.n++
+	if w.n-w.reported >= int64(w.s.batch) {
+		if err := w.enc.Flush(); err != nil {
+			return err
+		}
+		if w.s.counter != nil {
+			w.s.counter.Add(w.n - w.reported)
+		}
+		w.reported = w.n
+	}
+	return nil
+}
+
+// finish flushes what is buffered into the body.
+func (w *streamWriter) finish() error {
+	w.finished = true
+	if err := w.enc.Flush(); err != nil {
+		return err
+	}
+	return w.bw.Flush()
+}

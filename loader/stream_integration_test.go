@@ -1,0 +1,249 @@
+package loader_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kgrag/kgrag/graphrag"
+	"github.com/kgrag/kgrag/internal/test"
+	"github.com/kgrag/kgrag/loader"
+	"github.com/kgrag/kgrag/loader/storetest"
+	"github.com/kgrag/kgrag/sparqlq"
+)
+
+// The streamed upload (one Graph Store Protocol PUT, Quirks.StreamPut) is
+// what the fuseki profile uses by default, so TestStoreSuite, TestUpload100k
+// and TestReplaceVisibility run it on Fuseki; the batch path is pinned
+// with loader.UploadBatches where a test is about batches. These tests
+// check the streamed path against the batch path and against failures.
+
+var fusekiStore = realStores[1]
+
+// TestStreamSameGraph: the streamed PUT and the batches leave the same
+// triples, by the store's own count and queries, for the v3 sample's
+// mapping and for the tricky generated triples; and it is what auto picks.
+func TestStreamSameGraph(t *testing.T) {
+	base := storeURL(t, fusekiStore)
+	ctx := context.Background()
+	streamed := openStore(t, "fuseki", base, loader.Options{})
+	batched := openStore(t, "fuseki", base, loader.Options{Upload: loader.UploadBatches, BatchSize: 3_000})
+	ds, err := graphrag.Open(ctx, filepath.Join(test.GraphRAGSamples(t), "v3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := storetest.LoadDataset(ctx, t, batched, ds, "batched")
+	b := storetest.LoadDataset(ctx, t, streamed, ds, "streamed")
+	storetest.SameGraphs(t, streamed, a, b)
+
+	ga, gb := runGraph("tricky-batched"), runGraph("tricky-streamed")
+	t.Cleanup(func() { _ = batched.Drop(context.Background(), ga); _ = batched.Drop(context.Background(), gb) })
+	const n = 20_000
+	for _, c := range []struct {
+		s *loader.SPARQLStore
+		g string
+	}{{batched, ga}, {streamed, gb}} {
+		got, err := replaceN(ctx, c.s, c.g, n, "")
+		if err != nil || got != n {
+			t.Fatalf("replace %s: %d, %v; want %d", c.g, got, err, n)
+		}
+	}
+	storetest.SameGraphs(t, streamed, ga, gb)
+	mustCount(t, streamed, gb, n)
+}
+
+// TestStreamConnectionCut: the connection drops mid-body. The store aborts
+// the PUT: the old graph stays whole, the error says so, no temporary graph
+// exists, and the next load goes through.
+func TestStreamConnectionCut(t *testing.T) {
+	const oldN, newN = 5_000, 40_000
+	base := storeURL(t, fusekiStore)
+	ctx := context.Background()
+	direct := openStore(t, "fuseki", base, loader.Options{})
+	px := newCutProxy(t, hostOf(t, base))
+	g := runGraph("stream-cut")
+	t.Cleanup(func() { _ = direct.Drop(context.Background(), g) })
+	if _, err := replaceN(ctx, direct, g, oldN, "old"); err != nil {
+		t.Fatal(err)
+	}
+	s := openStore(t, "fuseki", px.base(t, base), loader.Options{BatchSize: 5_000})
+	px.arm(2_500_000)
+	_, err := replaceN(ctx, s, g, newN, "new")
+	if err == nil {
+		t.Fatalf("no error although the proxy cut the connection (%d cuts)", px.cuts.Load())
+	}
+	t.Logf("error: %v", err)
+	var le *loader.Error
+	if !errors.As(err, &le) || !strings.Contains(le.Hint, "previous graph is unchanged") {
+		t.Errorf("err = %v; want *loader.Error saying the previous graph is unchanged", err)
+	}
+	mustCount(t, direct, g, oldN)
+	if ok, err := has(ctx, direct.Client(), g, storetest.Triple(3, "old")); err != nil || !ok {
+		t.Errorf("sample triple gone: %v %v", ok, err)
+	}
+	if ok, err := has(ctx, direct.Client(), g, storetest.Triple(3, "new")); err != nil || ok {
+		t.Errorf("a triple of the cut upload is in the graph: %v %v", ok, err)
+	}
+	if tg := tempGraphs(t, direct, g); len(tg) > 0 {
+		t.Errorf("temporary graphs left: %v", tg)
+	}
+	if _, err := replaceN(ctx, direct, g, newN, "new"); err != nil {
+		t.Fatalf("load after the cut: %v", err)
+	}
+	mustCount(t, direct, g, newN)
+}
+
+// TestStream503: the store refuses the PUT; it is not retried (its body is
+// gone), the error gives the status and the old graph stays.
+func TestStream503(t *testing.T) {
+	base := storeURL(t, fusekiStore)
+	ctx := context.Background()
+	direct := openStore(t, "fuseki", base, loader.Options{})
+	g := runGraph("stream-503")
+	t.Cleanup(func() { _ = direct.Drop(context.Background(), g) })
+	if _, err := replaceN(ctx, direct, g, 5_000, "old"); err != nil {
+		t.Fatal(err)
+	}
+	fp := newFailProxy(t, base, 1, 1000)
+	s := openStore(t, "fuseki", fp.base(t, base), loader.Options{Retries: 3, RetryBackoff: 5 * time.Millisecond})
+	_, err := replaceN(ctx, s, g, 40_000, "new")
+	var se *sparqlq.StatusError
+	if !errors.As(err, &se) || se.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("err = %v; want a 503 *sparqlq.StatusError", err)
+	}
+	if got := fp.failed.Load(); got != 1 {
+		t.Errorf("the PUT was sent %d times; want once", got)
+	}
+	if msg := err.Error(); !strings.Contains(msg, "HTTP 503") || !strings.Contains(msg, "previous graph is unchanged") {
+		t.Errorf("error %q does not say status and outcome", msg)
+	}
+	mustCount(t, direct, g, 5_000)
+}
+
+// TestStreamServerStopped stops a private Fuseki (TDB2 on disk) while the
+// body is streaming, starts it again and checks that the old graph came
+// back whole, with nothing of the new one and no temporary graph.
+func TestStreamServerStopped(t *testing.T) {
+	storeURL(t, fusekiStore) // Fuseki is installed here
+	if runtime.GOOS != "linux" {
+		t.Skip("uses scripts/fuseki.sh")
+	}
+	if _, err := exec.LookPath("java"); err != nil {
+		test.SkipOrFail(t, "java: %v", err)
+	}
+	port, sh := privateServer(t, "fuseki")
+	base := "http://127.0.0.1:" + port + "/ds"
+	ctx := context.Background()
+	direct := openStore(t, "fuseki", base, loader.Options{})
+	g := runGraph("stream-stopped")
+	if _, err := replaceN(ctx, direct, g, 5_000, "old"); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	s := openStore(t, "fuseki", base, loader.Options{BatchSize: 5_000, Retries: 1, RetryBackoff: 50 * time.Millisecond,
+		Counter: loader.CounterFunc(func(int64) { once.Do(func() { sh("stop") }) })})
+	_, err := replaceN(ctx, s, g, 200_000, "new")
+	if err == nil {
+		t.Fatal("no error although the server stopped")
+	}
+	t.Logf("error: %v", err)
+	if !strings.Contains(err.Error(), "previous graph is unchanged") {
+		t.Errorf("error does not say the previous graph is unchanged: %v", err)
+	}
+	sh("start")
+	mustCount(t, direct, g, 5_000)
+	if ok, err := has(ctx, direct.Client(), g, storetest.Triple(3, "old")); err != nil || !ok {
+		t.Errorf("sample triple gone after restart: %v %v", ok, err)
+	}
+	if ok, err := has(ctx, direct.Client(), g, storetest.Triple(3, "new")); err != nil || ok {
+		t.Errorf("a triple of the stopped upload is in the graph: %v %v", ok, err)
+	}
+	if tg := tempGraphs(t, direct, g); len(tg) > 0 {
+		t.Errorf("temporary graphs left: %v", tg)
+	}
+}
+
+// TestUploadModeChoice: auto streams only where the profile says so, and
+// a stream needs the Graph Store Protocol.
+func TestUploadModeChoice(t *testing.T) {
+	for _, name := range loader.ProfileNames() {
+		p, err := loader.ProfileFor(name, "http://127.0.0.1:1/ds")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = loader.Open(p, loader.Options{Upload: loader.UploadStream})
+		if wantErr := !p.Caps.GraphStore; (err != nil) != wantErr {
+			t.Errorf("%s: Open with UploadStream: err = %v; want error %v", name, err, wantErr)
+		}
+		if got, want := p.Quirks.StreamPut, name == "fuseki"; got != want {
+			t.Errorf("%s: StreamPut = %v; want %v", name, got, want)
+		}
+	}
+	for _, tt := range []struct {
+		in   string
+		want loader.UploadMode
+		ok   bool
+	}{{"auto", loader.UploadAuto, true}, {"batches", loader.UploadBatches, true}, {"stream", loader.UploadStream, true}, {"gzip", 0, false}} {
+		got, err := loader.ParseUploadMode(tt.in)
+		if (err == nil) != tt.ok || got != tt.want {
+			t.Errorf("ParseUploadMode(%q) = %v, %v", tt.in, got, err)
+		}
+		if tt.ok && got.String() != tt.in {
+			t.Errorf("%v.String() = %q", got, got.String())
+		}
+	}
+}
+
+// TestStreamConcurrentLoads: streamed loads of one graph started together
+// each succeed or fail with ErrLocked, one at least succeeds, and the graph
+// is then one load's triples, never a mix. (While one PUT runs, the
+// other's lock waits for Fuseki's single write transaction, so both may
+// succeed, one after the other.)
+func TestStreamConcurrentLoads(t *testing.T) {
+	const n = 8000
+	base := storeURL(t, fusekiStore)
+	ctx := context.Background()
+	s := openStore(t, "fuseki", base, loader.Options{BatchSize: 2000})
+	g := runGraph("stream-concurrent")
+	t.Cleanup(func() { _ = s.Drop(context.Background(), g) })
+	for round := range 3 {
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		variants := []string{fmt.Sprintf("r%da", round), fmt.Sprintf("r%db", round)}
+		for i := range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, errs[i] = replaceN(ctx, s, g, n, variants[i])
+			}()
+		}
+		wg.Wait()
+		ok := 0
+		for i, err := range errs {
+			switch {
+			case err == nil:
+				ok++
+			case !errors.Is(err, loader.ErrLocked):
+				t.Errorf("round %d, load %d: %v; want success or ErrLocked", round, i, err)
+			}
+		}
+		if ok == 0 {
+			t.Fatalf("round %d: neither load succeeded", round)
+		}
+		mustCount(t, s, g, n)
+		if a, _ := has(ctx, s.Client(), g, storetest.Triple(0, variants[0])); a {
+			checkVariant(t, s, g, variants[0], variants[1])
+		} else {
+			checkVariant(t, s, g, variants[1], variants[0])
+		}
+		t.Logf("round %d: %v / %v", round, errs[0], errs[1])
+	}
+}
