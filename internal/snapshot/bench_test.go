@@ -16,7 +16,7 @@ import (
 // entity synthetic set (DefaultSizes / 5).
 func BenchmarkOpen(b *testing.B) {
 	sz := synth.DefaultSizes()
-	sz.Entities, sz.Relationships, sz.TextUnits, sz.Communities = sz.Entities/5, sz.Relationships/5, sz.TextUnits/5, sz.Communities/5
+	sz.Entities, sz.Relationships, sz.TextUnits, sz.Communities = sz.Entities/5, sz.Relationships/5, sz.TextUnits/5, sz.Communities/5 // KEEP
 	ds := synth.Generate(1, sz)
 	path := filepath.Join(b.TempDir(), snapshot.File)
 	if err := snapshot.WriteFile(context.Background(), path, ds, nil); err != nil {

@@ -233,7 +233,15 @@ func headerCRC(header, meta []byte) uint32 {
 func blob[T any](rows []T, put func(*enc, *T)) (off, data []byte) {
 	off = make([]byte, 0, 8*(len(rows)+1))
 	e := &enc{}
+	const sample = 1024
 	for i := range rows {
+		if i == sample {
+			// Size the blob from the first rows, so that it is not copied
+			// at every doubling (a large table's blob is hundreds of MB).
+			grown := make([]byte, len(e.b), len(e.b)/sample*len(rows)*21/20)
+			copy(grown, e.b)
+			e.b = grown
+		}
 		off = binary.LittleEndian.AppendUint64(off, uint64(len(e.b)))
 		put(e, &rows[i])
 	}
