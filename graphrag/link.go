@@ -170,10 +170,10 @@ func (w *walker) linkEntities(ctx context.Context, lk *links) (entityLinks, erro
 		if err := c.wait(); err != nil {
 			return e, err
 		}
-		if err := noEmpty(t, len(e.ids), func(i int) string { return e.ids[i] }, "id"); err != nil {
+		if err := noEmpty(t, 0, len(e.ids), func(i int) string { return e.ids[i] }, "id"); err != nil {
 			return e, err
 		}
-		if err := noEmpty(t, len(e.titles), func(i int) string { return e.titles[i] }, "title", "name"); err != nil {
+		if err := noEmpty(t, 0, len(e.titles), func(i int) string { return e.titles[i] }, "title", "name"); err != nil {
 			return e, err
 		}
 	}
@@ -519,38 +519,40 @@ func (c *cols) unknownTitles(dst *[]titleMiss, byTitle map[string]string, names 
 		c.fail(err)
 		return
 	}
-	c.do(func(ctx context.Context, t *table) (err error) {
-		*dst, err = t.unknownTitles(ctx, field, byTitle)
-		return err
-	})
-}
-
-func (t *table) unknownTitles(ctx context.Context, field string, byTitle map[string]string) ([]titleMiss, error) {
-	var out []titleMiss
 	_, emptyKnown := byTitle[""]
-	next := 0
-	nulls := func(to int) {
+	var next int64 // the first row not yet seen
+	nulls := func(to int64) {
 		for ; next < to; next++ {
 			if !emptyKnown {
-				out = append(out, titleMiss{row: next})
+				*dst = append(*dst, titleMiss{row: int(next)})
 			}
 		}
 	}
-	err := t.scalar(ctx, field, isBytes(), func(row int, v parquet.Value) error {
+	c.add(afterCol{c.t.scalar(field, isBytes(), func(i int, v parquet.Value) error {
+		row := c.lo + int64(i)
 		nulls(row)
 		next = row + 1
 		if b := v.ByteArray(); len(b) > 0 || !emptyKnown {
 			if _, ok := byTitle[string(b)]; !ok {
-				out = append(out, titleMiss{row: row, title: string(b)})
+				*dst = append(*dst, titleMiss{row: int(row), title: string(b)})
 			}
 		}
 		return nil
-	})
-	if err != nil {
-		return nil, err
+	}), func(_, hi int64) { nulls(hi) }})
+}
+
+// afterCol calls after once each window of its column is read.
+type afterCol struct {
+	colReader
+	after func(lo, hi int64)
+}
+
+func (a afterCol) read(ctx context.Context, lo, hi int64) error {
+	if err := a.colReader.read(ctx, lo, hi); err != nil {
+		return err
 	}
-	nulls(int(t.rows))
-	return out, nil
+	a.after(lo, hi)
+	return nil
 }
 
 // ComputeWeights sets every Community.Weight to kgrag's occurrence weight:

@@ -30,6 +30,10 @@ type Options struct {
 	// Progress, when set, is called from the caller's goroutine with the
 	// number of triples of each batch as it is written.
 	Progress func(triples int64)
+	// WindowRows caps the rows of each window the walker hands over
+	// (graphrag.Visitor.WindowRows); 0 lets it size them. Tests set a
+	// few, so that windows end inside pages and row groups.
+	WindowRows int
 }
 
 // Walker hands over the tables of an output, as *graphrag.Walker does.
@@ -120,7 +124,7 @@ func run[S segment](ctx context.Context, wk Walker, s *ontology.Stream, newSeg f
 		defer close(order)
 		defer close(jobs)
 		prev := &sync.WaitGroup{}
-		err := wk.Walk(ctx, s.Tables(func(ctx context.Context, t *ontology.Table) error {
+		v := s.Tables(func(ctx context.Context, t *ontology.Table) error {
 			prev.Wait()
 			prev = &sync.WaitGroup{}
 			size := batchRows(t.Len(), workers, t.Name())
@@ -141,7 +145,9 @@ func run[S segment](ctx context.Context, wk Walker, s *ontology.Stream, newSeg f
 				}
 			}
 			return nil
-		}))
+		})
+		v.WindowRows = opts.WindowRows
+		err := wk.Walk(ctx, v)
 		if err != nil {
 			out := make(chan result[S], 1)
 			out <- result[S]{err: err}
