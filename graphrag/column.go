@@ -375,7 +375,6 @@ func (t *table) internOf(v parquet.Value) string {
 	return textOf(v)
 }
 
-
 // cursor reads one leaf column in row order, a window of rows at a time,
 // across row groups and pages, so that the columns of a table can be read
 // in lockstep over the same rows (see cols.window) without any of them
@@ -567,14 +566,14 @@ type errCol struct{ err error }
 
 func (e errCol) read(context.Context, int64, int64) error { return e.err }
 func (e errCol) end(context.Context) error                { return e.err }
-func (errCol) close()                                      {}
+func (errCol) close()                                     {}
 
 // nopCol is a column read as all zero values (NULL-typed columns).
 type nopCol struct{}
 
 func (nopCol) read(context.Context, int64, int64) error { return nil }
 func (nopCol) end(context.Context) error                { return nil }
-func (nopCol) close()                                    {}
+func (nopCol) close()                                   {}
 
 // scalarCol reads a top-level leaf column.
 type scalarCol struct {

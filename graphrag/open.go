@@ -138,8 +138,14 @@ func open(ctx context.Context, dir string, v Visitor) (*Dataset, error) {
 		rows.Relationships = collect(rows.Relationships, w)
 		return nil
 	}
-	v.Communities = func(_ context.Context, w []Community) error { rows.Communities = collect(rows.Communities, w); return nil }
-	v.Covariates = func(_ context.Context, w []Covariate) error { rows.Covariates = collect(rows.Covariates, w); return nil }
+	v.Communities = func(_ context.Context, w []Community) error {
+		rows.Communities = collect(rows.Communities, w)
+		return nil
+	}
+	v.Covariates = func(_ context.Context, w []Covariate) error {
+		rows.Covariates = collect(rows.Covariates, w)
+		return nil
+	}
 	ds, err := Walk(ctx, dir, v)
 	if err != nil {
 		return nil, err

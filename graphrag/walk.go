@@ -446,15 +446,30 @@ func (w *walker) textUnits(ctx context.Context, lk *links, v Visitor) error {
 }
 
 func (w *walker) entities(ctx context.Context, lk *links, v Visitor) error {
-	placeholders, member, degree := lk.placeholders, lk.member, lk.degree
-	lk.placeholders, lk.member, lk.degree = nil, nil, nil
+	placeholders, degree, entIndex := lk.placeholders, lk.degree, lk.entIndex
+	off, member := lk.memberOff, lk.memberComm
+	lk.placeholders, lk.degree, lk.entIndex, lk.memberOff, lk.memberComm = nil, nil, nil, nil, nil
 	if v.Entities == nil {
 		return nil
 	}
+	comms := lk.comms
 	complete := func(rows []Entity) {
+		// One backing array for the window's community lists.
+		var flat []string
 		for i := range rows {
 			e := &rows[i]
-			e.Communities = member[e.ID]
+			x, ok := entIndex[e.ID]
+			if !ok || off[x] == off[x+1] {
+				continue
+			}
+			start := len(flat)
+			for _, ci := range member[off[x]:off[x+1]] {
+				flat = append(flat, comms[ci].community)
+			}
+			e.Communities = flat[start:len(flat):len(flat)]
+		}
+		for i := range rows {
+			e := &rows[i]
 			if degree != nil && !e.HasDegree && !e.Placeholder {
 				e.Degree, e.HasDegree = degree[e.Title], true
 			}
