@@ -13,7 +13,8 @@ import (
 )
 
 // Visitor receives a GraphRAG output one table at a time from Walk. Each
-// non-nil callback is called exactly once, in field order, after the one
+// non-nil callback is called exactly once (once per window with Windows),
+// in field order, after the one
 // before it has returned, with the rows of its table in file order (nil
 // when the table is absent and nothing stands in for it): the first row
 // of each id, as a later row with the same id is left out and counted in

@@ -7,9 +7,12 @@
 // every batch before it was written, so the first bad row is the one
 // named, and a read error of a later table does not hide it.
 //
-// Memory stays bounded: at most two tables are held (the one being mapped
-// and the one being read), rows are let go of as their batch is written,
-// and the segments in flight are a fixed number.
+// Memory stays bounded: the walker hands tables over in windows of rows
+// (graphrag.Visitor.Windows), of which a few are held (one being mapped,
+// one waiting, one being read), rows are let go of as their batch is
+// written, and the segments in flight are a fixed number. A window's
+// batches are queued once every batch of the window before it was mapped,
+// as Table.Map's rule asks.
 package convert
 
 import (
