@@ -175,10 +175,10 @@ func (w *walker) close() {
 // windowBytes is about how many bytes of column data (uncompressed) a
 // window of an automatically sized window holds: a few windows are in
 // flight at once (one read, one handed over, one being mapped).
-const windowBytes = 16 << 20
+const windowBytes = 8 << 20
 
 // maxWindowRows bounds an automatically sized window.
-const maxWindowRows = 32 << 10
+const maxWindowRows = 16 << 10
 
 // windowRows returns how many rows of t each window holds for v: every row
 // unless v.Windows.

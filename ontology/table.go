@@ -78,8 +78,10 @@ func tableRows[T any](rows []T, write func(e *emitter, r *T) error) func(*emitte
 // first of the next table: later tables read what earlier ones recorded
 // (the text units' documents, recorded when their Table is made). The
 // Visitor asks for windows (graphrag.Visitor.Windows): each window is a
-// Table of its own, under the same rule, and only the documents' first
-// begins with the index run. fn's error stops the walk. The Stream's Stats do not count what Tables map:
+// Table of its own, and only the documents' first begins with the index
+// run. The windows of one table may be mapped at once, except the text
+// units': every Map of a window of text units must have returned before
+// the next window is handed over (it records its documents too). fn's error stops the walk. The Stream's Stats do not count what Tables map:
 // add up what Map returns.
 func (s *Stream) Tables(fn func(context.Context, *Table) error) graphrag.Visitor {
 	table := func(name string, n int, rows func(*emitter, context.Context, int, int) error) *Table {

@@ -10,9 +10,9 @@
 // Memory stays bounded: the walker hands tables over in windows of rows
 // (graphrag.Visitor.Windows), of which a few are held (one being mapped,
 // one waiting, one being read), rows are let go of as their batch is
-// written, and the segments in flight are a fixed number. A window's
-// batches are queued once every batch of the window before it was mapped,
-// as Table.Map's rule asks.
+// written, and the segments in flight are a fixed number. A table's
+// batches are queued once every batch of the table before it was mapped,
+// and so are a window of text units', as Stream.Tables asks.
 package convert
 
 import (
@@ -127,9 +127,15 @@ func run[S segment](ctx context.Context, wk Walker, s *ontology.Stream, newSeg f
 		defer close(order)
 		defer close(jobs)
 		prev := &sync.WaitGroup{}
+		prevName := ""
 		v := s.Tables(func(ctx context.Context, t *ontology.Table) error {
-			prev.Wait()
-			prev = &sync.WaitGroup{}
+			// The windows of one table may be mapped at once, except the
+			// text units' (see Stream.Tables).
+			if t.Name() != prevName || t.Name() == graphrag.TableTextUnits {
+				prev.Wait()
+				prev = &sync.WaitGroup{}
+				prevName = t.Name()
+			}
 			size := batchRows(t.Len(), workers, t.Name())
 			// One batch at least: the documents' first one writes the run.
 			for i := 0; i < t.Len() || i == 0; i += size {
