@@ -27,6 +27,11 @@ type cols struct {
 	// lo is the first row of the window being read, for the readers
 	// that fill table-sized slices (str, ints, ...).
 	lo int64
+	// serial reads the next window's columns one after the other: the
+	// first window of a table read in windows loads each column chunk's
+	// dictionary, which for a column of distinct ids can be hundreds of
+	// megabytes while it is decoded; one at a time, they do not add up.
+	serial bool
 }
 
 func newCols(ctx context.Context, t *table) *cols {
@@ -58,7 +63,7 @@ func (c *cols) window(ctx context.Context, lo, hi int64) error {
 	c.lo = lo
 	errs := make([]error, len(c.reads))
 	procs := max(1, runtime.GOMAXPROCS(0))
-	if len(c.reads) == 1 || procs == 1 {
+	if len(c.reads) == 1 || procs == 1 || c.serial {
 		for i, r := range c.reads {
 			if errs[i] = r.read(ctx, lo, hi); errs[i] != nil {
 				break

@@ -243,6 +243,7 @@ func walkTable[T any](ctx context.Context, w *walker, v Visitor, tw tableWalk[T]
 	defer r.close()
 	next := func(ctx context.Context, lo int64) ([]T, error) {
 		hi := min(lo+size, t.rows)
+		r.c.serial = lo == 0 && hi < t.rows
 		rows, err := r.window(ctx, lo, hi)
 		if err != nil {
 			return nil, err
