@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -115,8 +117,8 @@ func TestWindowsMatchWhole(t *testing.T) {
 					for i := range got.Notes {
 						got.Notes[i] = strings.ReplaceAll(got.Notes[i], in.dir, dir)
 					}
-					if d := cmp.Diff(want, got, ignore); d != "" {
-						t.Errorf("windows of %d rows of %s (-whole +windows):\n%s", rows, in.name, d)
+					if !same(want, got) {
+						t.Errorf("windows of %d rows of %s (-whole +windows):\n%s", rows, in.name, cmp.Diff(want, got, ignore))
 					}
 				})
 			}
@@ -128,10 +130,26 @@ func TestWindowsMatchWhole(t *testing.T) {
 				for i := range got.Notes {
 					got.Notes[i] = strings.ReplaceAll(got.Notes[i], in.dir, dir)
 				}
-				if d := cmp.Diff(want, got, ignore); d != "" {
-					t.Errorf("%s rechunked read whole (-found +rechunked):\n%s", v, d)
+				if !same(want, got) {
+					t.Errorf("%s rechunked read whole (-found +rechunked):\n%s", v, cmp.Diff(want, got, ignore))
 				}
 			}
 		}
 	}
+}
+
+// same reports whether two reads of one output hand over the same rows,
+// notes and counts, wherever the files were (cmp.Diff, which explains a
+// difference, is slow on the 0.3 sample's embeddings).
+func same(a, b *graphrag.Dataset) bool {
+	x, y := *a, *b
+	x.Dir, y.Dir = "", ""
+	x.Tables, y.Tables = slices.Clone(x.Tables), slices.Clone(y.Tables)
+	for i := range x.Tables {
+		x.Tables[i].Path = ""
+	}
+	for i := range y.Tables {
+		y.Tables[i].Path = ""
+	}
+	return reflect.DeepEqual(x, y)
 }
