@@ -2,6 +2,7 @@ package ontology
 
 import (
 	"context"
+	"sync"
 
 	"github.com/kgrag/kgrag/graphrag"
 	"github.com/kgrag/kgrag/rdf"
@@ -76,12 +77,12 @@ func tableRows[T any](rows []T, write func(e *emitter, r *T) error) func(*emitte
 // with it. A table's rows may still be mapped while the next is read and
 // handed over, but every Map call of a table must have returned before the
 // first of the next table: later tables read what earlier ones recorded
-// (the text units' documents, recorded when their Table is made). The
+// (the text units' documents, recorded by the first Map of their Table). The
 // Visitor asks for windows (graphrag.Visitor.Windows): each window is a
 // Table of its own, and only the documents' first begins with the index
 // run. The windows of one table may be mapped at once, except the text
 // units': every Map of a window of text units must have returned before
-// the next window is handed over (it records its documents too). fn's error stops the walk. The Stream's Stats do not count what Tables map:
+// the first Map of the next (which records its documents). fn's error stops the walk. The Stream's Stats do not count what Tables map:
 // add up what Map returns.
 func (s *Stream) Tables(fn func(context.Context, *Table) error) graphrag.Visitor {
 	table := func(name string, n int, rows func(*emitter, context.Context, int, int) error) *Table {
@@ -104,8 +105,15 @@ func (s *Stream) Tables(fn func(context.Context, *Table) error) graphrag.Visitor
 			}))
 		},
 		TextUnits: func(ctx context.Context, rows []graphrag.TextUnit) error {
-			s.e.recordDocuments(rows)
-			return fn(ctx, table(graphrag.TableTextUnits, len(rows), tableRows(rows, (*emitter).chunk)))
+			// The documents are recorded by the first Map of the window,
+			// not here: the windows before it may still be mapped, and
+			// their chunks read what is recorded.
+			var record sync.Once
+			chunks := tableRows(rows, (*emitter).chunk)
+			return fn(ctx, table(graphrag.TableTextUnits, len(rows), func(e *emitter, ctx context.Context, i, j int) error {
+				record.Do(func() { s.e.recordDocuments(rows) })
+				return chunks(e, ctx, i, j)
+			}))
 		},
 		Entities: func(ctx context.Context, rows []graphrag.Entity) error {
 			return fn(ctx, table(graphrag.TableEntities, len(rows), tableRows(rows, (*emitter).entity)))
