@@ -266,118 +266,6 @@ func (t *table) scanChunk(ctx context.Context, field string, chunk parquet.Colum
 	}
 }
 
-// scalar calls set for every non-null value of the top-level leaf column
-// field, with its row number. check validates the column type first.
-func (t *table) scalar(ctx context.Context, field string, check colKind, set func(row int, v parquet.Value) error) error {
-	c := t.pf.Root().Column(field)
-	if c == nil {
-		return t.err(field, -1, ErrMissingColumn)
-	}
-	if !c.Leaf() || c.MaxRepetitionLevel() != 0 {
-		return t.err(field, -1, fmt.Errorf("%w: want a scalar, have %s", ErrColumnType, c.Type()))
-	}
-	if isNullType(c) {
-		return nil
-	}
-	if !check.ok(c) {
-		return t.err(field, -1, fmt.Errorf("%w: want %s, have %s", ErrColumnType, check.name, c.Type()))
-	}
-	row := 0
-	err := t.scan(ctx, field, c, func(vs []parquet.Value) error {
-		for _, v := range vs {
-			if int64(row) >= t.rows {
-				return t.err(field, -1, ErrRowCount)
-			}
-			if !v.IsNull() {
-				if err := set(row, v); err != nil {
-					return t.err(field, int64(row), err)
-				}
-			}
-			row++
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if int64(row) != t.rows {
-		return t.err(field, -1, fmt.Errorf("%w: %d values for %d rows", ErrRowCount, row, t.rows))
-	}
-	return nil
-}
-
-// list calls set for every element of the list column field (for a list of
-// structs, of its member sub), with the row and the element's position. Null
-// lists, empty lists and null elements produce no call.
-func (t *table) list(ctx context.Context, field, sub string, check colKind, set func(row, i int, v parquet.Value) error) error {
-	c := t.pf.Root().Column(field)
-	if c == nil {
-		return t.err(field, -1, ErrMissingColumn)
-	}
-	if isNullType(c) {
-		return nil
-	}
-	// Walk to the leaf, noting the definition level at which a list element
-	// exists (that of the repeated node).
-	elemDef := -1
-	leaf := c
-	for !leaf.Leaf() {
-		if leaf.Repeated() && elemDef < 0 {
-			elemDef = leaf.MaxDefinitionLevel()
-		}
-		kids := leaf.Columns()
-		switch {
-		case len(kids) == 1:
-			leaf = kids[0]
-		case sub != "" && leaf.Column(sub) != nil:
-			leaf = leaf.Column(sub)
-		default:
-			return t.err(field, -1, fmt.Errorf("%w: unexpected nested layout", ErrColumnType))
-		}
-	}
-	if leaf.Repeated() && elemDef < 0 {
-		elemDef = leaf.MaxDefinitionLevel()
-	}
-	if elemDef < 0 || leaf.MaxRepetitionLevel() != 1 {
-		return t.err(field, -1, fmt.Errorf("%w: want a list, have %s", ErrColumnType, leaf.Type()))
-	}
-	if isNullType(leaf) {
-		return nil
-	}
-	if !check.ok(leaf) {
-		return t.err(field, -1, fmt.Errorf("%w: want a list of %s, have a list of %s", ErrColumnType, check.name, leaf.Type()))
-	}
-	row, i := -1, 0
-	err := t.scan(ctx, field, leaf, func(vs []parquet.Value) error {
-		for _, v := range vs {
-			if v.RepetitionLevel() == 0 {
-				row++
-				i = 0
-				if int64(row) >= t.rows {
-					return t.err(field, -1, ErrRowCount)
-				}
-			}
-			if v.DefinitionLevel() < elemDef {
-				continue // null or empty list
-			}
-			if !v.IsNull() {
-				if err := set(row, i, v); err != nil {
-					return t.err(field, int64(row), err)
-				}
-			}
-			i++
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if int64(row+1) != t.rows {
-		return t.err(field, -1, fmt.Errorf("%w: %d lists for %d rows", ErrRowCount, row+1, t.rows))
-	}
-	return nil
-}
-
 // colKind is a family of physical types a field accepts, named for error
 // messages.
 type colKind struct {
@@ -487,108 +375,353 @@ func (t *table) internOf(v parquet.Value) string {
 	return textOf(v)
 }
 
-// Typed column readers. Each returns one entry per row; absent cells read as
-// the zero value. opt readers return nil without error when the column is
-// missing.
+// cursor reads one leaf column in row order, a window of rows at a time,
+// across row groups and pages, so that the columns of a table can be read
+// in lockstep over the same rows (see cols.window) without any of them
+// being held whole. A window may end anywhere: inside a page, inside a row
+// group. The cursor keeps the page it reads until its last value has been
+// consumed, so that the byte arrays of the values it buffers stay valid.
+// A cursor reads through a fork of the table (its own intern map and
+// dictionary cache) and is not safe for concurrent use.
+type cursor struct {
+	t     *table
+	field string
+	leaf  *parquet.Column
 
-// str reads a text column; numeric columns are accepted only when num is
-// set (ids that were int in one release and string in another).
-func (t *table) str(ctx context.Context, field string, num bool) ([]string, error) {
-	out := make([]string, t.rows)
-	err := t.strEach(ctx, field, num, func(row int, s string) { out[row] = s })
-	return out, err
+	rg     int // next row group
+	pages  parquet.Pages
+	page   parquet.Page
+	vals   parquet.ValueReader
+	eof    bool // vals has nothing after buf
+	buf    []parquet.Value
+	pos, n int
+
+	// rows counts the rows begun: the values consumed of a scalar column,
+	// the values at repetition level 0 of a list.
+	rows int64
+	elem int // a list's position within the row being read
 }
 
-// strEach calls set for every non-null cell of a text column (see str).
-// The Each readers let a table reader fill its rows directly, without a
-// column-sized slice per column beside the rows.
-func (t *table) strEach(ctx context.Context, field string, num bool, set func(row int, s string)) error {
+func (t *table) cursor(field string, leaf *parquet.Column) *cursor {
+	return &cursor{t: t.fork(), field: field, leaf: leaf, buf: make([]parquet.Value, 1024)}
+}
+
+// fill makes a value available at buf[pos], reading the next page or row
+// group as needed; it reports false when the column has no value left.
+func (c *cursor) fill(ctx context.Context) (bool, error) {
+	for c.pos == c.n {
+		if c.vals != nil && !c.eof {
+			n, err := c.vals.ReadValues(c.buf)
+			c.pos, c.n = 0, n
+			switch {
+			case err == io.EOF || n == 0 && err == nil:
+				c.eof = true
+			case err != nil:
+				return false, c.t.err(c.field, -1, err)
+			}
+			continue
+		}
+		if c.page != nil {
+			parquet.Release(c.page)
+			c.page, c.vals = nil, nil
+		}
+		if c.pages == nil {
+			rgs := c.t.pf.RowGroups()
+			if c.rg >= len(rgs) {
+				return false, nil
+			}
+			c.pages = rgs[c.rg].ColumnChunks()[c.leaf.Index()].Pages()
+			c.rg++
+			// A chunk has at most one dictionary, which lives as long as
+			// the chunk's pages: the cache of its entries goes with it.
+			if c.t.dictCache == nil {
+				c.t.dictCache = make(map[*byte]string)
+			}
+			clear(c.t.dictCache)
+			c.t.dictPage = false
+		}
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
+		p, err := c.pages.ReadPage()
+		if err == io.EOF {
+			c.pages.Close()
+			c.pages = nil
+			continue
+		}
+		if err != nil {
+			return false, c.t.err(c.field, -1, err)
+		}
+		c.page, c.vals, c.eof = p, p.Values(), false
+		c.t.dictPage = p.Dictionary() != nil
+	}
+	return true, nil
+}
+
+// scalar calls set for every non-null value of rows [lo, hi), with the row
+// less lo.
+func (c *cursor) scalar(ctx context.Context, lo, hi int64, set func(i int, v parquet.Value) error) error {
+	for r := lo; r < hi; {
+		ok, err := c.fill(ctx)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return c.t.err(c.field, -1, fmt.Errorf("%w: %d values for %d rows", ErrRowCount, c.rows, c.t.rows))
+		}
+		vs := c.buf[c.pos:c.n]
+		if int64(len(vs)) > hi-r {
+			vs = vs[:hi-r]
+		}
+		for k := range vs {
+			if !vs[k].IsNull() {
+				if err := set(int(r-lo)+k, vs[k]); err != nil {
+					return c.t.err(c.field, r+int64(k), err)
+				}
+			}
+		}
+		c.pos += len(vs)
+		r += int64(len(vs))
+		c.rows += int64(len(vs))
+	}
+	return nil
+}
+
+// list calls set for every element of the lists of rows [lo, hi), with
+// the row less lo and the element's position; elemDef is the definition
+// level at which an element exists. Null lists, empty lists and null
+// elements produce no call (a null element still takes its position).
+func (c *cursor) list(ctx context.Context, lo, hi int64, elemDef int, set func(i, j int, v parquet.Value) error) error {
+	for {
+		ok, err := c.fill(ctx)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			if c.rows < hi {
+				return c.t.err(c.field, -1, fmt.Errorf("%w: %d lists for %d rows", ErrRowCount, c.rows, c.t.rows))
+			}
+			return nil
+		}
+		for ; c.pos < c.n; c.pos++ {
+			v := c.buf[c.pos]
+			if v.RepetitionLevel() == 0 {
+				if c.rows == hi {
+					return nil // the next window's first row
+				}
+				c.rows++
+				c.elem = 0
+			}
+			if v.DefinitionLevel() < elemDef {
+				continue // null or empty list
+			}
+			if !v.IsNull() {
+				if err := set(int(c.rows-1-lo), c.elem, v); err != nil {
+					c.pos++
+					return c.t.err(c.field, c.rows-1, err)
+				}
+			}
+			c.elem++
+		}
+	}
+}
+
+// end returns an ErrRowCount error when values are left once every row
+// has been read.
+func (c *cursor) end(ctx context.Context) error {
+	ok, err := c.fill(ctx)
+	if err != nil {
+		return err
+	}
+	if ok {
+		return c.t.err(c.field, -1, ErrRowCount)
+	}
+	return nil
+}
+
+func (c *cursor) close() {
+	if c.page != nil {
+		parquet.Release(c.page)
+		c.page, c.vals = nil, nil
+	}
+	if c.pages != nil {
+		c.pages.Close()
+		c.pages = nil
+	}
+}
+
+// colReader reads one column (or, for findings, the members of one) a
+// window of rows at a time, into whatever its constructor was given. The
+// windows of one table are read in order; end checks that nothing is left
+// after the last.
+type colReader interface {
+	read(ctx context.Context, lo, hi int64) error
+	end(ctx context.Context) error
+	close()
+}
+
+// errCol is a column that cannot be read: its error comes at its first
+// window, in the table's call order.
+type errCol struct{ err error }
+
+func (e errCol) read(context.Context, int64, int64) error { return e.err }
+func (e errCol) end(context.Context) error                { return e.err }
+func (errCol) close()                                     {}
+
+// nopCol is a column read as all zero values (NULL-typed columns).
+type nopCol struct{}
+
+func (nopCol) read(context.Context, int64, int64) error { return nil }
+func (nopCol) end(context.Context) error                { return nil }
+func (nopCol) close()                                   {}
+
+// scalarCol reads a top-level leaf column.
+type scalarCol struct {
+	cur *cursor
+	set func(i int, v parquet.Value) error
+}
+
+func (s *scalarCol) read(ctx context.Context, lo, hi int64) error {
+	return s.cur.scalar(ctx, lo, hi, s.set)
+}
+func (s *scalarCol) end(ctx context.Context) error { return s.cur.end(ctx) }
+func (s *scalarCol) close()                        { s.cur.close() }
+
+// scalar returns a reader that calls set for every non-null value of the
+// top-level leaf column field, with its row in the window. check validates
+// the column type first.
+func (t *table) scalar(field string, check colKind, set func(i int, v parquet.Value) error) colReader {
+	c := t.pf.Root().Column(field)
+	if c == nil {
+		return errCol{t.err(field, -1, ErrMissingColumn)}
+	}
+	if !c.Leaf() || c.MaxRepetitionLevel() != 0 {
+		return errCol{t.err(field, -1, fmt.Errorf("%w: want a scalar, have %s", ErrColumnType, c.Type()))}
+	}
+	if isNullType(c) {
+		return nopCol{}
+	}
+	if !check.ok(c) {
+		return errCol{t.err(field, -1, fmt.Errorf("%w: want %s, have %s", ErrColumnType, check.name, c.Type()))}
+	}
+	return &scalarCol{cur: t.cursor(field, c), set: set}
+}
+
+// listCol reads a list column.
+type listCol struct {
+	cur     *cursor
+	elemDef int
+	set     func(t *table, i, j int, v parquet.Value) error
+}
+
+func (l *listCol) read(ctx context.Context, lo, hi int64) error {
+	return l.cur.list(ctx, lo, hi, l.elemDef, func(i, j int, v parquet.Value) error { return l.set(l.cur.t, i, j, v) })
+}
+func (l *listCol) end(ctx context.Context) error { return l.cur.end(ctx) }
+func (l *listCol) close()                        { l.cur.close() }
+
+// list returns a reader that calls set for every element of the list
+// column field (for a list of structs, of its member sub), with the row in
+// the window and the element's position, and the table of its cursor (for
+// internOf). Null lists, empty lists and null elements produce no call.
+func (t *table) list(field, sub string, check colKind, set func(t *table, i, j int, v parquet.Value) error) colReader {
+	c := t.pf.Root().Column(field)
+	if c == nil {
+		return errCol{t.err(field, -1, ErrMissingColumn)}
+	}
+	if isNullType(c) {
+		return nopCol{}
+	}
+	// Walk to the leaf, noting the definition level at which a list element
+	// exists (that of the repeated node).
+	elemDef := -1
+	leaf := c
+	for !leaf.Leaf() {
+		if leaf.Repeated() && elemDef < 0 {
+			elemDef = leaf.MaxDefinitionLevel()
+		}
+		kids := leaf.Columns()
+		switch {
+		case len(kids) == 1:
+			leaf = kids[0]
+		case sub != "" && leaf.Column(sub) != nil:
+			leaf = leaf.Column(sub)
+		default:
+			return errCol{t.err(field, -1, fmt.Errorf("%w: unexpected nested layout", ErrColumnType))}
+		}
+	}
+	if leaf.Repeated() && elemDef < 0 {
+		elemDef = leaf.MaxDefinitionLevel()
+	}
+	if elemDef < 0 || leaf.MaxRepetitionLevel() != 1 {
+		return errCol{t.err(field, -1, fmt.Errorf("%w: want a list, have %s", ErrColumnType, leaf.Type()))}
+	}
+	if isNullType(leaf) {
+		return nopCol{}
+	}
+	if !check.ok(leaf) {
+		return errCol{t.err(field, -1, fmt.Errorf("%w: want a list of %s, have a list of %s", ErrColumnType, check.name, leaf.Type()))}
+	}
+	return &listCol{cur: t.cursor(field, leaf), elemDef: elemDef, set: set}
+}
+
+// Typed column readers. Each calls set for the rows of a window that hold
+// a value, with the row in the window; absent cells are left alone (the
+// zero value). They return nil when the table lacks the column.
+
+// strCol reads a text column; numeric columns are accepted only when num
+// is set (ids that were int in one release and string in another).
+func (t *table) strCol(field string, num bool, set func(i int, s string)) colReader {
 	check := isBytes()
 	if num {
 		check = isBytesOrNumber()
 	}
-	return t.scalar(ctx, field, check, func(row int, v parquet.Value) error {
-		set(row, textOf(v))
+	return t.scalar(field, check, func(i int, v parquet.Value) error {
+		set(i, textOf(v))
 		return nil
 	})
 }
 
-// strOpt is str for a column that some releases lack.
-func (t *table) strOpt(ctx context.Context, field string, num bool) ([]string, error) {
-	if field == "" || !t.has(field) {
-		return nil, nil
-	}
-	return t.str(ctx, field, num)
-}
-
-// ints reads an integer column and which rows hold a value.
-func (t *table) ints(ctx context.Context, field string) ([]int64, []bool, error) {
-	if field == "" || !t.has(field) {
-		return nil, nil, nil
-	}
-	out := make([]int64, t.rows)
-	ok := make([]bool, t.rows)
-	err := t.intsEach(ctx, field, func(row int, n int64) { out[row], ok[row] = n, true })
-	return out, ok, err
-}
-
-// intsEach calls set for every row of an integer column that holds a
-// value; it does nothing when the table lacks the column.
-func (t *table) intsEach(ctx context.Context, field string, set func(row int, n int64)) error {
+// intCol reads an integer column.
+func (t *table) intCol(field string, set func(i int, n int64)) colReader {
 	if field == "" || !t.has(field) {
 		return nil
 	}
-	return t.scalar(ctx, field, isNumber(), func(row int, v parquet.Value) error {
+	return t.scalar(field, isNumber(), func(i int, v parquet.Value) error {
 		n, err := intOf(v)
 		if err != nil {
 			return err
 		}
-		set(row, n)
+		set(i, n)
 		return nil
 	})
 }
 
-// floats reads a numeric column and which rows hold a value.
-func (t *table) floats(ctx context.Context, field string) ([]float64, []bool, error) {
-	if field == "" || !t.has(field) {
-		return nil, nil, nil
-	}
-	out := make([]float64, t.rows)
-	ok := make([]bool, t.rows)
-	err := t.floatsEach(ctx, field, func(row int, f float64) { out[row], ok[row] = f, true })
-	return out, ok, err
-}
-
-// floatsEach is intsEach for any numeric column.
-func (t *table) floatsEach(ctx context.Context, field string, set func(row int, f float64)) error {
+// floatCol reads any numeric column.
+func (t *table) floatCol(field string, set func(i int, f float64)) colReader {
 	if field == "" || !t.has(field) {
 		return nil
 	}
-	return t.scalar(ctx, field, isNumber(), func(row int, v parquet.Value) error {
-		set(row, floatOf(v))
+	return t.scalar(field, isNumber(), func(i int, v parquet.Value) error {
+		set(i, floatOf(v))
 		return nil
 	})
 }
 
-// strList reads a list column of text (or, with num, of numbers rendered
-// in decimal: children are list<int64>). Empty and null lists read as nil.
-func (t *table) strList(ctx context.Context, field string, num bool) ([][]string, error) {
-	if field == "" || !t.has(field) {
-		return nil, nil
-	}
-	out := make([][]string, t.rows)
-	err := t.strListEach(ctx, field, num, func(row int, l []string) { out[row] = l })
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+// strListCol reads a list column of text (or, with num, of numbers
+// rendered in decimal: children are list<int64>), calling set for every
+// row of the window with at least one element. The lists of a window share
+// one backing array, cut with full slice expressions so that appending to
+// one cannot overwrite the next.
+type strListCol struct {
+	list  colReader
+	t     *table
+	flat  []string
+	rowOf []int32
+	set   func(i int, l []string)
 }
 
-// strListEach calls set for every row of a list column that holds at least
-// one element (see strList); it does nothing when the table lacks the
-// column. All lists of the column share one backing array, cut with full
-// slice expressions so that appending to one cannot overwrite the next.
-func (t *table) strListEach(ctx context.Context, field string, num bool, set func(row int, l []string)) error {
+func (t *table) strListCol(field string, num bool, set func(i int, l []string)) colReader {
 	if field == "" || !t.has(field) {
 		return nil
 	}
@@ -596,29 +729,60 @@ func (t *table) strListEach(ctx context.Context, field string, num bool, set fun
 	if num {
 		check = isBytesOrNumber()
 	}
-	flat := make([]string, 0, t.numValues(field))
-	rowOf := make([]int32, 0, cap(flat))
-	err := t.list(ctx, field, "", check, func(row, _ int, v parquet.Value) error {
-		flat = append(flat, t.internOf(v))
-		rowOf = append(rowOf, int32(row))
+	s := &strListCol{t: t, set: set}
+	s.list = t.list(field, "", check, func(ct *table, i, _ int, v parquet.Value) error {
+		s.flat = append(s.flat, ct.internOf(v))
+		s.rowOf = append(s.rowOf, int32(i))
 		return nil
 	})
-	if err != nil {
+	return s
+}
+
+// internMax bounds the strings an intern map holds across the windows of
+// a table read in windows: beyond it the map starts afresh, so that a
+// column of distinct ids costs no map the size of the column.
+const internMax = 1 << 16
+
+func (s *strListCol) read(ctx context.Context, lo, hi int64) error {
+	if lc, ok := s.list.(*listCol); ok {
+		if ct := lc.cur.t; len(ct.intern) > internMax && hi-lo < s.t.rows {
+			ct.intern = nil
+			clear(ct.dictCache)
+		}
+	}
+	if f := s.t.numValues(s.fieldName()); s.t.rows > 0 {
+		s.flat = make([]string, 0, f*(hi-lo)/s.t.rows+1)
+		s.rowOf = make([]int32, 0, cap(s.flat))
+	}
+	if err := s.list.read(ctx, lo, hi); err != nil {
 		return err
 	}
+	flat, rowOf := s.flat, s.rowOf
+	s.flat, s.rowOf = nil, nil
 	for i := 0; i < len(flat); {
 		j := i + 1
 		for j < len(flat) && rowOf[j] == rowOf[i] {
 			j++
 		}
-		set(int(rowOf[i]), flat[i:j:j])
+		s.set(int(rowOf[i]), flat[i:j:j])
 		i = j
 	}
 	return nil
 }
 
+func (s *strListCol) fieldName() string {
+	if lc, ok := s.list.(*listCol); ok {
+		return lc.cur.field
+	}
+	return ""
+}
+
+func (s *strListCol) end(ctx context.Context) error { return s.list.end(ctx) }
+func (s *strListCol) close()                        { s.list.close() }
+
 // numValues returns the number of values (leaf cells, nulls included) of a
-// top-level column, a capacity hint for list readers.
+// column (by top-level name or leaf path), a capacity hint for list
+// readers.
 func (t *table) numValues(field string) int64 {
 	c := firstLeaf(t.pf.Root().Column(field))
 	if c == nil {
@@ -631,55 +795,85 @@ func (t *table) numValues(field string) int64 {
 	return n
 }
 
-// floatList reads a list<double> column (embeddings).
-func (t *table) floatList(ctx context.Context, field string) ([][]float64, error) {
+// floatListCol reads a list<double> column (embeddings).
+func (t *table) floatListCol(field string, set func(i int, f float64)) colReader {
 	if field == "" || !t.has(field) {
-		return nil, nil
+		return nil
 	}
-	out := make([][]float64, t.rows)
-	err := t.list(ctx, field, "", isNumber(), func(row, _ int, v parquet.Value) error {
-		out[row] = append(out[row], floatOf(v))
+	return t.list(field, "", isNumber(), func(_ *table, i, _ int, v parquet.Value) error {
+		set(i, floatOf(v))
 		return nil
 	})
-	return out, err
 }
 
-// findings reads a list<struct{explanation, summary}> column. A struct
-// member missing from the file reads as "".
-func (t *table) findings(ctx context.Context, field string) ([][]Finding, error) {
+// findingsCol reads a list<struct{explanation, summary}> column, a member
+// at a time. A struct member missing from the file reads as "".
+type findingsCol struct {
+	members []colReader
+	out     [][]Finding // the window's, by row
+	set     func(i int, f []Finding)
+}
+
+func (t *table) findingsCol(field string, set func(i int, f []Finding)) colReader {
 	if field == "" || !t.has(field) {
-		return nil, nil
+		return nil
 	}
-	out := make([][]Finding, t.rows)
-	grow := func(row, i int) *Finding {
-		for len(out[row]) <= i {
-			out[row] = append(out[row], Finding{})
+	fc := &findingsCol{set: set}
+	grow := func(i, j int) *Finding {
+		for len(fc.out[i]) <= j {
+			fc.out[i] = append(fc.out[i], Finding{})
 		}
-		return &out[row][i]
+		return &fc.out[i][j]
 	}
-	members := 0
 	for _, m := range []string{"summary", "explanation"} {
 		if !hasDescendant(t.pf.Root().Column(field), m) {
 			continue
 		}
-		err := t.list(ctx, field, m, isBytes(), func(row, i int, v parquet.Value) error {
-			f := grow(row, i)
+		fc.members = append(fc.members, t.list(field, m, isBytes(), func(_ *table, i, j int, v parquet.Value) error {
+			f := grow(i, j)
 			if m == "summary" {
 				f.Summary = string(v.ByteArray())
 			} else {
 				f.Explanation = string(v.ByteArray())
 			}
 			return nil
-		})
-		if err != nil {
-			return nil, err
+		}))
+	}
+	if len(fc.members) == 0 {
+		return errCol{t.err(field, -1, fmt.Errorf("%w: want list<struct{summary, explanation}>", ErrColumnType))}
+	}
+	return fc
+}
+
+func (f *findingsCol) read(ctx context.Context, lo, hi int64) error {
+	f.out = make([][]Finding, hi-lo)
+	for _, m := range f.members {
+		if err := m.read(ctx, lo, hi); err != nil {
+			return err
 		}
-		members++
 	}
-	if members == 0 {
-		return nil, t.err(field, -1, fmt.Errorf("%w: want list<struct{summary, explanation}>", ErrColumnType))
+	for i, fs := range f.out {
+		if fs != nil {
+			f.set(i, fs)
+		}
 	}
-	return out, nil
+	f.out = nil
+	return nil
+}
+
+func (f *findingsCol) end(ctx context.Context) error {
+	for _, m := range f.members {
+		if err := m.end(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (f *findingsCol) close() {
+	for _, m := range f.members {
+		m.close()
+	}
 }
 
 // hasDescendant reports whether a column below c is called name.

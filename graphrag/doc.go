@@ -20,17 +20,28 @@
 // Walk hands the same rows over one table at a time (documents, text units,
 // entities, relationships, communities, covariates), so that a caller that
 // writes each table out needs memory for the largest table rather than for
-// the dataset. It first reads the few columns that tie tables together, so
-// each table arrives complete; Open is Walk collecting every table:
+// the dataset; with Visitor.Windows each table comes in windows of rows, so
+// that no table is held whole (kgrag load and its mapping ask for them). It
+// first reads the few columns that tie tables together, so each row
+// arrives complete; Open is Walk collecting every table:
 //
 //	ds, err := graphrag.Walk(ctx, "ragtest/output", graphrag.Visitor{
+//		Windows: true,
 //		Entities: func(ctx context.Context, es []graphrag.Entity) error {
 //			for _, e := range es {
 //				fmt.Println(e.Title, e.Communities, e.Placeholder)
 //			}
-//			return nil // es is not kept: it is freed before the next table
+//			return nil // es is not kept: it is freed as the walk goes on
 //		},
 //	})
+//
+// What a window needs whole is only what links tables: which entity a
+// title names (relationship and claim ends, placeholders from the
+// relationships and claims), the communities that list each entity (from
+// the communities table, read before the entities are handed over),
+// text units' entities where text_units lacks them, and the community
+// reports, merged into the communities by number. The walk's order is the
+// output's: those links are read by NewWalker before the first table.
 //
 // NewWalker does Walk's first half alone, so that a bad input fails before
 // anything is written.

@@ -77,45 +77,49 @@ func TestOpenErrors(t *testing.T) {
 		{"int title", intTitle, graphrag.ErrColumnType, "inttitle/entities.parquet", "title", []string{`column "title"`, "wrong column type"}},
 		{"missing source", noTarget, graphrag.ErrMissingColumn, "notarget/relationships.parquet", "source", []string{`column "source"`}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			ds, err := graphrag.Open(context.Background(), tt.dir)
-			if err == nil {
-				t.Fatalf("Open(%s) = %v, nil; want an error", tt.name, ds)
-			}
-			var e *graphrag.Error
-			if !errors.As(err, &e) {
-				t.Fatalf("Open error %T %v; want *graphrag.Error", err, err)
-			}
-			if tt.is != nil && !errors.Is(err, tt.is) {
-				t.Errorf("errors.Is(%v, %v) = false; want true", err, tt.is)
-			}
-			if !strings.HasSuffix(e.Path, tt.path) {
-				t.Errorf("Path = %q; want suffix %q", e.Path, tt.path)
-			}
-			if e.Field != tt.field {
-				t.Errorf("Field = %q; want %q", e.Field, tt.field)
-			}
-			for _, m := range tt.msg {
-				if !strings.Contains(err.Error(), m) {
-					t.Errorf("message %q; want it to contain %q", err, m)
+	for _, o := range openers {
+		for _, tt := range tests {
+			t.Run(o.name+"/"+tt.name, func(t *testing.T) {
+				ds, err := o.open(context.Background(), tt.dir)
+				if err == nil {
+					t.Fatalf("Open(%s) = %v, nil; want an error", tt.name, ds)
 				}
-			}
-		})
+				var e *graphrag.Error
+				if !errors.As(err, &e) {
+					t.Fatalf("Open error %T %v; want *graphrag.Error", err, err)
+				}
+				if tt.is != nil && !errors.Is(err, tt.is) {
+					t.Errorf("errors.Is(%v, %v) = false; want true", err, tt.is)
+				}
+				if !strings.HasSuffix(e.Path, tt.path) {
+					t.Errorf("Path = %q; want suffix %q", e.Path, tt.path)
+				}
+				if e.Field != tt.field {
+					t.Errorf("Field = %q; want %q", e.Field, tt.field)
+				}
+				for _, m := range tt.msg {
+					if !strings.Contains(err.Error(), m) {
+						t.Errorf("message %q; want it to contain %q", err, m)
+					}
+				}
+			})
+		}
 	}
 
 	// Damage inside the data must fail with an *Error naming the file, not
 	// panic or return garbage silently.
-	t.Run("corrupt page", func(t *testing.T) {
-		ds, err := graphrag.Open(context.Background(), corrupt)
-		var e *graphrag.Error
-		if err == nil {
-			t.Fatalf("Open(corrupt) = %d entities, nil; want an error", len(ds.Entities))
-		}
-		if !errors.As(err, &e) || !strings.HasSuffix(e.Path, "entities.parquet") {
-			t.Errorf("Open(corrupt) error = %v; want *Error naming entities.parquet", err)
-		}
-	})
+	for _, o := range openers {
+		t.Run(o.name+"/corrupt page", func(t *testing.T) {
+			ds, err := o.open(context.Background(), corrupt)
+			var e *graphrag.Error
+			if err == nil {
+				t.Fatalf("Open(corrupt) = %d entities, nil; want an error", len(ds.Entities))
+			}
+			if !errors.As(err, &e) || !strings.HasSuffix(e.Path, "entities.parquet") {
+				t.Errorf("Open(corrupt) error = %v; want *Error naming entities.parquet", err)
+			}
+		})
+	}
 
 	t.Run("canceled", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())

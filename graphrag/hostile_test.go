@@ -161,17 +161,19 @@ func TestOpenEmptyKeys(t *testing.T) {
 		{"document id", "documents.parquet", "id", 0, func(ds *graphrag.Dataset) { ds.Documents[0].ID = "" }},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			dir := writeV3(t, tt.damage)
-			_, err := graphrag.Open(context.Background(), dir)
-			var ge *graphrag.Error
-			if !errors.As(err, &ge) || !errors.Is(err, graphrag.ErrEmptyKey) {
-				t.Fatalf("Open: %v; want an ErrEmptyKey *graphrag.Error", err)
-			}
-			if filepath.Base(ge.Path) != tt.file || ge.Field != tt.column || ge.Row != int64(tt.row) {
-				t.Errorf("error at %s, column %q, row %d; want %s, %q, %d (%v)", ge.Path, ge.Field, ge.Row, tt.file, tt.column, tt.row, err)
-			}
-		})
+		dir := writeV3(t, tt.damage)
+		for _, o := range openers {
+			t.Run(tt.name+"/"+o.name, func(t *testing.T) {
+				_, err := o.open(context.Background(), dir)
+				var ge *graphrag.Error
+				if !errors.As(err, &ge) || !errors.Is(err, graphrag.ErrEmptyKey) {
+					t.Fatalf("Open: %v; want an ErrEmptyKey *graphrag.Error", err)
+				}
+				if filepath.Base(ge.Path) != tt.file || ge.Field != tt.column || ge.Row != int64(tt.row) {
+					t.Errorf("error at %s, column %q, row %d; want %s, %q, %d (%v)", ge.Path, ge.Field, ge.Row, tt.file, tt.column, tt.row, err)
+				}
+			})
+		}
 	}
 }
 
@@ -191,25 +193,29 @@ func TestOpenNoCommunity(t *testing.T) {
 		none.Report = &rep
 		ds.Communities = append(ds.Communities, none)
 	})
-	got, err := graphrag.Open(context.Background(), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got.Communities) != want {
-		t.Errorf("%d communities; want %d (the -1 one left out)", len(got.Communities), want)
-	}
-	for _, c := range got.Communities {
-		if c.Community == "-1" || c.Report != nil && c.Report.Title == rep.Title {
-			t.Errorf("community %s (%v) read; want -1 left out", c.Community, c.Report)
-		}
-	}
-	for _, e := range got.Entities {
-		if slices.Contains(e.Communities, "-1") {
-			t.Errorf("entity %s is in community -1", e.Title)
-		}
-	}
-	if !strings.Contains(strings.Join(got.Notes, "\n"), "numbered -1") {
-		t.Errorf("Notes = %q; want one saying community -1 was left out", got.Notes)
+	for _, o := range openers {
+		t.Run(o.name, func(t *testing.T) {
+			got, err := o.open(context.Background(), dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got.Communities) != want {
+				t.Errorf("%d communities; want %d (the -1 one left out)", len(got.Communities), want)
+			}
+			for _, c := range got.Communities {
+				if c.Community == "-1" || c.Report != nil && c.Report.Title == rep.Title {
+					t.Errorf("community %s (%v) read; want -1 left out", c.Community, c.Report)
+				}
+			}
+			for _, e := range got.Entities {
+				if slices.Contains(e.Communities, "-1") {
+					t.Errorf("entity %s is in community -1", e.Title)
+				}
+			}
+			if !strings.Contains(strings.Join(got.Notes, "\n"), "numbered -1") {
+				t.Errorf("Notes = %q; want one saying community -1 was left out", got.Notes)
+			}
+		})
 	}
 }
 
@@ -232,45 +238,49 @@ func TestOpenUpdateTables(t *testing.T) {
 		ds.Relationships = append(ds.Relationships, ds.Relationships[0])
 		ds.Communities[0].EntityIDs = append(ds.Communities[0].EntityIDs, "no-such-entity-1", "no-such-entity-2")
 	})
-	got, err := graphrag.Open(context.Background(), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]graphrag.Duplicates{
-		graphrag.TableDocuments:     {Different: 1, Example: `id "` + doc.ID + `": HumanReadableID, Title differ`},
-		graphrag.TableTextUnits:     {Same: 2},
-		graphrag.TableEntities:      {Different: 1, Example: `id "` + ent.ID + `": Description differ`},
-		graphrag.TableRelationships: {Same: 1},
-	}
-	if d := cmp.Diff(want, got.Duplicates); d != "" {
-		t.Errorf("Duplicates (-want +got):\n%s", d)
-	}
-	if got.DanglingMembers != 2 {
-		t.Errorf("DanglingMembers = %d; want 2", got.DanglingMembers)
-	}
-	if len(got.Documents) != 1 || got.Documents[0].Title == "renamed.txt" || len(got.TextUnits) != 42 || len(got.Relationships) != 978 {
-		t.Errorf("%d documents (title %q), %d text units, %d relationships; want the first rows only: 1, 42, 978",
-			len(got.Documents), got.Documents[0].Title, len(got.TextUnits), len(got.Relationships))
-	}
-	seen := map[string]bool{}
-	for _, e := range got.Entities {
-		if seen[e.ID] {
-			t.Errorf("entity %s handed over twice", e.ID)
-		}
-		seen[e.ID] = true
-		if e.ID == ent.ID && e.Description == ent.Description {
-			t.Errorf("entity %s: the later row's description was kept", e.ID)
-		}
-	}
-	for _, c := range got.Communities {
-		if slices.Contains(c.EntityIDs, "no-such-entity-1") {
-			t.Errorf("community %s keeps a member the entities table lacks", c.Community)
-		}
-	}
-	notes := strings.Join(got.Notes, "\n")
-	for _, w := range []string{"documents: 1 rows repeat the id", "text_units: 2 rows", "2 community memberships name an entity id"} {
-		if !strings.Contains(notes, w) {
-			t.Errorf("Notes = %q; want one saying %q", got.Notes, w)
-		}
+	for _, o := range openers {
+		t.Run(o.name, func(t *testing.T) {
+			got, err := o.open(context.Background(), dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]graphrag.Duplicates{
+				graphrag.TableDocuments:     {Different: 1, Example: `id "` + doc.ID + `": HumanReadableID, Title differ`},
+				graphrag.TableTextUnits:     {Same: 2},
+				graphrag.TableEntities:      {Different: 1, Example: `id "` + ent.ID + `": Description differ`},
+				graphrag.TableRelationships: {Same: 1},
+			}
+			if d := cmp.Diff(want, got.Duplicates); d != "" {
+				t.Errorf("Duplicates (-want +got):\n%s", d)
+			}
+			if got.DanglingMembers != 2 {
+				t.Errorf("DanglingMembers = %d; want 2", got.DanglingMembers)
+			}
+			if len(got.Documents) != 1 || got.Documents[0].Title == "renamed.txt" || len(got.TextUnits) != 42 || len(got.Relationships) != 978 {
+				t.Errorf("%d documents (title %q), %d text units, %d relationships; want the first rows only: 1, 42, 978",
+					len(got.Documents), got.Documents[0].Title, len(got.TextUnits), len(got.Relationships))
+			}
+			seen := map[string]bool{}
+			for _, e := range got.Entities {
+				if seen[e.ID] {
+					t.Errorf("entity %s handed over twice", e.ID)
+				}
+				seen[e.ID] = true
+				if e.ID == ent.ID && e.Description == ent.Description {
+					t.Errorf("entity %s: the later row's description was kept", e.ID)
+				}
+			}
+			for _, c := range got.Communities {
+				if slices.Contains(c.EntityIDs, "no-such-entity-1") {
+					t.Errorf("community %s keeps a member the entities table lacks", c.Community)
+				}
+			}
+			notes := strings.Join(got.Notes, "\n")
+			for _, w := range []string{"documents: 1 rows repeat the id", "text_units: 2 rows", "2 community memberships name an entity id"} {
+				if !strings.Contains(notes, w) {
+					t.Errorf("Notes = %q; want one saying %q", got.Notes, w)
+				}
+			}
+		})
 	}
 }

@@ -21,9 +21,16 @@ type links struct {
 	// that title, placeholders included.
 	byTitle      map[string]string
 	placeholders []Entity
-	// member maps an entity id to the Leiden numbers of the communities
-	// that list it, in merged community order.
-	member map[string][]string
+	// entIndex maps an entity id to its entity: the first row of the
+	// entities table with that id, or for a placeholder the number of
+	// rows plus its position in placeholders.
+	entIndex map[string]int32
+	// member lists, by entity (entIndex), the communities (indices into
+	// comms) that list it, in merged community order: those of entity e
+	// are memberComm[memberOff[e]:memberOff[e+1]]. Entities are numbered
+	// rather than keyed by id, so that a million memberships cost a few
+	// megabytes, not a map of slices.
+	memberOff, memberComm []int32
 	// tuEntities maps a text unit id to the ids of the entities naming it,
 	// in entity row order; nil when text_units has entity_ids.
 	tuEntities map[string][]string
@@ -59,7 +66,7 @@ func (w *walker) link(ctx context.Context) (*links, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := w.linkCommunities(ctx, lk); err != nil {
+	if err := w.linkCommunities(ctx, lk, ents.ids); err != nil {
 		return nil, err
 	}
 	if t := w.tables[TableNodes]; t != nil && w.ds.Release.nodeMembership() {
@@ -101,18 +108,42 @@ func (w *walker) link(ctx context.Context) (*links, error) {
 	if none > 0 {
 		w.ds.Notes = append(w.ds.Notes, fmt.Sprintf("%d communities (and their reports) numbered -1, GraphRAG's \"no community\", left out", none))
 	}
-	w.dropDanglingMembers(lk, ents.ids)
+	for k, p := range lk.placeholders {
+		if _, ok := lk.entIndex[p.ID]; !ok {
+			lk.entIndex[p.ID] = int32(len(ents.ids) + k)
+		}
+	}
+	w.dropDanglingMembers(lk)
 	members := make([][]string, len(lk.comms))
 	for i, c := range lk.comms {
 		members[i] = c.entityIDs
 	}
-	for i, wt := range occurrenceWeights(members, ents.ids, ents.textUnitIDs) {
+	tusOf := func(id string) []int32 {
+		if e, ok := lk.entIndex[id]; ok && int(e) < len(ents.ids) {
+			return ents.tus[ents.tuOff[e]:ents.tuOff[e+1]]
+		}
+		return nil
+	}
+	for i, wt := range occurrenceWeights(members, tusOf, ents.nTU) {
 		lk.comms[i].weight = wt
 	}
-	lk.member = make(map[string][]string, len(ents.ids))
+	n := len(ents.ids) + len(lk.placeholders)
+	lk.memberOff = make([]int32, n+1)
 	for _, c := range lk.comms {
 		for _, id := range c.entityIDs {
-			lk.member[id] = append(lk.member[id], c.community)
+			lk.memberOff[lk.entIndex[id]+1]++
+		}
+	}
+	for e := range n {
+		lk.memberOff[e+1] += lk.memberOff[e]
+	}
+	lk.memberComm = make([]int32, lk.memberOff[n])
+	next := slices.Clone(lk.memberOff[:n])
+	for ci, c := range lk.comms {
+		for _, id := range c.entityIDs {
+			e := lk.entIndex[id]
+			lk.memberComm[next[e]] = int32(ci)
+			next[e]++
 		}
 	}
 	return lk, nil
@@ -122,19 +153,13 @@ func (w *walker) link(ctx context.Context) (*links, error) {
 // that no entity (nor placeholder) has, as the merged tables of `graphrag
 // update` hold them, and notes how many and which: such a membership would
 // put an entity in a community that is not in the graph.
-func (w *walker) dropDanglingMembers(lk *links, ids []string) {
-	known := make(map[string]bool, len(ids)+len(lk.placeholders))
-	for _, id := range ids {
-		known[id] = true
-	}
-	for _, p := range lk.placeholders {
-		known[p.ID] = true
-	}
+func (w *walker) dropDanglingMembers(lk *links) {
+	known := func(id string) bool { _, ok := lk.entIndex[id]; return ok }
 	dropped, example := 0, ""
 	for i := range lk.comms {
 		c := &lk.comms[i]
 		c.entityIDs = slices.DeleteFunc(c.entityIDs, func(id string) bool {
-			if known[id] {
+			if known(id) {
 				return false
 			}
 			dropped++
@@ -151,14 +176,18 @@ func (w *walker) dropDanglingMembers(lk *links, ids []string) {
 }
 
 // entityLinks are the entity columns the link pass reads; they are dropped
-// when it ends.
+// when it ends. Text units are numbered (tuNames), and each entity's are
+// tus[tuOff[i]:tuOff[i+1]], so that the lists of a million entities need
+// no slice each.
 type entityLinks struct {
 	ids, titles []string
-	textUnitIDs [][]string
+	tuOff, tus  []int32
+	tuNames     []string
+	nTU         int
 }
 
-// linkEntities reads entity ids, titles and text units, fills byTitle and,
-// where text_units lacks entity_ids, tuEntities.
+// linkEntities reads entity ids, titles and text units, fills byTitle and
+// entIndex and, where text_units lacks entity_ids, tuEntities.
 func (w *walker) linkEntities(ctx context.Context, lk *links) (entityLinks, error) {
 	var e entityLinks
 	t := w.tables[TableEntities]
@@ -166,38 +195,68 @@ func (w *walker) linkEntities(ctx context.Context, lk *links) (entityLinks, erro
 		c := newCols(ctx, t)
 		c.req(&e.ids, true, "id")
 		c.req(&e.titles, false, "title", "name")
-		c.list(&e.textUnitIDs, false, "text_unit_ids")
+		if field := t.first("text_unit_ids"); field != "" {
+			tuIndex := map[string]int32{}
+			count := make([]int32, t.rows+1)
+			c.add(t.list(field, "", isBytes(), func(_ *table, i, _ int, v parquet.Value) error {
+				b := v.ByteArray()
+				n, ok := tuIndex[string(b)]
+				if !ok {
+					n = int32(len(e.tuNames))
+					name := string(b)
+					tuIndex[name] = n
+					e.tuNames = append(e.tuNames, name)
+				}
+				e.tus = append(e.tus, n)
+				count[c.lo+int64(i)+1]++
+				return nil
+			}))
+			e.tuOff = count
+		}
 		if err := c.wait(); err != nil {
 			return e, err
 		}
-		if err := noEmpty(t, len(e.ids), func(i int) string { return e.ids[i] }, "id"); err != nil {
+		if err := noEmpty(t, 0, len(e.ids), func(i int) string { return e.ids[i] }, "id"); err != nil {
 			return e, err
 		}
-		if err := noEmpty(t, len(e.titles), func(i int) string { return e.titles[i] }, "title", "name"); err != nil {
+		if err := noEmpty(t, 0, len(e.titles), func(i int) string { return e.titles[i] }, "title", "name"); err != nil {
 			return e, err
 		}
 	}
+	if e.tuOff == nil {
+		e.tuOff = make([]int32, len(e.ids)+1)
+	}
+	for i := range len(e.ids) {
+		e.tuOff[i+1] += e.tuOff[i]
+	}
+	e.nTU = len(e.tuNames)
 	lk.byTitle = make(map[string]string, len(e.ids))
+	lk.entIndex = make(map[string]int32, len(e.ids))
 	for i, title := range e.titles {
 		if _, dup := lk.byTitle[title]; !dup {
 			lk.byTitle[title] = e.ids[i]
 		}
+		if _, dup := lk.entIndex[e.ids[i]]; !dup {
+			lk.entIndex[e.ids[i]] = int32(i)
+		}
 	}
 	if !w.haveTextUnitEnts {
 		lk.tuEntities = make(map[string][]string)
-		for i, tus := range e.textUnitIDs {
-			for _, tu := range tus {
-				lk.tuEntities[tu] = append(lk.tuEntities[tu], e.ids[i])
+		for i := range e.ids {
+			for _, tu := range e.tus[e.tuOff[i]:e.tuOff[i+1]] {
+				name := e.tuNames[tu]
+				lk.tuEntities[name] = append(lk.tuEntities[name], e.ids[i])
 			}
 		}
 	}
+	e.tuNames = nil
 	return e, nil
 }
 
 // linkCommunities reads the Leiden numbers, parents and members of the
 // community rows and the numbers and parents of the reports, and lays out
 // the merged communities (noting reports beyond a community's first).
-func (w *walker) linkCommunities(ctx context.Context, lk *links) error {
+func (w *walker) linkCommunities(ctx context.Context, lk *links, ids []string) error {
 	var nums []string
 	if t := w.tables[TableCommunities]; t != nil {
 		c := newCols(ctx, t)
@@ -208,7 +267,7 @@ func (w *walker) linkCommunities(ctx context.Context, lk *links) error {
 		)
 		c.req(&nums, true, "community", "id")
 		c.ints(&parent, &parentOK, "parent")
-		c.list(&ents, false, "entity_ids")
+		c.listIDs(&ents, lk.entIndex, ids, "entity_ids")
 		if err := c.wait(); err != nil {
 			return err
 		}
@@ -519,38 +578,40 @@ func (c *cols) unknownTitles(dst *[]titleMiss, byTitle map[string]string, names 
 		c.fail(err)
 		return
 	}
-	c.do(func(ctx context.Context, t *table) (err error) {
-		*dst, err = t.unknownTitles(ctx, field, byTitle)
-		return err
-	})
-}
-
-func (t *table) unknownTitles(ctx context.Context, field string, byTitle map[string]string) ([]titleMiss, error) {
-	var out []titleMiss
 	_, emptyKnown := byTitle[""]
-	next := 0
-	nulls := func(to int) {
+	var next int64 // the first row not yet seen
+	nulls := func(to int64) {
 		for ; next < to; next++ {
 			if !emptyKnown {
-				out = append(out, titleMiss{row: next})
+				*dst = append(*dst, titleMiss{row: int(next)})
 			}
 		}
 	}
-	err := t.scalar(ctx, field, isBytes(), func(row int, v parquet.Value) error {
+	c.add(afterCol{c.t.scalar(field, isBytes(), func(i int, v parquet.Value) error {
+		row := c.lo + int64(i)
 		nulls(row)
 		next = row + 1
 		if b := v.ByteArray(); len(b) > 0 || !emptyKnown {
 			if _, ok := byTitle[string(b)]; !ok {
-				out = append(out, titleMiss{row: row, title: string(b)})
+				*dst = append(*dst, titleMiss{row: int(row), title: string(b)})
 			}
 		}
 		return nil
-	})
-	if err != nil {
-		return nil, err
+	}), func(_, hi int64) { nulls(hi) }})
+}
+
+// afterCol calls after once each window of its column is read.
+type afterCol struct {
+	colReader
+	after func(lo, hi int64)
+}
+
+func (a afterCol) read(ctx context.Context, lo, hi int64) error {
+	if err := a.colReader.read(ctx, lo, hi); err != nil {
+		return err
 	}
-	nulls(int(t.rows))
-	return out, nil
+	a.after(lo, hi)
+	return nil
 }
 
 // ComputeWeights sets every Community.Weight to kgrag's occurrence weight:
@@ -575,51 +636,42 @@ func (d *Dataset) ComputeWeights() {
 	for i, c := range d.Communities {
 		members[i] = c.EntityIDs
 	}
-	ids := make([]string, len(d.Entities))
-	tus := make([][]string, len(d.Entities))
-	for i, e := range d.Entities {
-		ids[i], tus[i] = e.ID, e.TextUnitIDs
-	}
-	for i, wt := range occurrenceWeights(members, ids, tus) {
-		d.Communities[i].Weight = wt
-	}
-}
-
-// occurrenceWeights computes the weights ComputeWeights describes for
-// communities with the given member entity ids, over entities given by id
-// and text unit ids (the first entity with an id counts).
-func occurrenceWeights(members [][]string, entIDs []string, entTUs [][]string) []float64 {
-	ents := make(map[string]int, len(entIDs))
-	for i, id := range entIDs {
-		if _, dup := ents[id]; !dup {
-			ents[id] = i
+	// Number the text units and find each id's first entity.
+	tuIndex := map[string]int32{}
+	ents := make(map[string][]int32, len(d.Entities))
+	for _, e := range d.Entities {
+		if _, dup := ents[e.ID]; dup {
+			continue
 		}
-	}
-	// Number the text units so that a stamp array can count distinct ones.
-	tuIndex := make(map[string]int32)
-	nums := make([][]int32, len(entIDs))
-	for i, tus := range entTUs {
-		for _, id := range tus {
+		nums := make([]int32, 0, len(e.TextUnitIDs))
+		for _, id := range e.TextUnitIDs {
 			n, ok := tuIndex[id]
 			if !ok {
 				n = int32(len(tuIndex))
 				tuIndex[id] = n
 			}
-			nums[i] = append(nums[i], n)
+			nums = append(nums, n)
 		}
+		ents[e.ID] = nums
 	}
-	stamp := make([]int32, len(tuIndex))
+	for i, wt := range occurrenceWeights(members, func(id string) []int32 { return ents[id] }, len(tuIndex)) {
+		d.Communities[i].Weight = wt
+	}
+}
+
+// occurrenceWeights computes the weights ComputeWeights describes for
+// communities with the given member entity ids, where tusOf gives the text
+// units (numbered below nTU) of the entity with an id (the first entity
+// with it).
+func occurrenceWeights(members [][]string, tusOf func(id string) []int32, nTU int) []float64 {
+	stamp := make([]int32, nTU)
 	counts := make([]int, len(members))
 	most := 0
 	for ci, ids := range members {
 		gen := int32(ci + 1)
 		n := 0
 		for _, id := range ids {
-			ei, ok := ents[id]
-			if !ok {
-				continue
-			}
-			for _, t := range nums[ei] {
+			for _, t := range tusOf(id) {
 				if stamp[t] != gen {
 					stamp[t] = gen
 					n++
@@ -637,4 +689,39 @@ func occurrenceWeights(members [][]string, entIDs []string, entTUs [][]string) [
 		weights[ci] = float64(n) / float64(most)
 	}
 	return weights
+}
+
+// listIDs reads a list column of entity ids (communities' entity_ids)
+// into one list per row, each id that entIndex knows as the entity's own
+// string (ids[entIndex[id]]), so that a million memberships make no new
+// string; an id it does not know (a placeholder's, or one the entities
+// table lacks) is copied.
+func (c *cols) listIDs(dst *[][]string, entIndex map[string]int32, ids []string, names ...string) {
+	field := c.t.first(names...)
+	if field == "" {
+		return
+	}
+	*dst = make([][]string, c.t.rows)
+	var flat []string
+	var rowOf []int32
+	c.add(afterCol{c.t.list(field, "", isBytes(), func(_ *table, i, _ int, v parquet.Value) error {
+		b := v.ByteArray()
+		if e, ok := entIndex[string(b)]; ok {
+			flat = append(flat, ids[e])
+		} else {
+			flat = append(flat, string(b))
+		}
+		rowOf = append(rowOf, int32(c.lo+int64(i)))
+		return nil
+	}), func(_, _ int64) {
+		for i := 0; i < len(flat); {
+			j := i + 1
+			for j < len(flat) && rowOf[j] == rowOf[i] {
+				j++
+			}
+			(*dst)[rowOf[i]] = flat[i:j:j]
+			i = j
+		}
+		flat, rowOf = nil, nil
+	}})
 }

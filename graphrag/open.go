@@ -125,22 +125,43 @@ func isDir(p string) bool {
 // Errors are *Error values naming the file and column; their causes satisfy
 // errors.Is for ErrNoTables, ErrMissingColumn, ErrColumnType, ErrRowCount and
 // the os errors (fs.ErrNotExist for a missing dir).
-func Open(ctx context.Context, dir string) (*Dataset, error) {
+func Open(ctx context.Context, dir string) (*Dataset, error) { return open(ctx, dir, Visitor{}) }
+
+// open is Open collecting what a walk with v's window settings hands over
+// (tests read with small windows, to check they change nothing).
+func open(ctx context.Context, dir string, v Visitor) (*Dataset, error) {
 	var rows Dataset
-	ds, err := Walk(ctx, dir, Visitor{
-		Documents:     func(_ context.Context, v []Document) error { rows.Documents = v; return nil },
-		TextUnits:     func(_ context.Context, v []TextUnit) error { rows.TextUnits = v; return nil },
-		Entities:      func(_ context.Context, v []Entity) error { rows.Entities = v; return nil },
-		Relationships: func(_ context.Context, v []Relationship) error { rows.Relationships = v; return nil },
-		Communities:   func(_ context.Context, v []Community) error { rows.Communities = v; return nil },
-		Covariates:    func(_ context.Context, v []Covariate) error { rows.Covariates = v; return nil },
-	})
+	v.Documents = func(_ context.Context, w []Document) error { rows.Documents = collect(rows.Documents, w); return nil }
+	v.TextUnits = func(_ context.Context, w []TextUnit) error { rows.TextUnits = collect(rows.TextUnits, w); return nil }
+	v.Entities = func(_ context.Context, w []Entity) error { rows.Entities = collect(rows.Entities, w); return nil }
+	v.Relationships = func(_ context.Context, w []Relationship) error {
+		rows.Relationships = collect(rows.Relationships, w)
+		return nil
+	}
+	v.Communities = func(_ context.Context, w []Community) error {
+		rows.Communities = collect(rows.Communities, w)
+		return nil
+	}
+	v.Covariates = func(_ context.Context, w []Covariate) error {
+		rows.Covariates = collect(rows.Covariates, w)
+		return nil
+	}
+	ds, err := Walk(ctx, dir, v)
 	if err != nil {
 		return nil, err
 	}
 	ds.Documents, ds.TextUnits, ds.Entities = rows.Documents, rows.TextUnits, rows.Entities
 	ds.Relationships, ds.Communities, ds.Covariates = rows.Relationships, rows.Communities, rows.Covariates
 	return ds, nil
+}
+
+// collect appends a window to the rows before it; the first is kept as it
+// is (a whole table is one window).
+func collect[T any](all, w []T) []T {
+	if all == nil {
+		return w
+	}
+	return append(all, w...)
 }
 
 // openTables resolves dir, opens the footer of every table file present

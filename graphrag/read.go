@@ -11,66 +11,125 @@ import (
 	"github.com/parquet-go/parquet-go"
 )
 
-// cols reads the columns of one table concurrently (one goroutine per
-// core: decoding is CPU-bound), each into the destination its method is
-// given, so that reading a table at a time still uses every core. Every
-// read gets its own fork of the table (see table.fork). wait returns the
-// error of the first column, in call order, that failed, so that a table
-// with a bad column reports the same error however the reads interleave.
+// cols reads columns of one table in lockstep, a window of rows at a time
+// (see cursor): each window's columns are read concurrently (one goroutine
+// per core: decoding is CPU-bound), each into the destination its method
+// is given, so that reading a window at a time still uses every core.
+// Every column gets its own fork of the table (see table.fork). window
+// returns the error of the first column, in call order, that failed, so
+// that a window with a bad column reports the same error however the reads
+// interleave. The caller closes a cols (wait does).
 type cols struct {
 	ctx    context.Context
 	t      *table
-	sem    chan struct{}
-	wg     sync.WaitGroup
-	errs   []*error // one per call, in call order; each goroutine sets its own
-	failed bool     // a required column is missing: read no more
+	reads  []colReader // in call order
+	failed bool        // a required column is missing: read no more
+	// lo is the first row of the window being read, for the readers
+	// that fill table-sized slices (str, ints, ...).
+	lo int64
+	// serial reads the next window's columns one after the other: the
+	// first window of a table read in windows loads each column chunk's
+	// dictionary, which for a column of distinct ids can be hundreds of
+	// megabytes while it is decoded; one at a time, they do not add up.
+	serial bool
 }
 
 func newCols(ctx context.Context, t *table) *cols {
-	return &cols{ctx: ctx, t: t, sem: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))}
+	return &cols{ctx: ctx, t: t}
 }
 
-// do runs read concurrently with the other reads of the table.
-func (c *cols) do(read func(ctx context.Context, t *table) error) {
-	if c.failed {
+// add reads r with the other columns of the table; nil (an optional
+// column the table lacks) reads nothing.
+func (c *cols) add(r colReader) {
+	if r == nil {
 		return
 	}
-	err := new(error)
-	c.errs = append(c.errs, err)
-	c.wg.Add(1)
-	c.sem <- struct{}{}
-	go func() {
-		defer c.wg.Done()
-		defer func() { <-c.sem }()
-		*err = read(c.ctx, c.t.fork())
-	}()
+	if c.failed {
+		r.close()
+		return
+	}
+	c.reads = append(c.reads, r)
 }
 
 // fail records err for the current position in call order.
 func (c *cols) fail(err error) {
-	c.errs = append(c.errs, &err)
+	c.reads = append(c.reads, errCol{err})
 	c.failed = true
 }
 
-// wait waits for every read and returns the first error in call order.
-func (c *cols) wait() error {
-	c.wg.Wait()
-	for _, err := range c.errs {
-		if *err != nil {
-			return *err
+// window reads rows [lo, hi) of every column and returns the first error
+// in call order.
+func (c *cols) window(ctx context.Context, lo, hi int64) error {
+	c.lo = lo
+	errs := make([]error, len(c.reads))
+	procs := max(1, runtime.GOMAXPROCS(0))
+	if len(c.reads) == 1 || procs == 1 || c.serial {
+		for i, r := range c.reads {
+			if errs[i] = r.read(ctx, lo, hi); errs[i] != nil {
+				break
+			}
+		}
+	} else {
+		sem := make(chan struct{}, procs)
+		var wg sync.WaitGroup
+		for i, r := range c.reads {
+			sem <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-sem }()
+				errs[i] = r.read(ctx, lo, hi)
+			})
+		}
+		wg.Wait()
+	}
+	for _, err := range errs {
+		if err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
+// end checks, after the last window, that no column holds more values
+// than the table has rows.
+func (c *cols) end(ctx context.Context) error {
+	for _, r := range c.reads {
+		if err := r.end(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *cols) close() {
+	for _, r := range c.reads {
+		r.close()
+	}
+	c.reads = nil
+}
+
+// wait reads every row of every column, checks that none is left and
+// closes the columns: the whole table as one window.
+func (c *cols) wait() error {
+	defer c.close()
+	if err := c.window(c.ctx, 0, c.t.rows); err != nil {
+		return err
+	}
+	return c.end(c.ctx)
+}
+
+// The slice readers fill one entry per row of the table (for the link
+// pass, which reads a table whole); they leave a column the table lacks
+// nil.
+
 func (c *cols) str(dst *[]string, names ...string) { c.strNum(dst, false, names...) }
 
 func (c *cols) strNum(dst *[]string, num bool, names ...string) {
 	field := c.t.first(names...)
-	c.do(func(ctx context.Context, t *table) (err error) {
-		*dst, err = t.strOpt(ctx, field, num)
-		return err
-	})
+	if field == "" {
+		return
+	}
+	*dst = make([]string, c.t.rows)
+	c.add(c.t.strCol(field, num, func(i int, s string) { (*dst)[c.lo+int64(i)] = s }))
 }
 
 // req reads a required text column: the first of names present.
@@ -80,66 +139,52 @@ func (c *cols) req(dst *[]string, num bool, names ...string) {
 		c.fail(err)
 		return
 	}
-	c.do(func(ctx context.Context, t *table) (err error) {
-		*dst, err = t.str(ctx, field, num)
-		return err
-	})
+	*dst = make([]string, c.t.rows)
+	c.add(c.t.strCol(field, num, func(i int, s string) { (*dst)[c.lo+int64(i)] = s }))
 }
 
 // ints reads an integer column; ok may be nil when the caller needs no
 // presence flags.
 func (c *cols) ints(dst *[]int64, ok *[]bool, names ...string) {
 	field := c.t.first(names...)
-	c.do(func(ctx context.Context, t *table) error {
-		v, present, err := t.ints(ctx, field)
-		*dst = v
-		if ok != nil {
-			*ok = present
+	if field == "" {
+		return
+	}
+	*dst = make([]int64, c.t.rows)
+	var present []bool
+	if ok != nil {
+		present = make([]bool, c.t.rows)
+		*ok = present
+	}
+	c.add(c.t.intCol(field, func(i int, n int64) {
+		r := c.lo + int64(i)
+		(*dst)[r] = n
+		if present != nil {
+			present[r] = true
 		}
-		return err
-	})
-}
-
-func (c *cols) floats(dst *[]float64, ok *[]bool, names ...string) {
-	field := c.t.first(names...)
-	c.do(func(ctx context.Context, t *table) (err error) {
-		*dst, *ok, err = t.floats(ctx, field)
-		return err
-	})
+	}))
 }
 
 func (c *cols) list(dst *[][]string, num bool, names ...string) {
 	field := c.t.first(names...)
-	c.do(func(ctx context.Context, t *table) (err error) {
-		*dst, err = t.strList(ctx, field, num)
-		return err
-	})
-}
-
-// The each* methods read a column into the rows through set, which is
-// called for every row that holds a value (a non-empty list), from the
-// column's goroutine. Each set must write a field of its own, so that the
-// columns of a table can fill the same rows concurrently.
-
-// eachStr reads an optional text column (numbers as text with num).
-func (c *cols) eachStr(set func(int, string), num bool, names ...string) {
-	field := c.t.first(names...)
 	if field == "" {
 		return
 	}
-	c.do(func(ctx context.Context, t *table) error { return t.strEach(ctx, field, num, set) })
+	*dst = make([][]string, c.t.rows)
+	c.add(c.t.strListCol(field, num, func(i int, l []string) { (*dst)[c.lo+int64(i)] = l }))
 }
 
-// noEmpty returns an ErrEmptyKey *Error for the first of n rows whose
-// value in the key column field (the first of names present) is null or
-// empty.
-func noEmpty(t *table, n int, get func(i int) string, names ...string) error {
-	for i := range n {
-		if get(i) == "" {
-			return t.err(t.first(names...), int64(i), ErrEmptyKey)
-		}
+// The each* methods read a column into the rows of a window through set,
+// which is called for every row that holds a value (a non-empty list), with
+// its row in the window, from the column's goroutine. Each set must write
+// a field of its own, so that the columns of a table can fill the same
+// rows concurrently.
+
+// eachStr reads an optional text column (numbers as text with num).
+func (c *cols) eachStr(set func(int, string), num bool, names ...string) {
+	if field := c.t.first(names...); field != "" {
+		c.add(c.t.strCol(field, num, set))
 	}
-	return nil
 }
 
 // eachReq reads a required text column: the first of names present.
@@ -149,22 +194,31 @@ func (c *cols) eachReq(set func(int, string), num bool, names ...string) {
 		c.fail(err)
 		return
 	}
-	c.do(func(ctx context.Context, t *table) error { return t.strEach(ctx, field, num, set) })
+	c.add(c.t.strCol(field, num, set))
 }
 
 func (c *cols) eachInt(set func(int, int64), names ...string) {
-	field := c.t.first(names...)
-	c.do(func(ctx context.Context, t *table) error { return t.intsEach(ctx, field, set) })
+	c.add(c.t.intCol(c.t.first(names...), set))
 }
 
 func (c *cols) eachFloat(set func(int, float64), names ...string) {
-	field := c.t.first(names...)
-	c.do(func(ctx context.Context, t *table) error { return t.floatsEach(ctx, field, set) })
+	c.add(c.t.floatCol(c.t.first(names...), set))
 }
 
 func (c *cols) eachList(set func(int, []string), num bool, names ...string) {
-	field := c.t.first(names...)
-	c.do(func(ctx context.Context, t *table) error { return t.strListEach(ctx, field, num, set) })
+	c.add(c.t.strListCol(c.t.first(names...), num, set))
+}
+
+// noEmpty returns an ErrEmptyKey *Error for the first of n rows (of a
+// window starting at row lo) whose value in the key column field (the
+// first of names present) is null or empty.
+func noEmpty(t *table, lo int64, n int, get func(i int) string, names ...string) error {
+	for i := range n {
+		if get(i) == "" {
+			return t.err(t.first(names...), lo+int64(i), ErrEmptyKey)
+		}
+	}
+	return nil
 }
 
 // at returns s[i] or the zero value when the column was absent (nil).
@@ -176,140 +230,140 @@ func at[T any](s []T, i int) T {
 	return s[i]
 }
 
-func readDocuments(ctx context.Context, t *table) ([]Document, error) {
-	c := newCols(ctx, t)
-	var (
-		id, hrid, title, text, created []string
-		tus                            [][]string
-	)
-	c.req(&id, true, "id")
-	c.strNum(&hrid, true, "human_readable_id")
-	c.str(&title, "title")
-	c.str(&text, "text", "raw_content")
-	c.list(&tus, false, "text_unit_ids", "text_units")
-	c.str(&created, "creation_date")
-	var meta []string
-	metaField := t.first("metadata", "raw_data", "attributes")
-	c.do(func(ctx context.Context, t *table) (err error) {
-		meta, err = t.jsonText(ctx, metaField)
-		return err
-	})
-	if err := c.wait(); err != nil {
-		return nil, err
-	}
-	if err := noEmpty(t, len(id), func(i int) string { return id[i] }, "id"); err != nil {
-		return nil, err
-	}
-	docs := make([]Document, t.rows)
-	for i := range docs {
-		docs[i] = Document{
-			ID:              id[i],
-			HumanReadableID: at(hrid, i),
-			Title:           at(title, i),
-			Text:            at(text, i),
-			TextUnitIDs:     at(tus, i),
-			CreationDate:    at(created, i),
-			Metadata:        at(meta, i),
-		}
-	}
-	return docs, nil
+// rowReader reads the rows of one table a window at a time: its columns
+// fill rows, a fresh slice per window, and check validates a window once
+// every column is read.
+type rowReader[T any] struct {
+	c     *cols
+	rows  []T
+	start func(n int) // before a window of n rows is read
+	check func(lo int64, rows []T) error
 }
 
-func readTextUnits(ctx context.Context, t *table) ([]TextUnit, error) {
-	c := newCols(ctx, t)
-	var (
-		id, hrid, text, doc    []string
-		ntok                   []int64
-		ntokOK                 []bool
-		docs, ents, rels, covs [][]string
-	)
-	c.req(&id, true, "id")
-	c.strNum(&hrid, true, "human_readable_id")
-	c.str(&text, "text", "chunk")
-	c.ints(&ntok, &ntokOK, "n_tokens")
-	c.list(&docs, false, "document_ids")
-	c.str(&doc, "document_id")
-	c.list(&ents, false, "entity_ids")
-	c.list(&rels, false, "relationship_ids")
-	c.list(&covs, false, "covariate_ids")
-	if err := c.wait(); err != nil {
+// window reads rows [lo, hi). The slice returned is the caller's.
+func (r *rowReader[T]) window(ctx context.Context, lo, hi int64) ([]T, error) {
+	r.rows = make([]T, hi-lo)
+	rows := r.rows
+	if r.start != nil {
+		r.start(len(rows))
+	}
+	if err := r.c.window(ctx, lo, hi); err != nil {
 		return nil, err
 	}
-	if err := noEmpty(t, len(id), func(i int) string { return id[i] }, "id"); err != nil {
-		return nil, err
-	}
-	tus := make([]TextUnit, t.rows)
-	for i := range tus {
-		tu := TextUnit{
-			ID:              id[i],
-			HumanReadableID: at(hrid, i),
-			Text:            at(text, i),
-			NTokens:         at(ntok, i),
-			HasNTokens:      at(ntokOK, i),
-			DocumentIDs:     at(docs, i),
-			EntityIDs:       at(ents, i),
-			RelationshipIDs: at(rels, i),
-			CovariateIDs:    at(covs, i),
-		}
-		if d := at(doc, i); d != "" && tu.DocumentIDs == nil {
-			tu.DocumentIDs = []string{d}
-		}
-		tus[i] = tu
-	}
-	return tus, nil
-}
-
-// readEntities and readRelationships, the tables with the most rows, fill
-// their rows directly from the columns (the each* readers), so that reading
-// them needs no column-sized slice per column beside the rows.
-func readEntities(ctx context.Context, t *table) ([]Entity, error) {
-	es := make([]Entity, t.rows)
-	c := newCols(ctx, t)
-	c.eachReq(func(i int, s string) { es[i].ID = s }, true, "id")
-	c.eachStr(func(i int, s string) { es[i].HumanReadableID = s }, true, "human_readable_id")
-	c.eachReq(func(i int, s string) { es[i].Title = s }, false, "title", "name")
-	c.eachStr(func(i int, s string) { es[i].Type = s }, false, "type")
-	c.eachStr(func(i int, s string) { es[i].Description = s }, false, "description")
-	c.eachList(func(i int, l []string) { es[i].TextUnitIDs = l }, false, "text_unit_ids")
-	c.eachInt(func(i int, n int64) { es[i].Frequency, es[i].HasFrequency = n, true }, "frequency")
-	c.eachInt(func(i int, n int64) { es[i].Degree, es[i].HasDegree = n, true }, "degree")
-	var emb [][]float64
-	c.do(func(ctx context.Context, t *table) (err error) {
-		emb, err = t.floatList(ctx, t.first("description_embedding"))
-		return err
-	})
-	if err := c.wait(); err != nil {
-		return nil, err
-	}
-	for i := range emb {
-		es[i].DescriptionEmbedding = emb[i]
-	}
-	return es, nil
-}
-
-func readRelationships(ctx context.Context, t *table) ([]Relationship, error) {
-	rs := make([]Relationship, t.rows)
-	c := newCols(ctx, t)
-	c.eachReq(func(i int, s string) { rs[i].ID = s }, true, "id")
-	c.eachStr(func(i int, s string) { rs[i].HumanReadableID = s }, true, "human_readable_id")
-	c.eachReq(func(i int, s string) { rs[i].Source = s }, false, "source")
-	c.eachReq(func(i int, s string) { rs[i].Target = s }, false, "target")
-	c.eachStr(func(i int, s string) { rs[i].Description = s }, false, "description")
-	c.eachFloat(func(i int, f float64) { rs[i].Weight, rs[i].HasWeight = f, true }, "weight")
-	c.eachInt(func(i int, n int64) { rs[i].Rank, rs[i].HasRank = n, true }, "combined_degree", "rank")
-	c.eachList(func(i int, l []string) { rs[i].TextUnitIDs = l }, false, "text_unit_ids")
-	if err := c.wait(); err != nil {
-		return nil, err
-	}
-	for _, k := range []struct {
-		col string
-		get func(i int) string
-	}{{"id", func(i int) string { return rs[i].ID }}, {"source", func(i int) string { return rs[i].Source }}, {"target", func(i int) string { return rs[i].Target }}} {
-		if err := noEmpty(t, len(rs), k.get, k.col); err != nil {
+	r.rows = nil
+	if r.check != nil {
+		if err := r.check(lo, rows); err != nil {
 			return nil, err
 		}
 	}
-	return rs, nil
+	return rows, nil
+}
+
+func (r *rowReader[T]) end(ctx context.Context) error { return r.c.end(ctx) }
+func (r *rowReader[T]) close()                        { r.c.close() }
+
+// readAll reads a table whole with a rowReader: one window.
+func readAll[T any](ctx context.Context, t *table, newReader func(context.Context, *table) *rowReader[T]) ([]T, error) {
+	r := newReader(ctx, t)
+	defer r.close()
+	rows, err := r.window(ctx, 0, t.rows)
+	if err != nil {
+		return nil, err
+	}
+	return rows, r.end(ctx)
+}
+
+func documentsReader(ctx context.Context, t *table) *rowReader[Document] {
+	r := &rowReader[Document]{c: newCols(ctx, t)}
+	c := r.c
+	c.eachReq(func(i int, s string) { r.rows[i].ID = s }, true, "id")
+	c.eachStr(func(i int, s string) { r.rows[i].HumanReadableID = s }, true, "human_readable_id")
+	c.eachStr(func(i int, s string) { r.rows[i].Title = s }, false, "title")
+	c.eachStr(func(i int, s string) { r.rows[i].Text = s }, false, "text", "raw_content")
+	c.eachList(func(i int, l []string) { r.rows[i].TextUnitIDs = l }, false, "text_unit_ids", "text_units")
+	c.eachStr(func(i int, s string) { r.rows[i].CreationDate = s }, false, "creation_date")
+	c.add(t.jsonCol(t.first("metadata", "raw_data", "attributes"), func(i int, s string) { r.rows[i].Metadata = s }))
+	r.check = func(lo int64, rows []Document) error {
+		return noEmpty(t, lo, len(rows), func(i int) string { return rows[i].ID }, "id")
+	}
+	return r
+}
+
+func textUnitsReader(ctx context.Context, t *table) *rowReader[TextUnit] {
+	r := &rowReader[TextUnit]{c: newCols(ctx, t)}
+	c := r.c
+	var doc []string // the window's document_id, for 3.x
+	c.eachReq(func(i int, s string) { r.rows[i].ID = s }, true, "id")
+	c.eachStr(func(i int, s string) { r.rows[i].HumanReadableID = s }, true, "human_readable_id")
+	c.eachStr(func(i int, s string) { r.rows[i].Text = s }, false, "text", "chunk")
+	c.eachInt(func(i int, n int64) { r.rows[i].NTokens, r.rows[i].HasNTokens = n, true }, "n_tokens")
+	c.eachList(func(i int, l []string) { r.rows[i].DocumentIDs = l }, false, "document_ids")
+	hasDoc := t.has("document_id")
+	if hasDoc {
+		c.add(t.strCol("document_id", false, func(i int, s string) { doc[i] = s }))
+		r.start = func(n int) { doc = make([]string, n) }
+	}
+	c.eachList(func(i int, l []string) { r.rows[i].EntityIDs = l }, false, "entity_ids")
+	c.eachList(func(i int, l []string) { r.rows[i].RelationshipIDs = l }, false, "relationship_ids")
+	c.eachList(func(i int, l []string) { r.rows[i].CovariateIDs = l }, false, "covariate_ids")
+	r.check = func(lo int64, rows []TextUnit) error {
+		if err := noEmpty(t, lo, len(rows), func(i int) string { return rows[i].ID }, "id"); err != nil {
+			return err
+		}
+		for i := range rows {
+			if d := at(doc, i); d != "" && rows[i].DocumentIDs == nil {
+				rows[i].DocumentIDs = []string{d}
+			}
+		}
+		doc = nil
+		return nil
+	}
+	return r
+}
+
+// entitiesReader and relationshipsReader, the tables with the most rows,
+// are read in the windows of a Walk (see Visitor.Windows): the rows are
+// filled directly from the columns, with no column-sized slice beside them.
+func entitiesReader(ctx context.Context, t *table) *rowReader[Entity] {
+	r := &rowReader[Entity]{c: newCols(ctx, t)}
+	c := r.c
+	c.eachReq(func(i int, s string) { r.rows[i].ID = s }, true, "id")
+	c.eachStr(func(i int, s string) { r.rows[i].HumanReadableID = s }, true, "human_readable_id")
+	c.eachReq(func(i int, s string) { r.rows[i].Title = s }, false, "title", "name")
+	c.eachStr(func(i int, s string) { r.rows[i].Type = s }, false, "type")
+	c.eachStr(func(i int, s string) { r.rows[i].Description = s }, false, "description")
+	c.eachList(func(i int, l []string) { r.rows[i].TextUnitIDs = l }, false, "text_unit_ids")
+	c.eachInt(func(i int, n int64) { r.rows[i].Frequency, r.rows[i].HasFrequency = n, true }, "frequency")
+	c.eachInt(func(i int, n int64) { r.rows[i].Degree, r.rows[i].HasDegree = n, true }, "degree")
+	c.add(t.floatListCol(t.first("description_embedding"), func(i int, f float64) {
+		r.rows[i].DescriptionEmbedding = append(r.rows[i].DescriptionEmbedding, f)
+	}))
+	return r
+}
+
+func relationshipsReader(ctx context.Context, t *table) *rowReader[Relationship] {
+	r := &rowReader[Relationship]{c: newCols(ctx, t)}
+	c := r.c
+	c.eachReq(func(i int, s string) { r.rows[i].ID = s }, true, "id")
+	c.eachStr(func(i int, s string) { r.rows[i].HumanReadableID = s }, true, "human_readable_id")
+	c.eachReq(func(i int, s string) { r.rows[i].Source = s }, false, "source")
+	c.eachReq(func(i int, s string) { r.rows[i].Target = s }, false, "target")
+	c.eachStr(func(i int, s string) { r.rows[i].Description = s }, false, "description")
+	c.eachFloat(func(i int, f float64) { r.rows[i].Weight, r.rows[i].HasWeight = f, true }, "weight")
+	c.eachInt(func(i int, n int64) { r.rows[i].Rank, r.rows[i].HasRank = n, true }, "combined_degree", "rank")
+	c.eachList(func(i int, l []string) { r.rows[i].TextUnitIDs = l }, false, "text_unit_ids")
+	r.check = func(lo int64, rs []Relationship) error {
+		for _, k := range []struct {
+			col string
+			get func(i int) string
+		}{{"id", func(i int) string { return rs[i].ID }}, {"source", func(i int) string { return rs[i].Source }}, {"target", func(i int) string { return rs[i].Target }}} {
+			if err := noEmpty(t, lo, len(rs), k.get, k.col); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return r
 }
 
 // parentText turns GraphRAG's parent number into kgrag's: -1 (and NULL)
@@ -321,53 +375,33 @@ func parentText(v int64, ok bool) string {
 	return fmt.Sprint(v)
 }
 
-// readCommunities reads the communities table. entity_ids is left out
-// (EntityIDs stay nil): the link pass has read it already and Walk hands its
-// lists over rather than reading the column twice.
-func readCommunities(ctx context.Context, t *table) ([]Community, error) {
-	c := newCols(ctx, t)
-	var (
-		comm, id, hrid, title, period []string
-		level, parent, size           []int64
-		parentOK, sizeOK              []bool
-		children, rels, tus           [][]string
-	)
+// communitiesReader reads the communities table. entity_ids is left out
+// (EntityIDs stay nil): the link pass has read it already and Walk hands
+// its lists over rather than reading the column twice.
+func communitiesReader(ctx context.Context, t *table) *rowReader[Community] {
+	r := &rowReader[Community]{c: newCols(ctx, t)}
+	c := r.c
 	// <= 0.4 keep the Leiden number in `id` (string); later in `community`.
-	c.req(&comm, true, "community", "id")
-	c.strNum(&id, true, "id")
-	c.strNum(&hrid, true, "human_readable_id")
-	c.ints(&level, nil, "level")
-	c.ints(&parent, &parentOK, "parent")
-	c.list(&children, true, "children")
-	c.str(&title, "title")
-	c.list(&rels, false, "relationship_ids")
-	c.list(&tus, false, "text_unit_ids")
-	c.str(&period, "period")
-	c.ints(&size, &sizeOK, "size")
-	if err := c.wait(); err != nil {
-		return nil, err
-	}
-	cs := make([]Community, t.rows)
-	for i := range cs {
-		cs[i] = Community{
-			ID:              at(id, i),
-			HumanReadableID: at(hrid, i),
-			Community:       comm[i],
-			Level:           at(level, i),
-			Parent:          parentText(at(parent, i), at(parentOK, i)),
-			Children:        at(children, i),
-			Title:           at(title, i),
-			RelationshipIDs: at(rels, i),
-			TextUnitIDs:     at(tus, i),
-			Period:          at(period, i),
-			Size:            at(size, i),
-			HasSize:         at(sizeOK, i),
+	c.eachReq(func(i int, s string) { r.rows[i].Community = s }, true, "community", "id")
+	c.eachStr(func(i int, s string) { r.rows[i].ID = s }, true, "id")
+	c.eachStr(func(i int, s string) { r.rows[i].HumanReadableID = s }, true, "human_readable_id")
+	c.eachInt(func(i int, n int64) { r.rows[i].Level = n }, "level")
+	c.eachInt(func(i int, n int64) { r.rows[i].Parent = parentText(n, true) }, "parent")
+	c.eachList(func(i int, l []string) { r.rows[i].Children = l }, true, "children")
+	c.eachStr(func(i int, s string) { r.rows[i].Title = s }, false, "title")
+	c.eachList(func(i int, l []string) { r.rows[i].RelationshipIDs = l }, false, "relationship_ids")
+	c.eachList(func(i int, l []string) { r.rows[i].TextUnitIDs = l }, false, "text_unit_ids")
+	c.eachStr(func(i int, s string) { r.rows[i].Period = s }, false, "period")
+	c.eachInt(func(i int, n int64) { r.rows[i].Size, r.rows[i].HasSize = n, true }, "size")
+	r.check = func(_ int64, rows []Community) error {
+		for i := range rows {
+			if rows[i].ID == "" {
+				rows[i].ID = rows[i].Community
+			}
 		}
-		if cs[i].ID == "" {
-			cs[i].ID = cs[i].Community
-		}
+		return nil
 	}
-	return cs, nil
+	return r
 }
 
 // reportRow is one row of the reports table with the columns a report-only
@@ -378,64 +412,39 @@ type reportRow struct {
 	children []string
 }
 
-func readReports(ctx context.Context, t *table, omitJSON bool) ([]reportRow, error) {
-	c := newCols(ctx, t)
-	var (
-		comm, id, hrid, title, summary, full, fullJSON, expl, period []string
-		level, parent, size                                          []int64
-		parentOK, rankOK, sizeOK                                     []bool
-		children                                                     [][]string
-		rank                                                         []float64
-	)
-	c.req(&comm, true, "community")
-	c.strNum(&id, true, "id")
-	c.strNum(&hrid, true, "human_readable_id")
-	c.ints(&level, nil, "level")
-	c.ints(&parent, &parentOK, "parent")
-	c.list(&children, true, "children")
-	c.str(&title, "title")
-	c.str(&summary, "summary")
-	c.str(&full, "full_content")
-	if !omitJSON {
-		c.str(&fullJSON, "full_content_json")
-	}
-	c.floats(&rank, &rankOK, "rank")
-	c.str(&expl, "rating_explanation", "rank_explanation")
-	c.str(&period, "period")
-	c.ints(&size, &sizeOK, "size")
-	var findings [][]Finding
-	c.do(func(ctx context.Context, t *table) (err error) {
-		findings, err = t.findings(ctx, t.first("findings"))
-		return err
-	})
-	if err := c.wait(); err != nil {
-		return nil, err
-	}
-	rows := make([]reportRow, t.rows)
-	for i := range rows {
-		rows[i] = reportRow{
-			report: &CommunityReport{
-				ID:              at(id, i),
-				HumanReadableID: at(hrid, i),
-				Community:       comm[i],
-				Level:           at(level, i),
-				Title:           at(title, i),
-				Summary:         at(summary, i),
-				FullContent:     at(full, i),
-				FullContentJSON: at(fullJSON, i),
-				Rank:            at(rank, i),
-				HasRank:         at(rankOK, i),
-				RankExplanation: at(expl, i),
-				Findings:        at(findings, i),
-				Period:          at(period, i),
-				Size:            at(size, i),
-				HasSize:         at(sizeOK, i),
-			},
-			parent:   parentText(at(parent, i), at(parentOK, i)),
-			children: at(children, i),
+func reportsReader(omitJSON bool) func(ctx context.Context, t *table) *rowReader[reportRow] {
+	return func(ctx context.Context, t *table) *rowReader[reportRow] {
+		r := &rowReader[reportRow]{c: newCols(ctx, t)}
+		c := r.c
+		var reps []CommunityReport // the window's, one allocation
+		rep := func(i int) *CommunityReport { return &reps[i] }
+		r.start = func(n int) { reps = make([]CommunityReport, n) }
+		c.eachReq(func(i int, s string) { rep(i).Community = s }, true, "community")
+		c.eachStr(func(i int, s string) { rep(i).ID = s }, true, "id")
+		c.eachStr(func(i int, s string) { rep(i).HumanReadableID = s }, true, "human_readable_id")
+		c.eachInt(func(i int, n int64) { rep(i).Level = n }, "level")
+		c.eachInt(func(i int, n int64) { r.rows[i].parent = parentText(n, true) }, "parent")
+		c.eachList(func(i int, l []string) { r.rows[i].children = l }, true, "children")
+		c.eachStr(func(i int, s string) { rep(i).Title = s }, false, "title")
+		c.eachStr(func(i int, s string) { rep(i).Summary = s }, false, "summary")
+		c.eachStr(func(i int, s string) { rep(i).FullContent = s }, false, "full_content")
+		if !omitJSON {
+			c.eachStr(func(i int, s string) { rep(i).FullContentJSON = s }, false, "full_content_json")
 		}
+		c.eachFloat(func(i int, f float64) { rep(i).Rank, rep(i).HasRank = f, true }, "rank")
+		c.eachStr(func(i int, s string) { rep(i).RankExplanation = s }, false, "rating_explanation", "rank_explanation")
+		c.eachStr(func(i int, s string) { rep(i).Period = s }, false, "period")
+		c.eachInt(func(i int, n int64) { rep(i).Size, rep(i).HasSize = n, true }, "size")
+		c.add(t.findingsCol(t.first("findings"), func(i int, f []Finding) { rep(i).Findings = f }))
+		r.check = func(_ int64, rows []reportRow) error {
+			for i := range rows {
+				rows[i].report = &reps[i]
+			}
+			reps = nil
+			return nil
+		}
+		return r
 	}
-	return rows, nil
 }
 
 // placeReports decides where each report goes, given the Leiden numbers of
@@ -443,7 +452,7 @@ func readReports(ctx context.Context, t *table, omitJSON bool) ([]reportRow, err
 // i's community in the merged list, which is the community rows followed by
 // one community per report whose number no row has (in report order), or -1
 // for a second report of the same community (the first is kept). The link
-// pass and the full read both merge by it, so they agree on the order.
+// pass and the walk both merge by it, so they agree on the order.
 func placeReports(comms, reports []string) (place []int, dups []string) {
 	index := make(map[string]int, len(comms)+len(reports))
 	for i, c := range comms {
@@ -471,129 +480,108 @@ func placeReports(comms, reports []string) (place []int, dups []string) {
 	return place, dups
 }
 
-// mergeReports attaches each report to its community and appends a
-// community for each report that no community row has, by placeReports.
-func mergeReports(cs []Community, reps []reportRow) []Community {
-	nums := make([]string, len(cs))
-	for i := range cs {
-		nums[i] = cs[i].Community
+// reportOnly returns the community that a report without a community row
+// still describes.
+func reportOnly(rr reportRow) Community {
+	rep := rr.report
+	return Community{
+		ID:        rep.Community,
+		Community: rep.Community,
+		Level:     rep.Level,
+		Parent:    rr.parent,
+		Children:  rr.children,
+		Title:     rep.Title,
+		Period:    rep.Period,
+		Size:      rep.Size,
+		HasSize:   rep.HasSize,
+		Report:    rep,
 	}
-	repNums := make([]string, len(reps))
-	for i := range reps {
-		repNums[i] = reps[i].report.Community
-	}
-	place, _ := placeReports(nums, repNums)
-	for i, rr := range reps {
-		j := place[i]
-		switch {
-		case j < 0:
-		case j < len(cs):
-			cs[j].Report = rr.report
-		default:
-			// A report without a community row still describes a community.
-			rep := rr.report
-			cs = append(cs, Community{
-				ID:        rep.Community,
-				Community: rep.Community,
-				Level:     rep.Level,
-				Parent:    rr.parent,
-				Children:  rr.children,
-				Title:     rep.Title,
-				Period:    rep.Period,
-				Size:      rep.Size,
-				HasSize:   rep.HasSize,
-				Report:    rep,
-			})
-		}
-	}
-	return cs
 }
 
-func readCovariates(ctx context.Context, t *table) ([]Covariate, error) {
-	c := newCols(ctx, t)
-	var (
-		id, hrid, ctype, typ, desc, subj, obj, status, start, end, src, tu []string
-	)
-	c.req(&id, true, "id")
-	c.strNum(&hrid, true, "human_readable_id")
-	c.str(&ctype, "covariate_type")
-	c.str(&typ, "type")
-	c.str(&desc, "description")
-	c.str(&subj, "subject_id")
-	c.str(&obj, "object_id")
-	c.str(&status, "status")
-	c.str(&start, "start_date")
-	c.str(&end, "end_date")
-	c.str(&src, "source_text")
-	c.str(&tu, "text_unit_id")
-	if err := c.wait(); err != nil {
-		return nil, err
+func covariatesReader(ctx context.Context, t *table) *rowReader[Covariate] {
+	r := &rowReader[Covariate]{c: newCols(ctx, t)}
+	c := r.c
+	c.eachReq(func(i int, s string) { r.rows[i].ID = s }, true, "id")
+	c.eachStr(func(i int, s string) { r.rows[i].HumanReadableID = s }, true, "human_readable_id")
+	c.eachStr(func(i int, s string) { r.rows[i].CovariateType = s }, false, "covariate_type")
+	c.eachStr(func(i int, s string) { r.rows[i].Type = s }, false, "type")
+	c.eachStr(func(i int, s string) { r.rows[i].Description = s }, false, "description")
+	c.eachStr(func(i int, s string) { r.rows[i].SubjectID = s }, false, "subject_id")
+	c.eachStr(func(i int, s string) { r.rows[i].ObjectID = s }, false, "object_id")
+	c.eachStr(func(i int, s string) { r.rows[i].Status = s }, false, "status")
+	c.eachStr(func(i int, s string) { r.rows[i].StartDate = s }, false, "start_date")
+	c.eachStr(func(i int, s string) { r.rows[i].EndDate = s }, false, "end_date")
+	c.eachStr(func(i int, s string) { r.rows[i].SourceText = s }, false, "source_text")
+	c.eachStr(func(i int, s string) { r.rows[i].TextUnitID = s }, false, "text_unit_id")
+	r.check = func(lo int64, rows []Covariate) error {
+		return noEmpty(t, lo, len(rows), func(i int) string { return rows[i].ID }, "id")
 	}
-	if err := noEmpty(t, len(id), func(i int) string { return id[i] }, "id"); err != nil {
-		return nil, err
-	}
-	cs := make([]Covariate, t.rows)
-	for i := range cs {
-		cs[i] = Covariate{
-			ID:              id[i],
-			HumanReadableID: at(hrid, i),
-			CovariateType:   at(ctype, i),
-			Type:            at(typ, i),
-			Description:     at(desc, i),
-			SubjectID:       at(subj, i),
-			ObjectID:        at(obj, i),
-			Status:          at(status, i),
-			StartDate:       at(start, i),
-			EndDate:         at(end, i),
-			SourceText:      at(src, i),
-			TextUnitID:      at(tu, i),
-		}
-	}
-	return cs, nil
+	return r
 }
 
-// jsonText reads a metadata-like column as text: strings as they are, NULL
+// jsonCol reads a metadata-like column as text: strings as they are, NULL
 // columns as "", and nested values (pandas dicts become structs or maps) as
 // JSON with sorted keys. Nested values go through parquet-go's row reader,
 // which is slow but only ever meets the documents table.
-func (t *table) jsonText(ctx context.Context, field string) ([]string, error) {
+func (t *table) jsonCol(field string, set func(i int, s string)) colReader {
 	if field == "" {
-		return nil, nil
+		return nil
 	}
 	c := t.pf.Root().Column(field)
 	if c.Leaf() {
 		if isNullType(c) {
-			return nil, nil
+			return nil
 		}
 		if bytesKind(c) {
-			return t.str(ctx, field, false)
+			return t.strCol(field, false, set)
 		}
 	}
-	out := make([]string, t.rows)
-	rd := parquet.NewReader(t.pf)
-	defer rd.Close()
-	for i := 0; i < int(t.rows); i++ {
+	return &jsonRows{t: t, field: field, set: set}
+}
+
+// jsonRows reads one nested column row by row.
+type jsonRows struct {
+	t     *table
+	field string
+	rd    *parquet.Reader
+	set   func(i int, s string)
+}
+
+func (j *jsonRows) read(ctx context.Context, lo, hi int64) error {
+	if j.rd == nil {
+		j.rd = parquet.NewReader(j.t.pf)
+	}
+	for r := lo; r < hi; r++ {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
 		row := map[string]any{}
-		if err := rd.Read(&row); err != nil {
+		if err := j.rd.Read(&row); err != nil {
 			if err == io.EOF {
-				return nil, t.err(field, int64(i), ErrRowCount)
+				return j.t.err(j.field, r, ErrRowCount)
 			}
-			return nil, t.err(field, int64(i), err)
+			return j.t.err(j.field, r, err)
 		}
-		v, ok := row[field]
+		v, ok := row[j.field]
 		if !ok || v == nil {
 			continue
 		}
 		b, err := json.Marshal(jsonable(v))
 		if err != nil {
-			return nil, t.err(field, int64(i), err)
+			return j.t.err(j.field, r, err)
 		}
-		out[i] = string(b)
+		j.set(int(r-lo), string(b))
 	}
-	return out, nil
+	return nil
+}
+
+func (j *jsonRows) end(context.Context) error { return nil }
+
+func (j *jsonRows) close() {
+	if j.rd != nil {
+		j.rd.Close()
+		j.rd = nil
+	}
 }
 
 // jsonable turns the byte slices that parquet-go's row reader returns for

@@ -3,11 +3,18 @@ package graphrag
 import (
 	"context"
 	"errors"
+	"fmt"
+	"hash/maphash"
 	"slices"
+	"strings"
+	"sync"
+
+	"github.com/parquet-go/parquet-go"
 )
 
 // Visitor receives a GraphRAG output one table at a time from Walk. Each
-// non-nil callback is called exactly once, in field order, after the one
+// non-nil callback is called exactly once (once per window with Windows),
+// in field order, after the one
 // before it has returned, with the rows of its table in file order (nil
 // when the table is absent and nothing stands in for it): the first row
 // of each id, as a later row with the same id is left out and counted in
@@ -31,6 +38,26 @@ type Visitor struct {
 	// Communities are the communities table merged with the reports table.
 	Communities func(context.Context, []Community) error
 	Covariates  func(context.Context, []Covariate) error
+
+	// Windows hands each table over in windows of rows, in row order,
+	// rather than whole, so that no table is ever held in memory: each
+	// non-nil callback is then called once per window (at least once, as
+	// above), with rows complete as above, and the next window is read
+	// while the callback runs. The rows of one window may still be in use
+	// when the next is handed over (they are the callback's). What ties
+	// the tables together is read whole first (see NewWalker); so are the
+	// community reports, which GraphRAG writes deepest level first rather
+	// than in the communities' order, once the first window of
+	// communities has been read. Placeholders end the last window of
+	// Entities, report-only communities the last of Communities. A bad row
+	// fails the walk with the error of the first window holding one, after
+	// the windows before it were handed over.
+	Windows bool
+	// WindowRows caps the rows of a window when Windows is set; 0 sizes
+	// windows by the table's bytes per row (about windowBytes of column
+	// data, at most maxWindowRows rows). Tests set a few rows, so that
+	// windows end inside pages and row groups.
+	WindowRows int
 
 	// OmitReportJSON leaves the reports' full_content_json unread
 	// (CommunityReport.FullContentJSON stays ""): it repeats full_content
@@ -95,8 +122,8 @@ func NewWalker(ctx context.Context, dir string) (*Walker, error) {
 // its row slices are nil.
 func (w *Walker) Dataset() *Dataset { return w.w.ds }
 
-// Walk reads each table whole, completes its rows from the links and hands
-// it to v, in Visitor order. It can be called once; it checks ctx between
+// Walk reads each table (whole, or a window at a time with v.Windows),
+// completes its rows from the links and hands them to v, in Visitor order. It can be called once; it checks ctx between
 // tables and while reading. Errors are those of Open, or a callback's error
 // as returned.
 func (w *Walker) Walk(ctx context.Context, v Visitor) error {
@@ -145,27 +172,261 @@ func (w *walker) close() {
 	}
 }
 
-// readTable reads the named table with read, or returns nil rows when the
-// table is absent.
-func readTable[T any](ctx context.Context, w *walker, name string, read func(context.Context, *table) ([]T, error)) ([]T, error) {
-	t := w.tables[name]
+// windowBytes is about how many bytes of column data (uncompressed) a
+// window of an automatically sized window holds: a few windows are in
+// flight at once (one read, one handed over, one being mapped).
+const windowBytes = 8 << 20
+
+// maxWindowRows bounds an automatically sized window.
+const maxWindowRows = 16 << 10
+
+// windowRows returns how many rows of t each window holds for v: every row
+// unless v.Windows.
+func windowRows(v Visitor, t *table) int64 {
+	if !v.Windows || t.rows == 0 {
+		return max(t.rows, 1)
+	}
+	if v.WindowRows > 0 {
+		return int64(v.WindowRows)
+	}
+	var size int64
+	for _, rg := range t.pf.Metadata().RowGroups {
+		size += rg.TotalByteSize
+	}
+	perRow := max(1, size/t.rows)
+	return min(max(1, windowBytes/perRow), maxWindowRows)
+}
+
+// tableWalk is how one table is walked: its reader, the id that
+// duplicate rows repeat (nil for none), how a window's rows are completed
+// from the links (lo is the table row of rows[0]; nil for as read) and
+// the rows that end the table (nil for none).
+type tableWalk[T any] struct {
+	name   string
+	reader func(context.Context, *table) *rowReader[T]
+	id     func(*T) string
+	fix    func(ctx context.Context, lo int64, rows []T) ([]T, error)
+	tail   func(ctx context.Context) ([]T, error)
+}
+
+// window is one window read ahead, or the error that stopped the reading.
+type window[T any] struct {
+	rows []T
+	err  error
+}
+
+// walkTable reads one table as tw says and hands it to fn: whole, or in
+// windows with v.Windows, each read while fn handles the one before. An
+// absent table is handed over as its tail alone (nil when it has none).
+func walkTable[T any](ctx context.Context, w *walker, v Visitor, tw tableWalk[T], fn func(context.Context, []T) error) error {
+	t := w.tables[tw.name]
 	if t == nil {
+		var rows []T
+		if tw.tail != nil {
+			var err error
+			if rows, err = tw.tail(ctx); err != nil {
+				return err
+			}
+		}
+		return fn(ctx, rows)
+	}
+	size := windowRows(v, t)
+	var dd *deduper[T]
+	if tw.id != nil && size < t.rows {
+		plan, err := dupPlan(ctx, t)
+		if err != nil {
+			return err
+		}
+		dd = &deduper[T]{plan: plan, id: tw.id}
+	}
+	r := tw.reader(ctx, t)
+	defer r.close()
+	next := func(ctx context.Context, lo int64) ([]T, error) {
+		hi := min(lo+size, t.rows)
+		r.c.serial = lo == 0 && hi < t.rows
+		rows, err := r.window(ctx, lo, hi)
+		if err != nil {
+			return nil, err
+		}
+		last := hi == t.rows
+		if last {
+			if err := r.end(ctx); err != nil {
+				return nil, err
+			}
+		}
+		switch {
+		case tw.id == nil:
+		case dd == nil:
+			var d Duplicates
+			rows, d = dedupe(rows, tw.id)
+			w.noteDuplicates(tw.name, d)
+		default:
+			rows = dd.window(lo, rows)
+			if last {
+				w.noteDuplicates(tw.name, dd.d)
+			}
+		}
+		if tw.fix != nil {
+			if rows, err = tw.fix(ctx, lo, rows); err != nil {
+				return nil, err
+			}
+		}
+		if last && tw.tail != nil {
+			more, err := tw.tail(ctx)
+			if err != nil {
+				return nil, err
+			}
+			rows = append(rows, more...)
+		}
+		return rows, nil
+	}
+	if size >= t.rows {
+		rows, err := next(ctx, 0)
+		if err != nil {
+			return err
+		}
+		return fn(ctx, rows)
+	}
+	// Read ahead: the next window is read while fn handles this one.
+	rctx, cancel := context.WithCancel(ctx)
+	ch := make(chan window[T], 1)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer close(ch)
+		for lo := int64(0); lo < t.rows; lo += size {
+			rows, err := next(rctx, lo)
+			select {
+			case ch <- window[T]{rows, err}:
+			case <-rctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	})
+	defer func() {
+		cancel()
+		wg.Wait() // the reader is done with the table before it is closed
+	}()
+	for win := range ch {
+		if win.err != nil {
+			return win.err
+		}
+		if err := fn(ctx, win.rows); err != nil {
+			return err
+		}
+	}
+	return ctx.Err()
+}
+
+// dupPlan reads the id column of t and returns, by row, the hash of the
+// rows whose id hash another row shares: the only rows that may repeat an
+// id, so that a table read in windows is deduplicated as a whole one is
+// while only those rows are kept aside (see deduper). nil when no two
+// rows share a hash.
+func dupPlan(ctx context.Context, t *table) (map[int64]uint64, error) {
+	hashes := make([]uint64, t.rows)
+	seed := maphash.MakeSeed()
+	c := newCols(ctx, t)
+	if field, err := t.require("id"); err != nil {
+		c.fail(err)
+	} else {
+		c.add(t.scalar(field, isBytesOrNumber(), func(i int, v parquet.Value) error {
+			if k := v.Kind(); k == parquet.ByteArray || k == parquet.FixedLenByteArray {
+				hashes[c.lo+int64(i)] = maphash.Bytes(seed, v.ByteArray())
+			} else {
+				hashes[c.lo+int64(i)] = maphash.String(seed, textOf(v))
+			}
+			return nil
+		}))
+	}
+	if err := c.wait(); err != nil {
+		return nil, err
+	}
+	sorted := slices.Clone(hashes)
+	slices.Sort(sorted)
+	var shared map[uint64]bool
+	for i := 1; i < len(sorted); i++ {
+		if sorted[i] == sorted[i-1] {
+			if shared == nil {
+				shared = map[uint64]bool{}
+			}
+			shared[sorted[i]] = true
+		}
+	}
+	if shared == nil {
 		return nil, nil
 	}
-	return read(ctx, t)
+	plan := map[int64]uint64{}
+	for r, h := range hashes {
+		if shared[h] {
+			plan[int64(r)] = h
+		}
+	}
+	return plan, nil
+}
+
+// deduper is dedupe across the windows of one table: the rows a dupPlan
+// names are compared with the earlier rows of their hash, of which it
+// keeps a copy (as read, before any completion), so that a row repeating
+// an earlier id is left out and counted as dedupe does.
+type deduper[T any] struct {
+	plan map[int64]uint64
+	kept map[uint64][]T
+	id   func(*T) string
+	d    Duplicates
+}
+
+// window leaves out of rows (table rows lo on) those repeating an earlier
+// row's id.
+func (dd *deduper[T]) window(lo int64, rows []T) []T {
+	if len(dd.plan) == 0 {
+		return rows
+	}
+	if dd.kept == nil {
+		dd.kept = map[uint64][]T{}
+	}
+	out := rows[:0]
+	for i := range rows {
+		h, ok := dd.plan[lo+int64(i)]
+		if !ok {
+			out = append(out, rows[i])
+			continue
+		}
+		r := rows[i]
+		k := dd.id(&r)
+		first := -1
+		for j := range dd.kept[h] {
+			if dd.id(&dd.kept[h][j]) == k {
+				first = j
+				break
+			}
+		}
+		if first < 0 {
+			dd.kept[h] = append(dd.kept[h], r)
+			out = append(out, r)
+			continue
+		}
+		if fields := differ(&dd.kept[h][first], &r); len(fields) == 0 {
+			dd.d.Same++
+		} else {
+			dd.d.Different++
+			if dd.d.Example == "" {
+				dd.d.Example = fmt.Sprintf("id %q: %s differ", k, strings.Join(fields, ", "))
+			}
+		}
+	}
+	clear(rows[len(out):])
+	return out
 }
 
 func (w *walker) documents(ctx context.Context, _ *links, v Visitor) error {
 	if v.Documents == nil {
 		return nil
 	}
-	rows, err := readTable(ctx, w, TableDocuments, readDocuments)
-	if err != nil {
-		return err
-	}
-	rows, d := dedupe(rows, func(r *Document) string { return r.ID })
-	w.noteDuplicates(TableDocuments, d)
-	return v.Documents(ctx, rows)
+	return walkTable(ctx, w, v, tableWalk[Document]{name: TableDocuments, reader: documentsReader,
+		id: func(r *Document) string { return r.ID }}, v.Documents)
 }
 
 func (w *walker) textUnits(ctx context.Context, lk *links, v Visitor) error {
@@ -174,92 +435,182 @@ func (w *walker) textUnits(ctx context.Context, lk *links, v Visitor) error {
 	if v.TextUnits == nil {
 		return nil
 	}
-	rows, err := readTable(ctx, w, TableTextUnits, readTextUnits)
-	if err != nil {
-		return err
-	}
-	rows, d := dedupe(rows, func(r *TextUnit) string { return r.ID })
-	w.noteDuplicates(TableTextUnits, d)
-	if derived != nil {
-		for i := range rows {
-			rows[i].EntityIDs = append(rows[i].EntityIDs, derived[rows[i].ID]...)
-		}
-	}
-	return v.TextUnits(ctx, rows)
+	return walkTable(ctx, w, v, tableWalk[TextUnit]{name: TableTextUnits, reader: textUnitsReader,
+		id: func(r *TextUnit) string { return r.ID },
+		fix: func(_ context.Context, _ int64, rows []TextUnit) ([]TextUnit, error) {
+			if derived != nil {
+				for i := range rows {
+					rows[i].EntityIDs = append(rows[i].EntityIDs, derived[rows[i].ID]...)
+				}
+			}
+			return rows, nil
+		}}, v.TextUnits)
 }
 
 func (w *walker) entities(ctx context.Context, lk *links, v Visitor) error {
-	placeholders, member, degree := lk.placeholders, lk.member, lk.degree
-	lk.placeholders, lk.member, lk.degree = nil, nil, nil
+	placeholders, degree, entIndex := lk.placeholders, lk.degree, lk.entIndex
+	off, member := lk.memberOff, lk.memberComm
+	lk.placeholders, lk.degree, lk.entIndex, lk.memberOff, lk.memberComm = nil, nil, nil, nil, nil
 	if v.Entities == nil {
 		return nil
 	}
-	rows, err := readTable(ctx, w, TableEntities, readEntities)
-	if err != nil {
-		return err
-	}
-	rows, d := dedupe(rows, func(r *Entity) string { return r.ID })
-	w.noteDuplicates(TableEntities, d)
-	rows = append(rows, placeholders...)
-	for i := range rows {
-		e := &rows[i]
-		e.Communities = member[e.ID]
-		if degree != nil && !e.HasDegree && !e.Placeholder {
-			e.Degree, e.HasDegree = degree[e.Title], true
+	comms := lk.comms
+	complete := func(rows []Entity) {
+		// One backing array for the window's community lists.
+		var flat []string
+		for i := range rows {
+			e := &rows[i]
+			x, ok := entIndex[e.ID]
+			if !ok || off[x] == off[x+1] {
+				continue
+			}
+			start := len(flat)
+			for _, ci := range member[off[x]:off[x+1]] {
+				flat = append(flat, comms[ci].community)
+			}
+			e.Communities = flat[start:len(flat):len(flat)]
+		}
+		for i := range rows {
+			e := &rows[i]
+			if degree != nil && !e.HasDegree && !e.Placeholder {
+				e.Degree, e.HasDegree = degree[e.Title], true
+			}
 		}
 	}
-	return v.Entities(ctx, rows)
+	return walkTable(ctx, w, v, tableWalk[Entity]{name: TableEntities, reader: entitiesReader,
+		id: func(r *Entity) string { return r.ID },
+		fix: func(_ context.Context, _ int64, rows []Entity) ([]Entity, error) {
+			complete(rows)
+			return rows, nil
+		},
+		tail: func(context.Context) ([]Entity, error) {
+			rows := slices.Clone(placeholders)
+			complete(rows)
+			return rows, nil
+		}}, v.Entities)
 }
 
 func (w *walker) relationships(ctx context.Context, lk *links, v Visitor) error {
 	if v.Relationships == nil {
 		return nil
 	}
-	rows, err := readTable(ctx, w, TableRelationships, readRelationships)
-	if err != nil {
-		return err
-	}
-	rows, d := dedupe(rows, func(r *Relationship) string { return r.ID })
-	w.noteDuplicates(TableRelationships, d)
-	for i := range rows {
-		r := &rows[i]
-		r.SourceID, r.TargetID = lk.byTitle[r.Source], lk.byTitle[r.Target]
-	}
-	return v.Relationships(ctx, rows)
+	return walkTable(ctx, w, v, tableWalk[Relationship]{name: TableRelationships, reader: relationshipsReader,
+		id: func(r *Relationship) string { return r.ID },
+		fix: func(_ context.Context, _ int64, rows []Relationship) ([]Relationship, error) {
+			for i := range rows {
+				r := &rows[i]
+				r.SourceID, r.TargetID = lk.byTitle[r.Source], lk.byTitle[r.Target]
+			}
+			return rows, nil
+		}}, v.Relationships)
 }
 
+// communities hands over the communities merged with their reports. The
+// reports are read whole once the first window of communities has been
+// read (as a whole read had it: a bad community row is reported ahead of
+// a bad report): GraphRAG writes them deepest level first, not in the
+// communities' order, so no window of reports lines up with one of
+// communities.
 func (w *walker) communities(ctx context.Context, lk *links, v Visitor) error {
 	comms := lk.comms
 	lk.comms = nil
 	if v.Communities == nil {
 		return nil
 	}
-	rows, err := readTable(ctx, w, TableCommunities, readCommunities)
-	if err != nil {
-		return err
+	var nrows int64 // community rows; the rest of comms are report-only
+	if t := w.tables[TableCommunities]; t != nil {
+		nrows = t.rows
 	}
-	reps, err := readTable(ctx, w, TableCommunityReports, func(ctx context.Context, t *table) ([]reportRow, error) {
-		return readReports(ctx, t, v.OmitReportJSON)
-	})
-	if err != nil {
-		return err
+	var (
+		loaded bool
+		reps   []reportRow
+		repOf  []int32 // by community row: its report, or -1
+		only   []int32 // the reports without a community row, in merged order
+	)
+	load := func(ctx context.Context) error {
+		if loaded {
+			return nil
+		}
+		loaded = true
+		t := w.tables[TableCommunityReports]
+		if t == nil {
+			return nil
+		}
+		var err error
+		if reps, err = readAll(ctx, t, reportsReader(v.OmitReportJSON)); err != nil {
+			return err
+		}
+		nums := make([]string, nrows)
+		for i := range nums {
+			nums[i] = comms[i].community
+		}
+		repNums := make([]string, len(reps))
+		for i := range reps {
+			repNums[i] = reps[i].report.Community
+		}
+		place, _ := placeReports(nums, repNums)
+		repOf = make([]int32, nrows)
+		for i := range repOf {
+			repOf[i] = -1
+		}
+		for i, j := range place {
+			switch {
+			case j < 0:
+			case int64(j) < nrows:
+				repOf[j] = int32(i)
+			default:
+				only = append(only, int32(i))
+			}
+		}
+		return nil
 	}
-	rows = mergeReports(rows, reps)
-	reps = nil
-	kept := rows[:0]
-	for i := range rows {
-		c, l := rows[i], &comms[i]
+	// complete sets what the links know of community m (in merged order);
+	// false for GraphRAG's "no community", which is left out.
+	complete := func(m int64, c *Community) bool {
+		l := &comms[m]
 		if l.none {
-			continue
+			return false
 		}
 		c.EntityIDs, c.Parent, c.Weight = l.entityIDs, l.parent, l.weight
 		if lk.deriveChildren {
 			c.Children = l.children
 		}
 		c.Children = slices.DeleteFunc(c.Children, noCommunity)
-		kept = append(kept, c)
+		return true
 	}
-	return v.Communities(ctx, kept)
+	return walkTable(ctx, w, v, tableWalk[Community]{name: TableCommunities, reader: communitiesReader,
+		fix: func(ctx context.Context, lo int64, rows []Community) ([]Community, error) {
+			if err := load(ctx); err != nil {
+				return nil, err
+			}
+			kept := rows[:0]
+			for i := range rows {
+				m := lo + int64(i)
+				c := rows[i]
+				if repOf != nil && repOf[m] >= 0 {
+					c.Report = reps[repOf[m]].report
+				}
+				if complete(m, &c) {
+					kept = append(kept, c)
+				}
+			}
+			clear(rows[len(kept):])
+			return kept, nil
+		},
+		tail: func(ctx context.Context) ([]Community, error) {
+			if err := load(ctx); err != nil {
+				return nil, err
+			}
+			var rows []Community
+			for k, i := range only {
+				c := reportOnly(reps[i])
+				if complete(nrows+int64(k), &c) {
+					rows = append(rows, c)
+				}
+			}
+			reps, repOf = nil, nil
+			return rows, nil
+		}}, v.Communities)
 }
 
 func (w *walker) covariates(ctx context.Context, lk *links, v Visitor) error {
@@ -268,20 +619,18 @@ func (w *walker) covariates(ctx context.Context, lk *links, v Visitor) error {
 	if v.Covariates == nil {
 		return nil
 	}
-	rows, err := readTable(ctx, w, TableCovariates, readCovariates)
-	if err != nil {
-		return err
-	}
-	rows, d := dedupe(rows, func(r *Covariate) string { return r.ID })
-	w.noteDuplicates(TableCovariates, d)
-	for i := range rows {
-		c := &rows[i]
-		if claimEnd(c.SubjectID) {
-			c.SubjectEntityID = byTitle[c.SubjectID]
-		}
-		if claimEnd(c.ObjectID) {
-			c.ObjectEntityID = byTitle[c.ObjectID]
-		}
-	}
-	return v.Covariates(ctx, rows)
+	return walkTable(ctx, w, v, tableWalk[Covariate]{name: TableCovariates, reader: covariatesReader,
+		id: func(r *Covariate) string { return r.ID },
+		fix: func(_ context.Context, _ int64, rows []Covariate) ([]Covariate, error) {
+			for i := range rows {
+				c := &rows[i]
+				if claimEnd(c.SubjectID) {
+					c.SubjectEntityID = byTitle[c.SubjectID]
+				}
+				if claimEnd(c.ObjectID) {
+					c.ObjectEntityID = byTitle[c.ObjectID]
+				}
+			}
+			return rows, nil
+		}}, v.Covariates)
 }

@@ -93,8 +93,9 @@ func (m Mapper) Map(ctx context.Context, ds *graphrag.Dataset, w rdf.Writer) (St
 // Stream maps a dataset to triples one table at a time, so that a table can
 // be mapped and freed before the next is read (see graphrag.Walk). Its
 // methods must be called in Map's order (Documents, TextUnits, Entities,
-// Relationships, Communities, Covariates), each at most once, for the
-// output to be Map's; each stops at the first error of the writer, or when
+// Relationships, Communities, Covariates), each table's rows once and in
+// order (in one call, or in windows of several: graphrag.Visitor.Windows),
+// for the output to be Map's; each stops at the first error of the writer, or when
 // ctx is done. The rows must be complete as graphrag.Walk and Open hand
 // them over: entities state their communities from Entity.Communities.
 // A Stream is not safe for concurrent use and keeps no reference to the
@@ -135,6 +136,9 @@ func (s *Stream) Visitor() graphrag.Visitor {
 		Covariates:    s.Covariates,
 		// The mapping writes full_content, not its JSON.
 		OmitReportJSON: true,
+		// Rows are mapped and let go of as they come: no table need be
+		// held whole.
+		Windows: true,
 	}
 }
 

@@ -2,6 +2,7 @@ package ontology
 
 import (
 	"context"
+	"sync"
 
 	"github.com/kgrag/kgrag/graphrag"
 	"github.com/kgrag/kgrag/rdf"
@@ -26,8 +27,8 @@ func (t *Table) Name() string { return t.name }
 func (t *Table) Len() int { return t.n }
 
 // Map writes the triples of rows [i, j) to w, as the Stream writes them
-// between row i-1 and row j; the documents table's range that starts at 0
-// begins with the index run, as Stream.Documents does, even when the table
+// between row i-1 and row j; the range that starts at 0 of the documents'
+// first window begins with the index run, as Stream.Documents does, even when the table
 // has no rows. It returns what it wrote. Map may be called from several
 // goroutines at once for ranges that do not overlap; each row once, as
 // Map lets go of the rows it has written (they are zeroed), so that the
@@ -76,19 +77,26 @@ func tableRows[T any](rows []T, write func(e *emitter, r *T) error) func(*emitte
 // with it. A table's rows may still be mapped while the next is read and
 // handed over, but every Map call of a table must have returned before the
 // first of the next table: later tables read what earlier ones recorded
-// (the text units' documents, recorded when their Table is made). fn's
-// error stops the walk. The Stream's Stats do not count what Tables map:
+// (the text units' documents, recorded by the first Map of their Table). The
+// Visitor asks for windows (graphrag.Visitor.Windows): each window is a
+// Table of its own, and only the documents' first begins with the index
+// run. The windows of one table may be mapped at once, except the text
+// units': every Map of a window of text units must have returned before
+// the first Map of the next (which records its documents). fn's error stops the walk. The Stream's Stats do not count what Tables map:
 // add up what Map returns.
 func (s *Stream) Tables(fn func(context.Context, *Table) error) graphrag.Visitor {
 	table := func(name string, n int, rows func(*emitter, context.Context, int, int) error) *Table {
 		return &Table{s: s, name: name, n: n, rows: rows}
 	}
+	run := true // the first window of documents writes the run
 	return graphrag.Visitor{
 		Documents: func(ctx context.Context, rows []graphrag.Document) error {
 			omit := s.omitText
 			docs := tableRows(rows, func(e *emitter, d *graphrag.Document) error { return e.document(d, omit) })
+			first := run
+			run = false
 			return fn(ctx, table(graphrag.TableDocuments, len(rows), func(e *emitter, ctx context.Context, i, j int) error {
-				if i == 0 {
+				if i == 0 && first {
 					if err := e.runNode(); err != nil {
 						return err
 					}
@@ -97,8 +105,15 @@ func (s *Stream) Tables(fn func(context.Context, *Table) error) graphrag.Visitor
 			}))
 		},
 		TextUnits: func(ctx context.Context, rows []graphrag.TextUnit) error {
-			s.e.recordDocuments(rows)
-			return fn(ctx, table(graphrag.TableTextUnits, len(rows), tableRows(rows, (*emitter).chunk)))
+			// The documents are recorded by the first Map of the window,
+			// not here: the windows before it may still be mapped, and
+			// their chunks read what is recorded.
+			var record sync.Once
+			chunks := tableRows(rows, (*emitter).chunk)
+			return fn(ctx, table(graphrag.TableTextUnits, len(rows), func(e *emitter, ctx context.Context, i, j int) error {
+				record.Do(func() { s.e.recordDocuments(rows) })
+				return chunks(e, ctx, i, j)
+			}))
 		},
 		Entities: func(ctx context.Context, rows []graphrag.Entity) error {
 			return fn(ctx, table(graphrag.TableEntities, len(rows), tableRows(rows, (*emitter).entity)))
@@ -113,6 +128,7 @@ func (s *Stream) Tables(fn func(context.Context, *Table) error) graphrag.Visitor
 			return fn(ctx, table(graphrag.TableCovariates, len(rows), tableRows(rows, (*emitter).covariate)))
 		},
 		OmitReportJSON: true, // the mapping writes full_content, not its JSON
+		Windows:        true,
 	}
 }
 

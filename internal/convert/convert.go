@@ -7,9 +7,12 @@
 // every batch before it was written, so the first bad row is the one
 // named, and a read error of a later table does not hide it.
 //
-// Memory stays bounded: at most two tables are held (the one being mapped
-// and the one being read), rows are let go of as their batch is written,
-// and the segments in flight are a fixed number.
+// Memory stays bounded: the walker hands tables over in windows of rows
+// (graphrag.Visitor.Windows), of which a few are held (one being mapped,
+// one waiting, one being read), rows are let go of as their batch is
+// written, and the segments in flight are a fixed number. A table's
+// batches are queued once every batch of the table before it was mapped,
+// and so are a window of text units', as Stream.Tables asks.
 package convert
 
 import (
@@ -30,6 +33,10 @@ type Options struct {
 	// Progress, when set, is called from the caller's goroutine with the
 	// number of triples of each batch as it is written.
 	Progress func(triples int64)
+	// WindowRows caps the rows of each window the walker hands over
+	// (graphrag.Visitor.WindowRows); 0 lets it size them. Tests set a
+	// few, so that windows end inside pages and row groups.
+	WindowRows int
 }
 
 // Walker hands over the tables of an output, as *graphrag.Walker does.
@@ -120,9 +127,15 @@ func run[S segment](ctx context.Context, wk Walker, s *ontology.Stream, newSeg f
 		defer close(order)
 		defer close(jobs)
 		prev := &sync.WaitGroup{}
-		err := wk.Walk(ctx, s.Tables(func(ctx context.Context, t *ontology.Table) error {
-			prev.Wait()
-			prev = &sync.WaitGroup{}
+		prevName := ""
+		v := s.Tables(func(ctx context.Context, t *ontology.Table) error {
+			// The windows of one table may be mapped at once, except the
+			// text units' (see Stream.Tables).
+			if t.Name() != prevName || t.Name() == graphrag.TableTextUnits {
+				prev.Wait()
+				prev = &sync.WaitGroup{}
+				prevName = t.Name()
+			}
 			size := batchRows(t.Len(), workers, t.Name())
 			// One batch at least: the documents' first one writes the run.
 			for i := 0; i < t.Len() || i == 0; i += size {
@@ -141,7 +154,9 @@ func run[S segment](ctx context.Context, wk Walker, s *ontology.Stream, newSeg f
 				}
 			}
 			return nil
-		}))
+		})
+		v.WindowRows = opts.WindowRows
+		err := wk.Walk(ctx, v)
 		if err != nil {
 			out := make(chan result[S], 1)
 			out <- result[S]{err: err}
