@@ -267,8 +267,8 @@ func peakHeap(t *testing.T, dir string, windows bool, rows int) uint64 {
 }
 
 // TestStreamHeapBounded: converting a synthetic set of 50k entities in
-// windows keeps the heap under a bound that reading each table whole (as
-// kgrag load did) exceeds.
+// windows keeps the heap well below what reading each table whole (as
+// kgrag load did) takes.
 func TestStreamHeapBounded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes and converts 50k entities")
@@ -276,15 +276,13 @@ func TestStreamHeapBounded(t *testing.T) {
 	// Few communities, so that the large tables are the ones read in
 	// windows (the community reports are read whole).
 	dir := write3x(t, synth.Generate(7, synth.Sizes{Entities: 50000, Relationships: 150000, TextUnits: 10000, Communities: 250}))
-	const bound = 108 << 20
 	wholePeak := peakHeap(t, dir, false, 0)
 	winPeak := peakHeap(t, dir, true, 1024)
 	autoPeak := peakHeap(t, dir, true, 0)
-	t.Logf("peak heap: whole tables %d MB, windows of 1024 rows %d MB, sized by bytes %d MB (bound %d MB)", wholePeak>>20, winPeak>>20, autoPeak>>20, bound>>20)
-	if wholePeak <= bound {
-		t.Errorf("whole tables peak at %d MB, within the bound of %d MB: the bound shows nothing", wholePeak>>20, bound>>20)
-	}
-	if winPeak > bound {
-		t.Errorf("windows peak at %d MB; want at most %d MB", winPeak>>20, bound>>20)
+	t.Logf("peak heap: whole tables %d MB, windows of 1024 rows %d MB, sized by bytes %d MB", wholePeak>>20, winPeak>>20, autoPeak>>20)
+	// Measured 124 MB whole against 81 MB in windows: a bound relative to
+	// the whole read, in the same process, does not depend on the machine.
+	if float64(winPeak) > 0.8*float64(wholePeak) {
+		t.Errorf("windows of 1024 rows peak at %d MB, more than 80%% of the whole read's %d MB", winPeak>>20, wholePeak>>20)
 	}
 }
