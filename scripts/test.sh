@@ -90,3 +90,8 @@ fi
 args=("$@")
 ((${#args[@]})) || args=(./...)
 go test -timeout 30m "${args[@]}"
+# The parallel conversion and the snapshot share state between
+# goroutines: the race detector is the test that catches a slip there.
+if ((${#args[@]} == 1)) && [[ ${args[0]} == ./... ]]; then
+	go test -race -short -timeout 20m ./internal/convert/ ./ontology/ ./internal/snapshot/
+fi
