@@ -818,6 +818,29 @@ fi
 # retrieval_runs STORE: a fresh STORE holding the sample and the synthetic
 # dataset (kgrag load --in-place), then bench/retrieval on each. Appends
 # table rows to ret_rows.
+# settle PORT: wait until the server listening on PORT has used no CPU
+# for 10 s (at most BENCH_SETTLE seconds, default 300). Sets SETTLED to
+# what it waited.
+settle() {
+	local pid prev now idle=0 i limit=${BENCH_SETTLE:-300}
+	SETTLED="pid not found"
+	pid=$(ss -ltnpH "sport = :$1" 2>/dev/null | grep -o 'pid=[0-9]*' | head -n 1 | cut -d= -f2)
+	[[ -n $pid && -r /proc/$pid/stat ]] || return 0
+	prev=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
+	for ((i = 1; i <= limit; i++)); do
+		sleep 1
+		now=$(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null) || return 0
+		# clock ticks (100 a second): 2 or fewer is idle
+		if ((now - prev <= 2)); then idle=$((idle + 1)); else idle=0; fi
+		prev=$now
+		if ((idle >= 10)); then
+			SETTLED="idle after $((i - 10)) s"
+			return 0
+		fi
+	done
+	SETTLED="still busy after $limit s"
+}
+
 # slow_questions TRACE: the slowest 5% of bench/retrieval's questions
 # against the median one, per lookup: milliseconds and records.
 slow_questions() {
@@ -856,11 +879,21 @@ retrieval_runs() {
 			ret_rows+=("| $d | SPARQL $s | failed to load: $(why "$tag") | | | | |")
 			continue
 		fi
-		"$RETRIEVAL" -data "${ret_data[$d]}" -index "${ret_index[$d]}" -name "$d" \
-			-store "$url" -store-type "$s" -graph "$GRAPH/$d" -questions "$RET_N" -trace "$RUN/retrieval-$s-$d.trace" \
-			>>"$RUN/retrieval.rows" 2>"$RUN/retrieval-$s-$d.err" ||
-			ret_rows+=("| $d | SPARQL $s | failed: $(tail -n 1 "$RUN/retrieval-$s-$d.err" | cut -c1-120) | | | | |")
-		[[ -s $RUN/retrieval-$s-$d.trace ]] && ret_slow+=("| $d | SPARQL $s | $(slow_questions "$RUN/retrieval-$s-$d.trace") |")
+		# Right after the load, as before; then again once the store has
+		# settled (no CPU for 10 s: a store compacting after a load is
+		# busy meanwhile), to tell its background work from the queries.
+		for when in fresh settled; do
+			name=$d
+			if [[ $when == settled ]]; then
+				settle "$port"
+				name="$d, settled ($SETTLED)"
+			fi
+			"$RETRIEVAL" -data "${ret_data[$d]}" -index "${ret_index[$d]}" -name "$name" \
+				-store "$url" -store-type "$s" -graph "$GRAPH/$d" -questions "$RET_N" -trace "$RUN/retrieval-$s-$d-$when.trace" \
+				>>"$RUN/retrieval.rows" 2>"$RUN/retrieval-$s-$d-$when.err" ||
+				ret_rows+=("| $name | SPARQL $s | failed: $(tail -n 1 "$RUN/retrieval-$s-$d-$when.err" | cut -c1-120) | | | | |")
+			[[ -s $RUN/retrieval-$s-$d-$when.trace ]] && ret_slow+=("| $name | SPARQL $s | $(slow_questions "$RUN/retrieval-$s-$d-$when.trace") |")
+		done
 	done
 	server_stop "$s" "$port" "$dir"
 	rm -rf "$dir"
