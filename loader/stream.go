@@ -22,16 +22,18 @@ import (
 type UploadMode uint8
 
 const (
-	// UploadAuto takes the profile's way: one streamed request where
-	// Quirks.StreamPut says the store runs it as one transaction, faster
-	// than batches and a copy (Fuseki), batches everywhere else.
+	// UploadAuto is batches on every store for now (see Open: a streamed
+	// PUT broken off early was committed empty by Fuseki in CI).
 	UploadAuto UploadMode = iota
 	// UploadBatches sends batches of Options.BatchSize into a temporary
 	// graph and swaps it in with one update (see ReplaceGraph).
 	UploadBatches
 	// UploadStream sends the whole graph as one Graph Store Protocol PUT
 	// whose body is written while fill runs. Only for stores that run a
-	// PUT as one transaction and drop it when the body breaks off.
+	// PUT as one transaction and drop it when the body breaks off; a load
+	// that fails or is cancelled before its first 256 KB went out can
+	// leave the graph empty on Fuseki 5.6, as --in-place can leave it
+	// incomplete.
 	UploadStream
 )
 

@@ -34,7 +34,7 @@ var fusekiStore = realStores[1]
 func TestStreamSameGraph(t *testing.T) {
 	base := storeURL(t, fusekiStore)
 	ctx := context.Background()
-	streamed := openStore(t, "fuseki", base, loader.Options{})
+	streamed := openStore(t, "fuseki", base, loader.Options{Upload: loader.UploadStream})
 	batched := openStore(t, "fuseki", base, loader.Options{Upload: loader.UploadBatches, BatchSize: 3_000})
 	ds, err := graphrag.Open(ctx, filepath.Join(test.GraphRAGSamples(t), "v3"))
 	if err != nil {
@@ -74,7 +74,7 @@ func TestStreamConnectionCut(t *testing.T) {
 	if _, err := replaceN(ctx, direct, g, oldN, "old"); err != nil {
 		t.Fatal(err)
 	}
-	s := openStore(t, "fuseki", px.base(t, base), loader.Options{BatchSize: 5_000})
+	s := openStore(t, "fuseki", px.base(t, base), loader.Options{Upload: loader.UploadStream, BatchSize: 5_000})
 	px.arm(2_500_000)
 	_, err := replaceN(ctx, s, g, newN, "new")
 	if err == nil {
@@ -113,7 +113,7 @@ func TestStream503(t *testing.T) {
 		t.Fatal(err)
 	}
 	fp := newFailProxy(t, base, 1, 1000)
-	s := openStore(t, "fuseki", fp.base(t, base), loader.Options{Retries: 3, RetryBackoff: 5 * time.Millisecond})
+	s := openStore(t, "fuseki", fp.base(t, base), loader.Options{Upload: loader.UploadStream, Retries: 3, RetryBackoff: 5 * time.Millisecond})
 	_, err := replaceN(ctx, s, g, 40_000, "new")
 	var se *sparqlq.StatusError
 	if !errors.As(err, &se) || se.StatusCode != http.StatusServiceUnavailable {
@@ -148,7 +148,7 @@ func TestStreamServerStopped(t *testing.T) {
 		t.Fatal(err)
 	}
 	var once sync.Once
-	s := openStore(t, "fuseki", base, loader.Options{BatchSize: 5_000, Retries: 1, RetryBackoff: 50 * time.Millisecond,
+	s := openStore(t, "fuseki", base, loader.Options{Upload: loader.UploadStream, BatchSize: 5_000, Retries: 1, RetryBackoff: 50 * time.Millisecond,
 		Counter: loader.CounterFunc(func(int64) { once.Do(func() { sh("stop") }) })})
 	_, err := replaceN(ctx, s, g, 200_000, "new")
 	if err == nil {
@@ -211,7 +211,7 @@ func TestStreamConcurrentLoads(t *testing.T) {
 	const n = 8000
 	base := storeURL(t, fusekiStore)
 	ctx := context.Background()
-	s := openStore(t, "fuseki", base, loader.Options{BatchSize: 2000})
+	s := openStore(t, "fuseki", base, loader.Options{Upload: loader.UploadStream, BatchSize: 2000})
 	g := runGraph("stream-concurrent")
 	t.Cleanup(func() { _ = s.Drop(context.Background(), g) })
 	for round := range 3 {

@@ -86,11 +86,14 @@ interrupted load leaves the previous graph as it was:
    kgrag load --input ./output --store http://localhost:3030/ds --graph http://example.org/kg
    kgrag load --input ./output --store-type graphdb --store http://localhost:7200/repositories/kg \
        --graph http://example.org/kg --with-ontology
-On Fuseki (--upload auto) the whole graph goes instead as one streamed
-Graph Store Protocol PUT, which TDB2 runs as one transaction: no temporary
-graph and no copy, equally all-or-nothing, and other updates of the dataset
-wait until it commits. --upload batches keeps the temporary graph:
-   kgrag load --input ./output --store http://localhost:3030/ds --graph http://example.org/kg --upload batches
+--upload stream sends the whole graph instead as one streamed Graph Store
+Protocol PUT, which Fuseki's TDB2 runs as one transaction: no temporary
+graph and no copy, several times faster (1.13 times tdb2.tdbloader on 6.8 M
+triples), and other updates of the dataset wait until it commits. It is not
+the default: a load that fails or is cancelled before its first 256 KB went
+out was seen to leave the graph empty, as --in-place can leave it
+incomplete, so use it for input you trust:
+   kgrag load --input ./output --store http://localhost:3030/ds --graph http://example.org/kg --upload stream
 
 After re-indexing, --diff sends only the triples that changed, in one
 atomic update; the graph is read back and checked against what the last

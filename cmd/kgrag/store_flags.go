@@ -52,7 +52,7 @@ func storeFlags() []cli.Flag {
 		&cli.StringFlag{Name: "token", Category: "store", Usage: "bearer token (better: env KGRAG_STORE_TOKEN or KGRAG_STORE_TOKEN_FILE)", Sources: secretSource("KGRAG_STORE_TOKEN")},
 		&cli.StringFlag{Name: "ca-cert", Category: "store", Usage: "PEM `FILE` of CA certificates to trust for https", Sources: cli.EnvVars("KGRAG_STORE_CA_CERT")},
 		&cli.IntFlag{Name: "batch-size", Category: "store", Value: loader.DefaultBatchSize, Usage: "triples per upload request (batches)"},
-		&cli.StringFlag{Name: "upload", Category: "store", Value: "auto", Usage: "how the graph travels: batches (into a temporary graph, swapped in by one update), stream (the whole graph as one Graph Store Protocol PUT, which the store must run as one transaction) or auto (stream on Fuseki, where it is several times faster; batches elsewhere)"},
+		&cli.StringFlag{Name: "upload", Category: "store", Value: "auto", Usage: "how the graph travels: batches (into a temporary graph, swapped in by one update), stream (the whole graph as one Graph Store Protocol PUT, which the store must run as one transaction) or auto (batches: a stream that fails early can leave the graph empty on Fuseki, so it is only what --upload stream asks for)"},
 		&cli.IntFlag{Name: "retries", Category: "store", Value: 5, Usage: "retries of a request that failed transiently (connection reset, timeout, 5xx, 429)"},
 		&cli.DurationFlag{Name: "timeout", Category: "store", Value: loader.DefaultTimeout, Usage: "time limit of each request"},
 		&cli.BoolFlag{Name: "break-lock", Category: "store", Usage: "remove the lock of another load of --graph first: for a load after one you killed, whose lock stands for " + loader.LockStale.String() + " (a load that runs would be corrupted)"},
