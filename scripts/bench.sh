@@ -886,13 +886,16 @@ retrieval_runs() {
 		# Right after the load, as before; then again once the store has
 		# settled (no CPU for 10 s: a store compacting after a load is
 		# busy meanwhile), to tell its background work from the queries.
+		# The second pass asks other questions (another seed), so that it
+		# does not merely find the first pass's pages in the caches.
 		for when in fresh settled; do
-			name=$d
+			name=$d seed=11
 			if [[ $when == settled ]]; then
 				settle "$port"
-				name="$d, settled ($SETTLED)"
+				name="$d, settled ($SETTLED), other questions"
+				seed=12
 			fi
-			"$RETRIEVAL" -data "${ret_data[$d]}" -index "${ret_index[$d]}" -name "$name" \
+			"$RETRIEVAL" -data "${ret_data[$d]}" -index "${ret_index[$d]}" -name "$name" -seed "$seed" \
 				-store "$url" -store-type "$s" -graph "$GRAPH/$d" -questions "$RET_N" -trace "$RUN/retrieval-$s-$d-$when.trace" \
 				>>"$RUN/retrieval.rows" 2>"$RUN/retrieval-$s-$d-$when.err" ||
 				ret_rows+=("| $name | SPARQL $s | failed: $(tail -n 1 "$RUN/retrieval-$s-$d-$when.err" | cut -c1-120) | | | | |")

@@ -59,6 +59,7 @@ func run(ctx context.Context) error {
 	storeType := flag.String("store-type", "oxigraph", "store profile")
 	graph := flag.String("graph", "", "graph `IRI` in the store")
 	n := flag.Int("questions", 100, "questions")
+	seed := flag.Uint64("seed", 11, "seed of the questions picked")
 	trace := flag.String("trace", "", "write one JSON line per question to `FILE`: each lookup's time and records")
 	flag.Parse()
 	if *data == "" || *index == "" || (*store != "" && *graph == "") {
@@ -115,7 +116,7 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	rng := rand.New(rand.NewPCG(11, uint64(len(titles))))
+	rng := rand.New(rand.NewPCG(*seed, uint64(len(titles))))
 	k := p.TopKEntities * p.OversampleScaler
 	var total, knn []time.Duration
 	var base int64
