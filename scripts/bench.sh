@@ -285,7 +285,7 @@ measure() {
 why() {
 	local line
 	line=$(grep -v '^\s*$' "$RUN/$1.err" 2>/dev/null | grep -v 'Command exited with' | tail -n 1 | cut -c1-160)
-	printf 'exit %s: %s (log: %s)' "$M_RC" "${line:-no message}" "${RUN#"$repo"/}/$1.err"
+	printf 'exit %s: %s (log: %s)' "${M_RC:-?}" "${line:-no message}" "${RUN#"$repo"/}/$1.err"
 }
 
 # Arithmetic helpers (awk; bash has no floats).
