@@ -75,37 +75,7 @@ func TestConcurrentLoadsSerialised(t *testing.T) {
 		// least succeeds (both may, one after the other), and the graph
 		// is then one load's triples, never a mix.
 		for round := range 3 {
-			var wg sync.WaitGroup
-			errs := make([]error, 2)
-			variants := []string{fmt.Sprintf("r%da", round), fmt.Sprintf("r%db", round)}
-			for i := range 2 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					_, errs[i] = replaceN(ctx, s, g, n, variants[i])
-				}()
-			}
-			wg.Wait()
-			ok := 0
-			for i, err := range errs {
-				switch {
-				case err == nil:
-					ok++
-				case !errors.Is(err, loader.ErrLocked):
-					t.Errorf("round %d, load %d: %v; want success or ErrLocked", round, i, err)
-				}
-			}
-			if ok == 0 {
-				t.Errorf("round %d: neither load succeeded", round)
-				continue
-			}
-			mustCount(t, s, g, n)
-			if a, _ := has(ctx, s.Client(), g, storetest.Triple(0, variants[0])); a {
-				checkVariant(t, s, g, variants[0], variants[1])
-			} else {
-				checkVariant(t, s, g, variants[1], variants[0])
-			}
-			t.Logf("round %d: %v / %v", round, errs[0], errs[1])
+			loadTogether(ctx, t, s, g, n, round)
 		}
 		if tg := tempGraphs(t, s, g); len(tg) > 0 {
 			t.Errorf("temporary graphs left: %v", tg)
@@ -214,4 +184,45 @@ func bodyHas(r *http.Request, s string) bool {
 	}
 	v, err := url.ParseQuery(string(b))
 	return err == nil && strings.Contains(v.Get("update"), s)
+}
+
+// loadTogether starts two loads of n triples into g at the same instant
+// (variants named after round) and checks that each succeeds or fails
+// with ErrLocked, that one at least succeeds, and that g then holds one
+// load's triples alone, never a mix. It reports false when neither
+// succeeded.
+func loadTogether(ctx context.Context, t *testing.T, s *loader.SPARQLStore, g string, n, round int) bool {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	variants := []string{fmt.Sprintf("r%da", round), fmt.Sprintf("r%db", round)}
+	for i := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = replaceN(ctx, s, g, n, variants[i])
+		}()
+	}
+	wg.Wait()
+	ok := 0
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			ok++
+		case !errors.Is(err, loader.ErrLocked):
+			t.Errorf("round %d, load %d: %v; want success or ErrLocked", round, i, err)
+		}
+	}
+	if ok == 0 {
+		t.Errorf("round %d: neither load succeeded", round)
+		return false
+	}
+	mustCount(t, s, g, n)
+	if a, _ := has(ctx, s.Client(), g, storetest.Triple(0, variants[0])); a {
+		checkVariant(t, s, g, variants[0], variants[1])
+	} else {
+		checkVariant(t, s, g, variants[1], variants[0])
+	}
+	t.Logf("round %d: %v / %v", round, errs[0], errs[1])
+	return true
 }

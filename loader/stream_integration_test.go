@@ -3,7 +3,6 @@ package loader_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"os/exec"
 	"path/filepath"
@@ -215,35 +214,8 @@ func TestStreamConcurrentLoads(t *testing.T) {
 	g := runGraph("stream-concurrent")
 	t.Cleanup(func() { _ = s.Drop(context.Background(), g) })
 	for round := range 3 {
-		var wg sync.WaitGroup
-		errs := make([]error, 2)
-		variants := []string{fmt.Sprintf("r%da", round), fmt.Sprintf("r%db", round)}
-		for i := range 2 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				_, errs[i] = replaceN(ctx, s, g, n, variants[i])
-			}()
+		if !loadTogether(ctx, t, s, g, n, round) {
+			t.FailNow()
 		}
-		wg.Wait()
-		ok := 0
-		for i, err := range errs {
-			switch {
-			case err == nil:
-				ok++
-			case !errors.Is(err, loader.ErrLocked):
-				t.Errorf("round %d, load %d: %v; want success or ErrLocked", round, i, err)
-			}
-		}
-		if ok == 0 {
-			t.Fatalf("round %d: neither load succeeded", round)
-		}
-		mustCount(t, s, g, n)
-		if a, _ := has(ctx, s.Client(), g, storetest.Triple(0, variants[0])); a {
-			checkVariant(t, s, g, variants[0], variants[1])
-		} else {
-			checkVariant(t, s, g, variants[1], variants[0])
-		}
-		t.Logf("round %d: %v / %v", round, errs[0], errs[1])
 	}
 }
