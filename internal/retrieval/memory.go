@@ -24,11 +24,6 @@ func NewMemoryBackend(ds *graphrag.Dataset) *MemoryBackend {
 	return &MemoryBackend{g: snapshot.Build(ds)}
 }
 
-// entityRow is the first entity row with id.
-func (b *MemoryBackend) entityRow(id string) (int, bool, error) {
-	return b.g.EntityIndex(id)
-}
-
 // Entities implements Backend.
 func (b *MemoryBackend) Entities(ctx context.Context, ids []string) ([]EntityRecord, error) {
 	if err := ctx.Err(); err != nil {
@@ -37,7 +32,7 @@ func (b *MemoryBackend) Entities(ctx context.Context, ids []string) ([]EntityRec
 	var out []EntityRecord
 	seen := make(map[string]bool, len(ids))
 	for _, id := range ids {
-		i, ok, err := b.entityRow(id)
+		i, ok, err := b.g.EntityIndex(id)
 		if err != nil {
 			return nil, err
 		}

@@ -21,12 +21,7 @@ var _ SeedBackend = (*seedMemoryBackend)(nil)
 // (placeholder entities have no description, degree or community). It
 // is safe for concurrent use.
 type seedMemoryBackend struct {
-	m *MemoryBackend
-	g *snapshot.Graph
-}
-
-func newSeedMemoryBackend(m *MemoryBackend) *seedMemoryBackend {
-	return &seedMemoryBackend{m: m, g: m.g}
+	*MemoryBackend // the same snapshot, and its entity and relationship lookups
 }
 
 // selected returns the entities among ids (each once), as the templates'
@@ -37,7 +32,7 @@ func (b *seedMemoryBackend) selected(ids []string) (map[string]*graphrag.Entity,
 		if _, dup := out[id]; dup {
 			continue
 		}
-		i, ok, err := b.m.entityRow(id)
+		i, ok, err := b.g.EntityIndex(id)
 		if err != nil {
 			return nil, err
 		}
@@ -106,7 +101,7 @@ func (b *seedMemoryBackend) touching(ids []string) ([]seedRel, error) {
 	seen := make(map[string]bool)
 	var rels []seedRel
 	for id := range sel {
-		list, err := b.m.relationshipsOf(id)
+		list, err := b.relationshipsOf(id)
 		if err != nil {
 			return nil, err
 		}
@@ -153,7 +148,7 @@ func (b *seedMemoryBackend) touching(ids []string) ([]seedRel, error) {
 
 // end names the entity with id, if the graph has one.
 func (b *seedMemoryBackend) end(id string) (snapshot.EntityName, bool, error) {
-	i, ok, err := b.m.entityRow(id)
+	i, ok, err := b.g.EntityIndex(id)
 	if !ok || err != nil {
 		return snapshot.EntityName{}, false, err
 	}

@@ -55,7 +55,7 @@ func NewMemorySource(ds *graphrag.Dataset) *MemorySource {
 // used.
 func NewGraphSource(g *snapshot.Graph) *MemorySource {
 	m := &MemoryBackend{g: g}
-	return &MemorySource{MemoryBackend: m, seed: newSeedMemoryBackend(m)}
+	return &MemorySource{MemoryBackend: m, seed: &seedMemoryBackend{m}}
 }
 
 func (s *MemorySource) EntityRefs(ctx context.Context, ids, titles []string) ([]EntityRef, error) {
@@ -74,7 +74,7 @@ func (s *MemorySource) EntityRefs(ctx context.Context, ids, titles []string) ([]
 		return nil
 	}
 	for _, id := range ids {
-		if err := add(s.entityRow(id)); err != nil {
+		if err := add(s.g.EntityIndex(id)); err != nil {
 			return nil, err
 		}
 	}
