@@ -217,16 +217,20 @@ func TestReplaceVisibility(t *testing.T) {
 						return
 					default:
 					}
+					start := time.Now()
 					c, err := s.Count(ctx, g)
+					took := time.Since(start)
 					if err == nil {
 						mu.Lock()
 						seen[c]++
 						mu.Unlock()
 					}
-					// A pause between reads, as real readers leave: a
-					// nonstop flood of COUNTs on a loaded machine kept
-					// Virtuoso's MOVE from committing (SR171 timeouts).
-					time.Sleep(10 * time.Millisecond)
+					// A pause between reads, as real readers leave, and the
+					// longer the slower the store answers: readers keeping a
+					// loaded Virtuoso busy most of the time kept its MOVE
+					// from committing within its 120 s limit (SR171), once
+					// even with 10 ms pauses.
+					time.Sleep(max(10*time.Millisecond, 2*took))
 				}
 			}()
 		}

@@ -151,6 +151,9 @@ func New(cfg Config) (*Client, error) {
 func NewHTTPClient(caFile string) (*http.Client, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 8
+	// Oxigraph answers a connection idle for 60 s with an unsolicited 500
+	// rather than closing it, which net/http logs; drop idle ones first.
+	tr.IdleConnTimeout = 30 * time.Second
 	if caFile != "" {
 		pem, err := os.ReadFile(caFile)
 		if err != nil {
