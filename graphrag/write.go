@@ -23,7 +23,7 @@ type (
 		HumanReadableID *int64   `parquet:"human_readable_id,optional"`
 		Title           string   `parquet:"title,optional"`
 		Text            string   `parquet:"text,optional"`
-		TextUnitIDs     []string `parquet:"text_unit_ids,optional,list" parquet-element:",optional,dict"`
+		TextUnitIDs     []string `parquet:"text_unit_ids,optional,list" parquet-element:",optional"`
 		CreationDate    string   `parquet:"creation_date,optional"`
 		RawData         string   `parquet:"raw_data,optional"`
 	}
@@ -33,9 +33,9 @@ type (
 		Text            string   `parquet:"text,optional"`
 		NTokens         *int64   `parquet:"n_tokens,optional"`
 		DocumentID      string   `parquet:"document_id,optional"`
-		EntityIDs       []string `parquet:"entity_ids,optional,list" parquet-element:",optional,dict"`
-		RelationshipIDs []string `parquet:"relationship_ids,optional,list" parquet-element:",optional,dict"`
-		CovariateIDs    []string `parquet:"covariate_ids,optional,list" parquet-element:",optional,dict"`
+		EntityIDs       []string `parquet:"entity_ids,optional,list" parquet-element:",optional"`
+		RelationshipIDs []string `parquet:"relationship_ids,optional,list" parquet-element:",optional"`
+		CovariateIDs    []string `parquet:"covariate_ids,optional,list" parquet-element:",optional"`
 	}
 	entityRow3x struct {
 		ID              string   `parquet:"id,optional"`
@@ -43,7 +43,7 @@ type (
 		Title           string   `parquet:"title,optional"`
 		Type            string   `parquet:"type,optional"`
 		Description     string   `parquet:"description,optional"`
-		TextUnitIDs     []string `parquet:"text_unit_ids,optional,list" parquet-element:",optional,dict"`
+		TextUnitIDs     []string `parquet:"text_unit_ids,optional,list" parquet-element:",optional"`
 		Frequency       *int64   `parquet:"frequency,optional"`
 		Degree          *int64   `parquet:"degree,optional"`
 	}
@@ -55,7 +55,7 @@ type (
 		Description     string   `parquet:"description,optional"`
 		Weight          *float64 `parquet:"weight,optional"`
 		CombinedDegree  *int64   `parquet:"combined_degree,optional"`
-		TextUnitIDs     []string `parquet:"text_unit_ids,optional,list" parquet-element:",optional,dict"`
+		TextUnitIDs     []string `parquet:"text_unit_ids,optional,list" parquet-element:",optional"`
 	}
 	communityRow3x struct {
 		ID              string   `parquet:"id,optional"`
@@ -65,9 +65,9 @@ type (
 		Parent          int64    `parquet:"parent"`
 		Children        []*int64 `parquet:"children,optional,list" parquet-element:",optional"`
 		Title           string   `parquet:"title,optional"`
-		EntityIDs       []string `parquet:"entity_ids,optional,list" parquet-element:",optional,dict"`
-		RelationshipIDs []string `parquet:"relationship_ids,optional,list" parquet-element:",optional,dict"`
-		TextUnitIDs     []string `parquet:"text_unit_ids,optional,list" parquet-element:",optional,dict"`
+		EntityIDs       []string `parquet:"entity_ids,optional,list" parquet-element:",optional"`
+		RelationshipIDs []string `parquet:"relationship_ids,optional,list" parquet-element:",optional"`
+		TextUnitIDs     []string `parquet:"text_unit_ids,optional,list" parquet-element:",optional"`
 		Period          string   `parquet:"period,optional"`
 		Size            *int64   `parquet:"size,optional"`
 	}
