@@ -103,11 +103,9 @@ func Open(p Profile, o Options) (*SPARQLStore, error) {
 		o.Timeout = DefaultTimeout
 	}
 	gsp := p.Caps.GraphStore && p.GraphStoreURL != ""
-	// auto does not stream (yet): against Fuseki 5.6 in CI, a PUT whose
-	// body broke off before its first chunk (a fill error or a
-	// cancellation while the first 256 KB were still buffered) was
-	// committed as an empty graph. Until a broken body is proven to abort
-	// in every case, streaming is only what --upload stream asks for.
+	// auto does not stream: Fuseki 5.6 commits the part of a PUT body
+	// that arrived when the connection dropped, if it parses
+	// (TestStreamBrokenOff), and a kill mid-write can cut it anywhere.
 	stream := o.Upload == UploadStream
 	switch {
 	case o.Upload > UploadStream:

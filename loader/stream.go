@@ -1,7 +1,7 @@
 package loader
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -22,18 +22,21 @@ import (
 type UploadMode uint8
 
 const (
-	// UploadAuto is batches on every store for now (see Open: a streamed
-	// PUT broken off early was committed empty by Fuseki in CI).
+	// UploadAuto is batches on every store: Fuseki commits a streamed PUT
+	// whose connection drops as if the body had ended there (see
+	// UploadStream).
 	UploadAuto UploadMode = iota
 	// UploadBatches sends batches of Options.BatchSize into a temporary
 	// graph and swaps it in with one update (see ReplaceGraph).
 	UploadBatches
 	// UploadStream sends the whole graph as one Graph Store Protocol PUT
-	// whose body is written while fill runs. Only for stores that run a
-	// PUT as one transaction and drop it when the body breaks off; a load
-	// that fails or is cancelled before its first 256 KB went out can
-	// leave the graph empty on Fuseki 5.6, as --in-place can leave it
-	// incomplete.
+	// whose body is written while fill runs, for stores that run a PUT as
+	// one transaction (Fuseki). Fuseki 5.6 takes a body whose connection
+	// drops, at any byte, for the whole body, and commits it if it parses.
+	// So a failed or cancelled fill ends the body in a fragment that cannot
+	// parse, and between writes the body always stops inside a triple; but
+	// a process killed, or a connection cut, in the middle of a write can
+	// leave a shorter graph, as --in-place can leave it incomplete.
 	UploadStream
 )
 
@@ -63,8 +66,8 @@ var errBodyRefused = errors.New("the store answered before the upload ended")
 // replaceByStream replaces graph with one Graph Store Protocol PUT whose
 // N-Triples body is encoded as fill writes (Quirks.StreamPut). The store
 // clears the graph and parses the body in one write transaction, which it
-// aborts when the body breaks off (the client stopped or failed, or the
-// connection dropped): there is no temporary graph and no copy. The lock
+// aborts when the body does not parse: there is no temporary graph and no
+// copy. The lock
 // is taken as for any load; the load record is cleared first and written
 // after the PUT, so that a crash between the two only costs the next diff
 // load a full replacement. record is as for replaceGraph; op names the
@@ -124,13 +127,18 @@ type streamResult struct {
 // body. The client's per-request timeout becomes a watchdog: the request is
 // given up when the store takes no byte of the body, or gives no answer
 // after the last, for that long.
+//
+// The request does not end with ctx: a connection torn down could leave
+// the body at a triple's end, which Fuseki would commit. When ctx ends or
+// fill fails, the body is ended in a fragment that cannot parse
+// (abortFragment) and the store refuses it.
 func (s *SPARQLStore) putStream(ctx context.Context, graph string, fill func(rdf.Writer) error) streamResult {
-	ctx, cancel := context.WithCancelCause(ctx)
+	rctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer cancel(nil)
 	pr, pw := io.Pipe()
 	wp := &watchedPipe{w: pw}
 	var res streamResult
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, s.gspURL(graph), pr)
+	req, err := http.NewRequestWithContext(rctx, http.MethodPut, s.gspURL(graph), pr)
 	if err != nil {
 		res.sendErr = err
 		return res
@@ -150,8 +158,8 @@ func (s *SPARQLStore) putStream(ctx context.Context, graph string, fill func(rdf
 	defer close(stopWatch)
 	go s.watch(wp, cancel, stopWatch)
 
-	sw := &streamWriter{s: s, bw: bufio.NewWriterSize(wp, 256<<10)}
-	sw.enc = rdfenc.NewNTriples(sw.bw)
+	sw := &streamWriter{s: s, body: &streamBody{ctx: ctx, w: wp}}
+	sw.enc = rdfenc.NewNTriples(sw.body)
 	res.fillErr = fill(sw)
 	if res.fillErr == nil {
 		res.fillErr = sw.finish()
@@ -164,9 +172,11 @@ func (s *SPARQLStore) putStream(ctx context.Context, graph string, fill func(rdf
 	case refused:
 		res.fillErr = nil // the request ended before the body: its error says why
 	case res.fillErr != nil:
-		// Break the body off: the store sees no final chunk and aborts.
+		// End the body where it stands, in what cannot parse; the pipe
+		// then fails the transport's next read, and it closes the
+		// connection after writing the fragment.
+		_, _ = wp.Write([]byte(abortFragment))
 		pw.CloseWithError(res.fillErr)
-		cancel(res.fillErr)
 	default:
 		// Every byte was taken (a pipe write waits for its reader); the
 		// close sends the final chunk.
@@ -175,20 +185,22 @@ func (s *SPARQLStore) putStream(ctx context.Context, graph string, fill func(rdf
 	}
 	res.sendErr = <-answered
 	res.n = sw.n
-	if cause := context.Cause(ctx); res.sendErr != nil && errors.Is(cause, errStalled) {
+	if cause := context.Cause(rctx); res.sendErr != nil && errors.Is(cause, errStalled) {
 		res.sendErr = fmt.Errorf("%w: %w", cause, res.sendErr)
 	}
 	if res.fillErr == nil && res.sendErr == nil && !res.complete {
 		res.sendErr = errBodyRefused
-	}
-	if res.fillErr == nil && res.sendErr != nil && errors.Is(res.sendErr, context.Canceled) && ctx.Err() != nil && context.Cause(ctx) == context.Canceled {
-		res.fillErr = context.Canceled // the caller's own cancellation
 	}
 	if s.counter != nil && res.fillErr == nil && res.sendErr == nil {
 		s.counter.Add(sw.n - sw.reported)
 	}
 	return res
 }
+
+// abortFragment ends a body that must not be committed: an IRI that never
+// closes, which fails the parse however the body stopped (inside a term, a
+// literal, or between triples).
+const abortFragment = "<urn:kgrag:upload-aborted"
 
 // errStalled is the cause when the watchdog gives a streamed PUT up.
 var errStalled = errors.New("no progress")
@@ -242,11 +254,53 @@ func (p *watchedPipe) end() {
 	_ = p.w.Close()
 }
 
+// streamBody gathers the encoded body and hands it to w in pieces of about
+// streamPiece bytes, each cut before the " .\n" that ends its last whole
+// triple. So between writes the store has never received a body that ends
+// with a triple, and one broken off there cannot parse as a shorter graph.
+type streamBody struct {
+	ctx context.Context
+	w   io.Writer
+	buf []byte
+}
+
+const streamPiece = 256 << 10
+
+func (b *streamBody) Write(p []byte) (int, error) {
+	b.buf = append(b.buf, p...)
+	if len(b.buf) < streamPiece {
+		return len(p), nil
+	}
+	// A piece needs a whole triple in it; a longer one waits for its end.
+	end := bytes.LastIndex(b.buf, []byte(" .\n"))
+	if end <= 0 {
+		return len(p), nil
+	}
+	if err := b.ctx.Err(); err != nil {
+		return 0, err
+	}
+	if _, err := b.w.Write(b.buf[:end]); err != nil {
+		return 0, err
+	}
+	b.buf = b.buf[:copy(b.buf, b.buf[end:])]
+	return len(p), nil
+}
+
+// end writes the rest: the body is whole.
+func (b *streamBody) end() error {
+	if err := b.ctx.Err(); err != nil {
+		return err
+	}
+	_, err := b.w.Write(b.buf)
+	b.buf = nil
+	return err
+}
+
 // streamWriter is the rdf.Writer handed to fill by putStream; it reports
 // progress every batch-size triples, as they go to the connection.
 type streamWriter struct {
 	s        *SPARQLStore
-	bw       *bufio.Writer
+	body     *streamBody
 	enc      *rdfenc.NTriples
 	n        int64 // triples written
 	reported int64 // triples given to the counter
@@ -273,11 +327,11 @@ func (w *streamWriter) WriteTriple(t rdf.Triple) error {
 	return nil
 }
 
-// finish flushes what is buffered into the body.
+// finish writes what is buffered: the body is whole.
 func (w *streamWriter) finish() error {
 	w.finished = true
 	if err := w.enc.Flush(); err != nil {
 		return err
 	}
-	return w.bw.Flush()
+	return w.body.end()
 }

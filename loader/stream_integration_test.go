@@ -3,7 +3,11 @@ package loader_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -16,13 +20,12 @@ import (
 	"github.com/kgrag/kgrag/internal/test"
 	"github.com/kgrag/kgrag/loader"
 	"github.com/kgrag/kgrag/loader/storetest"
+	"github.com/kgrag/kgrag/rdf"
 	"github.com/kgrag/kgrag/sparqlq"
 )
 
 // The streamed upload (one Graph Store Protocol PUT, Quirks.StreamPut) is
-// what the fuseki profile uses by default, so TestStoreSuite, TestUpload100k
-// and TestReplaceVisibility run it on Fuseki; the batch path is pinned
-// with loader.UploadBatches where a test is about batches. These tests
+// asked for with loader.UploadStream (auto means batches). These tests
 // check the streamed path against the batch path and against failures.
 
 var fusekiStore = realStores[1]
@@ -218,4 +221,96 @@ func TestStreamConcurrentLoads(t *testing.T) {
 			t.FailNow()
 		}
 	}
+}
+
+// TestStreamBrokenOff: Fuseki takes a PUT body whose connection drops for
+// the whole body, at any byte, and commits it if it parses (the control
+// below proves that on the running server). So a streamed load that fails
+// or is cancelled after some pieces went out must end its body in what
+// cannot parse: the old graph stays, with no triple of the new one.
+func TestStreamBrokenOff(t *testing.T) {
+	const oldN, newN = 2_000, 60_000 // newN: about 40 pieces of 256 KB
+	base := storeURL(t, fusekiStore)
+	ctx := context.Background()
+	s := openStore(t, "fuseki", base, loader.Options{Upload: loader.UploadStream})
+	g := runGraph("stream-broken")
+	t.Cleanup(func() { _ = s.Drop(context.Background(), g) })
+	reset := func(t *testing.T) {
+		t.Helper()
+		if _, err := replaceN(ctx, s, g, oldN, "old"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kept := func(t *testing.T) {
+		t.Helper()
+		mustCount(t, s, g, oldN)
+		if ok, err := has(ctx, s.Client(), g, storetest.Triple(1, "new")); err != nil || ok {
+			t.Errorf("a triple of the broken-off upload is in the graph: %v %v", ok, err)
+		}
+	}
+
+	t.Run("Control", func(t *testing.T) {
+		reset(t)
+		// A raw PUT of 100 whole triples whose connection then closes,
+		// without the final chunk.
+		c, err := net.Dial("tcp", hostOf(t, base))
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, _ := url.Parse(base + "/data")
+		var body strings.Builder
+		for i := range 100 {
+			fmt.Fprintf(&body, "<urn:x:%d> <urn:x:p> \"new\" .\n", i)
+		}
+		fmt.Fprintf(c, "PUT %s?graph=%s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/n-triples\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n",
+			u.Path, url.QueryEscape(g), u.Host, body.Len(), body.String())
+		c.(*net.TCPConn).CloseWrite()
+		_, _ = io.Copy(io.Discard, c) // the answer, or the close
+		c.Close()
+		if n, err := s.Count(ctx, g); err != nil || n != 100 {
+			t.Errorf("after a PUT broken off between triples the graph has %d triples (%v); want the 100 sent: "+
+				"this Fuseki no longer commits such a body, so UploadStream's documentation is out of date", n, err)
+		}
+	})
+	for _, at := range []int{1, 20_000, 45_000} {
+		t.Run(fmt.Sprintf("FillFailsAfter%d", at), func(t *testing.T) {
+			reset(t)
+			errFill := errors.New("fill failed")
+			_, err := s.ReplaceGraph(ctx, g, func(w rdf.Writer) error {
+				if err := storetest.Write(w, at, "new"); err != nil {
+					return err
+				}
+				return errFill
+			})
+			if !errors.Is(err, errFill) {
+				t.Errorf("err = %v; want errFill", err)
+			}
+			kept(t)
+		})
+	}
+	t.Run("Canceled", func(t *testing.T) {
+		reset(t)
+		cctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		_, err := s.ReplaceGraph(cctx, g, func(w rdf.Writer) error {
+			for i := range newN {
+				if i == newN/2 {
+					cancel()
+				}
+				if err := w.WriteTriple(storetest.Triple(i, "new")); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("err = %v; want context.Canceled", err)
+		}
+		kept(t)
+	})
+	// And a load that goes through after all that.
+	if _, err := replaceN(ctx, s, g, newN, "new"); err != nil {
+		t.Fatal(err)
+	}
+	mustCount(t, s, g, newN)
 }

@@ -2,6 +2,7 @@ package loader_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"github.com/kgrag/kgrag/loader"
 	"github.com/kgrag/kgrag/loader/storetest"
 	"github.com/kgrag/kgrag/rdf"
+	"github.com/kgrag/kgrag/rdfenc"
 	"github.com/kgrag/kgrag/sparqlq"
 )
 
@@ -23,6 +25,7 @@ type streamSeen struct {
 	chunked             bool
 	lines               int
 	err                 error // from reading the body
+	body                []byte
 }
 
 // streamServer is a Graph Store Protocol endpoint that reads each PUT's
@@ -36,7 +39,8 @@ func streamServer(t *testing.T, answer func(w http.ResponseWriter, line int) boo
 		defer func() { seen <- s }()
 		br := bufio.NewReader(r.Body)
 		for {
-			_, err := br.ReadString('\n')
+			line, err := br.ReadString('\n')
+			s.body = append(s.body, line...)
 			if err == io.EOF {
 				break
 			}
@@ -71,7 +75,8 @@ func openStreamStore(t *testing.T, base string, timeout time.Duration) *loader.S
 // TestStreamHTTP checks, on the wire, what the streamed upload's atomicity
 // rests on: the triples go as one chunked PUT, and when fill fails or the
 // caller cancels, the store sees the body break off (an error reading it,
-// never a clean end), which makes a transactional store abort.
+// never a clean end), and what it got of the body does not parse, since
+// Fuseki takes a broken-off body for a whole one (TestStreamBrokenOff).
 func TestStreamHTTP(t *testing.T) {
 	errFill := errors.New("fill failed")
 	const n = 30_000
@@ -84,6 +89,9 @@ func TestStreamHTTP(t *testing.T) {
 		{"Whole", func(context.CancelFunc) func(rdf.Writer) error {
 			return func(w rdf.Writer) error { return storetest.Write(w, n, "") }
 		}, nil, true},
+		{"FillErrorAtOnce", func(context.CancelFunc) func(rdf.Writer) error {
+			return func(w rdf.Writer) error { return errFill }
+		}, errFill, false},
 		{"FillError", func(context.CancelFunc) func(rdf.Writer) error {
 			return func(w rdf.Writer) error {
 				if err := storetest.Write(w, n/2, ""); err != nil {
@@ -133,6 +141,9 @@ func TestStreamHTTP(t *testing.T) {
 			if sv.err == nil {
 				t.Errorf("the store read a clean end of the body after %d lines; want the body broken off", sv.lines)
 			}
+			if n, perr := countNTriples(sv.body); perr == nil {
+				t.Errorf("the %d bytes the store got parse as %d whole triples; want a parse error", len(sv.body), n)
+			}
 			var le *loader.Error
 			if !errors.As(err, &le) || !strings.Contains(le.Hint, "previous graph is unchanged") {
 				t.Errorf("err = %v; want a *loader.Error saying the previous graph is unchanged", err)
@@ -179,5 +190,21 @@ func TestStreamStalled(t *testing.T) {
 	}
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("gave up after %v; want about the 300ms timeout", d)
+	}
+}
+
+// countNTriples parses b as an N-Triples document.
+func countNTriples(b []byte) (int, error) {
+	r := rdfenc.NewNTriplesReader(bytes.NewReader(b))
+	n := 0
+	for {
+		_, err := r.Read()
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+		n++
 	}
 }

@@ -90,9 +90,10 @@ interrupted load leaves the previous graph as it was:
 Protocol PUT, which Fuseki's TDB2 runs as one transaction: no temporary
 graph and no copy, several times faster (1.13 times tdb2.tdbloader on 6.8 M
 triples), and other updates of the dataset wait until it commits. It is not
-the default: a load that fails or is cancelled before its first 256 KB went
-out was seen to leave the graph empty, as --in-place can leave it
-incomplete, so use it for input you trust:
+the default: Fuseki commits whatever part of the body arrived when the
+connection drops. A failed or interrupted load ends the body so that Fuseki
+refuses it, but a kill or a network cut mid-write can leave a shorter graph,
+as --in-place can leave it incomplete, so use it for input you trust:
    kgrag load --input ./output --store http://localhost:3030/ds --graph http://example.org/kg --upload stream
 
 After re-indexing, --diff sends only the triples that changed, in one
