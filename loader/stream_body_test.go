@@ -67,7 +67,7 @@ func TestStreamBodyPieces(t *testing.T) {
 			if err := body.end(); err != nil {
 				t.Fatal(err)
 			}
-			got, err := parseAll(rec.all)
+			got, err := ParseNTriples(rec.all)
 			if err != nil {
 				t.Fatalf("whole body: %v", err)
 			}
@@ -103,11 +103,13 @@ func TestStreamBodyCanceled(t *testing.T) {
 }
 
 func parse(b []byte) (int, error) {
-	ts, err := parseAll(b)
+	ts, err := ParseNTriples(b)
 	return len(ts), err
 }
 
-func parseAll(b []byte) ([]rdf.Triple, error) {
+// ParseNTriples reads b as an N-Triples document (for this package's
+// external tests too).
+func ParseNTriples(b []byte) ([]rdf.Triple, error) {
 	r := rdfenc.NewNTriplesReader(bytes.NewReader(b))
 	var out []rdf.Triple
 	for {

@@ -2,7 +2,6 @@ package loader_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -15,7 +14,6 @@ import (
 	"github.com/kgrag/kgrag/loader"
 	"github.com/kgrag/kgrag/loader/storetest"
 	"github.com/kgrag/kgrag/rdf"
-	"github.com/kgrag/kgrag/rdfenc"
 	"github.com/kgrag/kgrag/sparqlq"
 )
 
@@ -141,8 +139,8 @@ func TestStreamHTTP(t *testing.T) {
 			if sv.err == nil {
 				t.Errorf("the store read a clean end of the body after %d lines; want the body broken off", sv.lines)
 			}
-			if n, perr := countNTriples(sv.body); perr == nil {
-				t.Errorf("the %d bytes the store got parse as %d whole triples; want a parse error", len(sv.body), n)
+			if ts, perr := loader.ParseNTriples(sv.body); perr == nil {
+				t.Errorf("the %d bytes the store got parse as %d whole triples; want a parse error", len(sv.body), len(ts))
 			}
 			var le *loader.Error
 			if !errors.As(err, &le) || !strings.Contains(le.Hint, "previous graph is unchanged") {
@@ -190,21 +188,5 @@ func TestStreamStalled(t *testing.T) {
 	}
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("gave up after %v; want about the 300ms timeout", d)
-	}
-}
-
-// countNTriples parses b as an N-Triples document.
-func countNTriples(b []byte) (int, error) {
-	r := rdfenc.NewNTriplesReader(bytes.NewReader(b))
-	n := 0
-	for {
-		_, err := r.Read()
-		if err == io.EOF {
-			return n, nil
-		}
-		if err != nil {
-			return n, err
-		}
-		n++
 	}
 }
