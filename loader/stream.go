@@ -86,18 +86,24 @@ func (s *SPARQLStore) replaceByStream(ctx context.Context, op, graph string, fil
 	start := time.Now()
 	r := s.putStream(ctx, graph, fill)
 	ep := redact.URL(s.p.GraphStoreURL)
-	unchanged := "the previous graph is unchanged (the store drops an unfinished PUT)"
+	unchanged := "the previous graph is unchanged (the upload was ended so that the store refuses it)"
+	cut := func(how string) string {
+		return fmt.Sprintf("%s, at any byte: the store keeps the previous graph unless that fell between two triples, "+
+			"when Fuseki commits what arrived; check <%s>, or load again", how, graph)
+	}
+	var se *sparqlq.StatusError
+	refused := errors.As(r.sendErr, &se) // the store answered with an error status
 	switch {
+	case r.fillErr != nil && r.torn.Load():
+		return 0, &Error{Op: op, URL: ep, Graph: graph, Err: r.fillErr, Hint: joinHint(hintFor(r.fillErr, ep),
+			cut("the store took no more of the upload after the interrupt, so it was cut off"))}
 	case r.fillErr != nil:
 		return 0, &Error{Op: op, URL: ep, Graph: graph, Err: r.fillErr, Hint: joinHint(hintFor(r.fillErr, ep), unchanged)}
+	case r.sendErr != nil && refused:
+		return 0, s.opError(op, s.p.GraphStoreURL, graph, r.sendErr, "the store refused the upload: the previous graph is unchanged")
 	case r.sendErr != nil && !r.complete:
-		return 0, s.opError(op, s.p.GraphStoreURL, graph, r.sendErr, unchanged)
+		return 0, s.opError(op, s.p.GraphStoreURL, graph, r.sendErr, cut("the connection broke during the upload"))
 	case r.sendErr != nil:
-		var se *sparqlq.StatusError
-		if errors.As(r.sendErr, &se) {
-			// The store answered with an error status: it refused the PUT.
-			return 0, s.opError(op, s.p.GraphStoreURL, graph, r.sendErr, unchanged)
-		}
 		return 0, s.opError(op, s.p.GraphStoreURL, graph, r.sendErr, fmt.Sprintf(
 			"outcome unknown: all %d triples were sent but no answer came; the store runs the PUT as one transaction, so <%s> holds the previous graph or the new one, never a mix; load again to be sure", r.n, graph))
 	}
@@ -121,6 +127,7 @@ type streamResult struct {
 	n                int64
 	complete         bool
 	fillErr, sendErr error
+	torn             atomic.Bool // the request was torn down after ctx ended
 }
 
 // putStream sends one PUT of graph with the triples fill writes as its
@@ -131,13 +138,25 @@ type streamResult struct {
 // The request does not end with ctx: a connection torn down could leave
 // the body at a triple's end, which Fuseki would commit. When ctx ends or
 // fill fails, the body is ended in a fragment that cannot parse
-// (abortFragment) and the store refuses it.
-func (s *SPARQLStore) putStream(ctx context.Context, graph string, fill func(rdf.Writer) error) streamResult {
+// (abortFragment) and the store refuses it. Only if the store takes no
+// byte for a while after ctx ended (cancelGrace) is the request torn down.
+func (s *SPARQLStore) putStream(ctx context.Context, graph string, fill func(rdf.Writer) error) *streamResult {
 	rctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer cancel(nil)
+	res := &streamResult{}
+	stopGrace := context.AfterFunc(ctx, func() {
+		t := time.NewTimer(min(cancelGrace, s.timeout/2)) // before the watchdog
+		defer t.Stop()
+		select {
+		case <-t.C:
+			res.torn.Store(true)
+			cancel(context.Cause(ctx))
+		case <-rctx.Done():
+		}
+	})
+	defer stopGrace()
 	pr, pw := io.Pipe()
 	wp := &watchedPipe{w: pw}
-	var res streamResult
 	req, err := http.NewRequestWithContext(rctx, http.MethodPut, s.gspURL(graph), pr)
 	if err != nil {
 		res.sendErr = err
@@ -168,6 +187,9 @@ func (s *SPARQLStore) putStream(ctx context.Context, graph string, fill func(rdf
 		res.fillErr = ctx.Err()
 	}
 	refused := errors.Is(res.fillErr, errBodyRefused) || errors.Is(res.fillErr, io.ErrClosedPipe)
+	if refused && res.torn.Load() {
+		res.fillErr, refused = context.Cause(ctx), false // the caller's interrupt, not the store's answer
+	}
 	switch {
 	case refused:
 		res.fillErr = nil // the request ended before the body: its error says why
@@ -201,6 +223,11 @@ func (s *SPARQLStore) putStream(ctx context.Context, graph string, fill func(rdf
 // closes, which fails the parse however the body stopped (inside a term, a
 // literal, or between triples).
 const abortFragment = "<urn:kgrag:upload-aborted"
+
+// cancelGrace is how long a cancelled streamed PUT waits for the store to
+// take the rest of a write and the abort fragment (at most half the
+// timeout).
+const cancelGrace = 10 * time.Second
 
 // errStalled is the cause when the watchdog gives a streamed PUT up.
 var errStalled = errors.New("no progress")

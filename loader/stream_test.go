@@ -190,3 +190,33 @@ func TestStreamStalled(t *testing.T) {
 		t.Errorf("gave up after %v; want about the 300ms timeout", d)
 	}
 }
+
+// TestStreamCanceledStalled: the caller cancels while the store takes no
+// byte. The request is torn down after the grace, well before the
+// watchdog, as context.Canceled, and the error does not claim the old
+// graph is safe: the cut can fall anywhere.
+func TestStreamCanceledStalled(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.CopyN(io.Discard, r.Body, 4096)
+		<-release
+	}))
+	defer srv.Close()
+	defer close(release)
+	s := openStreamStore(t, srv.URL, 4*time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	time.AfterFunc(500*time.Millisecond, cancel) // the body is stuck by then
+	start := time.Now()
+	_, err := s.ReplaceGraph(ctx, "http://kgrag.test/g", func(w rdf.Writer) error { return storetest.Write(w, 500_000, "") })
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v; want context.Canceled", err)
+	}
+	var le *loader.Error
+	if !errors.As(err, &le) || !strings.Contains(le.Hint, "cut off") || strings.Contains(le.Hint, "is unchanged") {
+		t.Errorf("hint %q; want one saying the upload was cut off, not that the graph is unchanged", le.Hint)
+	}
+	if d := time.Since(start); d > 3500*time.Millisecond {
+		t.Errorf("gave up after %v; want about the 0.5 s before the cancel plus the 2 s grace", d)
+	}
+}
