@@ -173,14 +173,7 @@ func TestStreamEarlyAnswer(t *testing.T) {
 // TestStreamStalled: a store that stops taking the body is given up after
 // the timeout, with an error that says so.
 func TestStreamStalled(t *testing.T) {
-	release := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.CopyN(io.Discard, r.Body, 4096)
-		<-release
-	}))
-	defer srv.Close()
-	defer close(release)
-	s := openStreamStore(t, srv.URL, 300*time.Millisecond)
+	s := openStreamStore(t, stalledServer(t), 300*time.Millisecond)
 	start := time.Now()
 	_, err := s.ReplaceGraph(context.Background(), "http://kgrag.test/g", func(w rdf.Writer) error { return storetest.Write(w, 500_000, "") })
 	if err == nil || !strings.Contains(err.Error(), "no progress") || !strings.Contains(err.Error(), "taken a byte") {
@@ -196,14 +189,7 @@ func TestStreamStalled(t *testing.T) {
 // watchdog, as context.Canceled, and the error does not claim the old
 // graph is safe: the cut can fall anywhere.
 func TestStreamCanceledStalled(t *testing.T) {
-	release := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.CopyN(io.Discard, r.Body, 4096)
-		<-release
-	}))
-	defer srv.Close()
-	defer close(release)
-	s := openStreamStore(t, srv.URL, 4*time.Second)
+	s := openStreamStore(t, stalledServer(t), 4*time.Second)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	time.AfterFunc(500*time.Millisecond, cancel) // the body is stuck by then
@@ -219,4 +205,17 @@ func TestStreamCanceledStalled(t *testing.T) {
 	if d := time.Since(start); d > 3500*time.Millisecond {
 		t.Errorf("gave up after %v; want about the 0.5 s before the cancel plus the 2 s grace", d)
 	}
+}
+
+// stalledServer is a store that takes the first 4 KB of a body and then
+// nothing until the test ends.
+func stalledServer(t *testing.T) string {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.CopyN(io.Discard, r.Body, 4096)
+		<-release
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) }) // runs first: the handlers return
+	return srv.URL
 }
