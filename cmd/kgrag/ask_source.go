@@ -56,6 +56,14 @@ type source struct {
 // retrieval is the graph as the modes read it.
 func (s source) retrieval() retrieval.Source { return s.src }
 
+// close releases a mapped snapshot; a store has nothing to release.
+func (s source) close() error {
+	if c, ok := s.src.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
+
 // requests is the number of SPARQL requests sent so far.
 func (s source) requests() int {
 	if s.store == nil {

@@ -212,8 +212,11 @@ func runServe(ctx context.Context, o serveOptions, term terminal) error {
 	return err
 }
 
-// load opens the graph, the index and the engines: serve's Loader.
-func (o serveOptions) load(ctx context.Context) (*serve.Graph, error) {
+// load opens the graph, the index and the engines: serve's Loader. The
+// graph's Close releases the mapped snapshot and index, which a reload
+// would otherwise keep mapped (and their disk space taken, once kgrag embed
+// replaced the files) for the life of the process.
+func (o serveOptions) load(ctx context.Context) (_ *serve.Graph, err error) {
 	a := o.ask
 	client, err := a.llm.client()
 	if err != nil {
@@ -223,8 +226,21 @@ func (o serveOptions) load(ctx context.Context) (*serve.Graph, error) {
 	if err != nil {
 		return nil, err
 	}
+	closers := []func() error{src.close}
+	closeAll := func() error {
+		var errs []error
+		for _, c := range closers {
+			errs = append(errs, c())
+		}
+		return errors.Join(errs...)
+	}
+	defer func() {
+		if err != nil {
+			closeAll()
+		}
+	}()
 	g := &serve.Graph{Name: src.name, Source: src.retrieval(), GlobalLevel: a.global.params.CommunityLevel,
-		Store: src.c, StoreGraph: src.graph}
+		Store: src.c, StoreGraph: src.graph, Close: closeAll}
 	if a.input != "" {
 		g.Base = o.base
 	}
@@ -253,6 +269,7 @@ func (o serveOptions) load(ctx context.Context) (*serve.Graph, error) {
 	if err != nil {
 		return nil, err
 	}
+	closers = append(closers, idx.Close)
 	emb := client.Embedder()
 	local := a.localOptions(src.name)
 	local.Encoder = enc

@@ -262,12 +262,26 @@ func TestServeReloadUnderLoad(t *testing.T) {
 	}
 	var mu sync.Mutex
 	n := 0
+	var closes []int // per graph loaded: how often it was closed
 	load := func(ctx context.Context) (*serve.Graph, error) {
 		mu.Lock()
 		o := []serveOptions{oa, ob}[n%2]
+		i := n
 		n++
+		closes = append(closes, 0)
 		mu.Unlock()
-		return o.load(ctx)
+		g, err := o.load(ctx)
+		if err != nil {
+			return nil, err
+		}
+		release := g.Close
+		g.Close = func() error {
+			mu.Lock()
+			closes[i]++
+			mu.Unlock()
+			return release()
+		}
+		return g, nil
 	}
 	s, err := serve.New(t.Context(), serve.DefaultConfig(), load)
 	if err != nil {
@@ -316,6 +330,15 @@ func TestServeReloadUnderLoad(t *testing.T) {
 	t.Logf("%d answers during 10 reloads", answers)
 	if failures > 0 || mixed > 0 || answers < 20 {
 		t.Errorf("%d of %d questions failed, %d records from the other graph; want none (and at least 20 answers)", failures, answers, mixed)
+	}
+	// Every graph a reload replaced was closed (its files unmapped) once
+	// its last question ended, and the one served is open.
+	mu.Lock()
+	defer mu.Unlock()
+	for i, c := range closes {
+		if want := 1; i == len(closes)-1 && c != 0 || i < len(closes)-1 && c != want {
+			t.Errorf("graph %d of %d closed %d times; want once, and the served one not at all", i, len(closes), c)
+		}
 	}
 }
 

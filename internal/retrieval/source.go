@@ -51,6 +51,10 @@ func NewMemorySource(ds *graphrag.Dataset) *MemorySource {
 	return NewGraphSource(snapshot.Build(ds))
 }
 
+// Close releases the snapshot (a mapped one is unmapped); lookups after it
+// fail.
+func (s *MemorySource) Close() error { return s.g.Close() }
+
 // NewGraphSource reads from g, which must stay open while the source is
 // used.
 func NewGraphSource(g *snapshot.Graph) *MemorySource {

@@ -54,7 +54,8 @@ func (s *Server) handleAsk(w http.ResponseWriter, r *http.Request) {
 	note(r).question = text
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
 	defer cancel()
-	g := s.Graph()
+	g, done := s.pin()
+	defer done()
 	w.Header().Set("X-Kgrag-Graph-Version", fmt.Sprint(g.version))
 	rep, err := s.ask(ctx, g, question{mode: mode, text: text, history: history, contextOnly: req.ContextOnly}, nil)
 	if err != nil {
@@ -166,7 +167,8 @@ func entity(ctx context.Context, g *Graph, id string) (*entityJSON, error) {
 // handleEntity answers GET /api/entities/{id}: by GraphRAG id, or by
 // title with ?by=title.
 func (s *Server) handleEntity(w http.ResponseWriter, r *http.Request) {
-	g := s.Graph()
+	g, done := s.pin()
+	defer done()
 	id := r.PathValue("id")
 	if r.URL.Query().Get("by") == "title" {
 		found, err := g.entityID(r.Context(), id)
@@ -204,7 +206,9 @@ func (s *Server) handleEntitySearch(w http.ResponseWriter, r *http.Request) {
 		badRequest(w, "k", err.Error())
 		return
 	}
-	hits, err := s.search(r.Context(), s.Graph(), q, k)
+	g, done := s.pin()
+	defer done()
+	hits, err := s.search(r.Context(), g, q, k)
 	if err != nil {
 		s.askError(w, r, err)
 		return
@@ -256,7 +260,9 @@ func (s *Server) search(ctx context.Context, g *Graph, q string, k int) ([]hitJS
 // handleCommunity answers GET /api/communities/{id}: a community by its
 // number, with its report.
 func (s *Server) handleCommunity(w http.ResponseWriter, r *http.Request) {
-	rep, ok := s.Graph().report(r.PathValue("id"))
+	g, done := s.pin()
+	defer done()
+	rep, ok := g.report(r.PathValue("id"))
 	if !ok {
 		writeError(w, http.StatusNotFound, "not_found_error", "community_not_found", fmt.Sprintf("no community report numbered %q", r.PathValue("id")))
 		return
@@ -266,7 +272,9 @@ func (s *Server) handleCommunity(w http.ResponseWriter, r *http.Request) {
 
 // handleTextUnit answers GET /api/text-units/{id}.
 func (s *Server) handleTextUnit(w http.ResponseWriter, r *http.Request) {
-	units, err := s.Graph().Source.TextUnits(r.Context(), []string{r.PathValue("id")})
+	g, done := s.pin()
+	defer done()
+	units, err := g.Source.TextUnits(r.Context(), []string{r.PathValue("id")})
 	switch {
 	case err != nil:
 		s.askError(w, r, &localsearch.SourceError{Err: err})

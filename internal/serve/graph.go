@@ -2,6 +2,8 @@ package serve
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kgrag/kgrag/internal/globalsearch"
@@ -41,9 +43,15 @@ type Graph struct {
 	StoreGraph string
 	// Reports are every community report, for community pages.
 	Reports []retrieval.ReportRecord
+	// Close, when set, releases what the graph holds (mapped snapshot and
+	// index files). The server calls it once, after a reload replaced the
+	// graph and the last request that used it ended.
+	Close func() error
 
 	loaded  time.Time
 	version uint64
+	refs    atomic.Int64 // 1 while served, and 1 per request using it
+	closed  sync.Once
 }
 
 // Loader loads a graph: the data, the index and the engines over them.

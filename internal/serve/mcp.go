@@ -50,7 +50,9 @@ func (s *Server) newMCP(version string) *mcp.Server {
 			if k < 1 || k > 100 {
 				return nil, searchOut{}, fmt.Errorf("k %d: want 1 to 100", in.K)
 			}
-			hits, err := s.search(ctx, s.Graph(), strings.TrimSpace(in.Query), k)
+			g, done := s.pin()
+			defer done()
+			hits, err := s.search(ctx, g, strings.TrimSpace(in.Query), k)
 			return nil, searchOut{hits}, toolError(err)
 		})
 
@@ -61,7 +63,8 @@ func (s *Server) newMCP(version string) *mcp.Server {
 	mcp.AddTool(m, &mcp.Tool{Name: "get_entity", Annotations: ro,
 		Description: "Read one entity by id or title: its description, degree, IRI in the store, relationships, the text units it comes from and the community reports it belongs to."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in entityIn) (*mcp.CallToolResult, *entityJSON, error) {
-			g := s.Graph()
+			g, done := s.pin()
+			defer done()
 			id := in.ID
 			if (id == "") == (in.Title == "") {
 				return nil, nil, errors.New("give either id or title")
@@ -88,7 +91,9 @@ func (s *Server) newMCP(version string) *mcp.Server {
 	mcp.AddTool(m, &mcp.Tool{Name: "get_community", Annotations: ro,
 		Description: "Read a community's report by its number: title, summary, full report, rank, level, parent and sub-communities."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in communityIn) (*mcp.CallToolResult, *communityJSON, error) {
-			r, ok := s.Graph().report(in.Community)
+			g, done := s.pin()
+			defer done()
+			r, ok := g.report(in.Community)
 			if !ok {
 				return nil, nil, fmt.Errorf("no community report numbered %q", in.Community)
 			}
@@ -120,7 +125,9 @@ func (s *Server) newMCP(version string) *mcp.Server {
 			if err != nil {
 				return nil, nil, err
 			}
-			rep, err := s.ask(ctx, s.Graph(), question{mode: mode, text: q, contextOnly: true}, nil)
+			g, done := s.pin()
+			defer done()
+			rep, err := s.ask(ctx, g, question{mode: mode, text: q, contextOnly: true}, nil)
 			if err != nil {
 				return nil, nil, toolError(err)
 			}
@@ -144,7 +151,9 @@ func (s *Server) newMCP(version string) *mcp.Server {
 			}
 			ctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
 			defer cancel()
-			rep, err := s.ask(ctx, s.Graph(), question{mode: modeGlobal, text: q}, nil)
+			g, done := s.pin()
+			defer done()
+			rep, err := s.ask(ctx, g, question{mode: modeGlobal, text: q}, nil)
 			if err != nil {
 				return nil, nil, toolError(err)
 			}
@@ -197,7 +206,9 @@ func (s *Server) addSPARQLTool(m *mcp.Server, g *Graph, ro *mcp.ToolAnnotations)
 			}
 			ctx, cancel := context.WithTimeout(ctx, sparqlTimeout)
 			defer cancel()
-			st := s.Graph().Store
+			g, done := s.pin()
+			defer done()
+			st := g.Store
 			res, err := st.Read(ctx, in.Query, maxSPARQLBytes)
 			if errors.Is(err, sparqlq.ErrTooLarge) {
 				return nil, nil, fmt.Errorf("the answer is over %d MiB: add a LIMIT or select fewer variables", maxSPARQLBytes>>20)

@@ -23,7 +23,8 @@ func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 		OwnedBy     string `json:"owned_by"`
 		Description string `json:"description"`
 	}
-	g := s.Graph()
+	g, done := s.pin()
+	defer done()
 	out := struct {
 		Object string  `json:"object"`
 		Data   []model `json:"data"`
@@ -200,7 +201,8 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	n.question = text
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
 	defer cancel()
-	g := s.Graph()
+	g, done := s.pin()
+	defer done()
 	w.Header().Set("X-Kgrag-Graph-Version", fmt.Sprint(g.version))
 	q := question{mode: mode, text: text, history: history}
 	id := fmt.Sprintf("chatcmpl-kgrag-%d-%d", time.Now().UnixNano(), s.ids.Add(1))

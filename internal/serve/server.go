@@ -111,8 +111,35 @@ func New(ctx context.Context, cfg Config, load Loader) (*Server, error) {
 	return s, nil
 }
 
-// Graph is the graph served now.
+// Graph is the graph served now. A caller that uses it while a reload may
+// run pins it instead (pin).
 func (s *Server) Graph() *Graph { return s.graph.Load() }
+
+// pin returns the graph served now and keeps it open until done is called,
+// even if a reload replaces it meanwhile.
+func (s *Server) pin() (g *Graph, done func()) {
+	for {
+		g = s.graph.Load()
+		if g.refs.Add(1) > 1 {
+			return g, func() { s.unpin(g) }
+		}
+		// Replaced, and its last user gone: it is being closed. Undo, and
+		// take the graph that replaced it.
+		g.refs.Add(-1)
+	}
+}
+
+// unpin drops one use of g, closing it with the last.
+func (s *Server) unpin(g *Graph) {
+	if g.refs.Add(-1) != 0 || g.Close == nil {
+		return
+	}
+	g.closed.Do(func() {
+		if err := g.Close(); err != nil {
+			s.log.Warn("closing the graph replaced by a reload", "version", g.version, "err", err)
+		}
+	})
+}
 
 // Reload loads the graph again and swaps it in. Requests that started
 // before finish on the graph they started with; a failed load leaves the
@@ -129,7 +156,10 @@ func (s *Server) Reload(ctx context.Context) error {
 		return errors.New("serve: load the graph: the loader returned no source or no global search")
 	}
 	g.loaded, g.version = time.Now(), s.versions.Add(1)
-	s.graph.Store(g)
+	g.refs.Store(1)
+	if old := s.graph.Swap(g); old != nil {
+		s.unpin(old) // closed once its requests are done
+	}
 	s.log.Info("graph loaded", "source", g.Name, "version", g.version, "ms", time.Since(t).Milliseconds())
 	return nil
 }
