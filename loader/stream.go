@@ -162,7 +162,7 @@ func (s *SPARQLStore) putStream(ctx context.Context, graph string, fill func(rdf
 		res.sendErr = err
 		return res
 	}
-	req.ContentLength = -1 // chunked: a body cut short is never a whole one
+	req.ContentLength = -1 // chunked: the length is known only at the end
 	req.Header.Set("Content-Type", "application/n-triples")
 	answered := make(chan error, 1)
 	go func() {
