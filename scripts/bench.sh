@@ -449,6 +449,7 @@ if has_step convert; then
 		# The serial path (one core) first, for the rows beside it.
 		convert_kgrag "$ds-serial" "$dir" GOMAXPROCS=1
 		serial_row=$(kgrag_row "$label" "kgrag load --turtle, GOMAXPROCS=1 (serial)")
+		memlimit_row=""
 		serial_sec=$K_SEC serial_rss=$K_RSS
 		rm -f "$RUN/$ds-serial.kgrag.ttl"
 		if [[ $ds == synth && -n $MEMLIMIT ]]; then
@@ -463,12 +464,11 @@ if has_step convert; then
 		conv_tps[$ds]=$(div "$K_TRIPLES" "$K_SEC" %.0f)
 		conv_rss[$ds]=$K_RSS
 		if [[ $ds == synth && -n $MEMLIMIT ]]; then
-			serial_row+=$'\n'$memlimit_row
 			targets+=("| $label | peak RSS, default and with GOMEMLIMIT=$MEMLIMIT (wall) | $K_RSS MB ($K_SEC s); $memlimit_rss MB ($memlimit_sec s) | < 1000 MB at 1M | $(verdict "$memlimit_rss" lt 1000) with the limit, $(verdict "$K_RSS" lt 1000) without |")
 		fi
 		targets+=("| $label | all cores against the serial path (wall, peak RSS) | $(div "$serial_sec" "$K_SEC" %.2f)x faster; $K_RSS MB vs $serial_rss MB | RSS not above the serial path's | $(verdict "$K_RSS" le "$(awk -v a="$serial_rss" 'BEGIN { print a * 1.05 }')") |")
 		convert_rdflib "$ds" "$dir"
-		conv_rows+=("$serial_row" "$(conversion_rows "$ds" "$label")")
+		conv_rows+=("$serial_row" ${memlimit_row:+"$memlimit_row"} "$(conversion_rows "$ds" "$label")")
 		if [[ -z $R_NOTE ]]; then
 			speed=$(div "$R_SEC" "$K_SEC")
 			tps=$(div "$(div "$K_TRIPLES" "$K_SEC" %.6f)" "$(div "$R_TRIPLES" "$R_SEC" %.6f)")
