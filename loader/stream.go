@@ -286,9 +286,10 @@ func (p *watchedPipe) end() {
 // triple. So between writes the store has never received a body that ends
 // with a triple, and one broken off there cannot parse as a shorter graph.
 type streamBody struct {
-	ctx context.Context
-	w   io.Writer
-	buf []byte
+	ctx     context.Context
+	w       io.Writer
+	buf     []byte
+	scanned int // buf[:scanned] holds no " .\n" but at 0: a triple longer than a piece is not searched again
 }
 
 const streamPiece = 256 << 10
@@ -299,10 +300,14 @@ func (b *streamBody) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	// A piece needs a whole triple in it; a longer one waits for its end.
-	end := bytes.LastIndex(b.buf, []byte(" .\n"))
-	if end <= 0 {
+	from := max(b.scanned-2, 0)
+	end := bytes.LastIndex(b.buf[from:], []byte(" .\n"))
+	if end < 0 || from+end == 0 {
+		b.scanned = len(b.buf)
 		return len(p), nil
 	}
+	end += from
+	b.scanned = 0
 	if err := b.ctx.Err(); err != nil {
 		return 0, err
 	}
