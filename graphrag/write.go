@@ -174,6 +174,45 @@ type writer3x struct {
 // enough to amortise the call, small enough to keep memory flat.
 const batchRows = 4096
 
+// batchBytes bounds a batch of wide rows. parquet-go starts a new page only
+// between its writes of 64 rows, so 64 communities of thousands of ids each
+// made one page of megabytes, which a reader reading in windows must hold
+// whole; batches of about a page buffer (parquet-go's default, 256 KB) keep
+// pages near that size, as pyarrow keeps its own near 1 MB.
+const batchBytes = 256 << 10
+
+// wideRow is a row type whose rows can be large (long id lists, long
+// texts): writeTable cuts its batches by bytes too.
+type wideRow interface{ approxBytes() int }
+
+func (r *communityRow3x) approxBytes() int {
+	return len(r.ID) + len(r.Title) + idsBytes(r.EntityIDs) + idsBytes(r.RelationshipIDs) + idsBytes(r.TextUnitIDs) + 8*len(r.Children)
+}
+
+func (r *reportRow3x) approxBytes() int {
+	n := len(r.ID) + len(r.Title) + len(r.Summary) + len(r.FullContent) + len(r.RatingExplanation) + len(r.FullContentJSON)
+	for _, f := range r.Findings {
+		if f != nil {
+			n += len(f.Explanation) + len(f.Summary)
+		}
+	}
+	return n
+}
+
+func (r *textUnitRow3x) approxBytes() int {
+	return len(r.ID) + len(r.Text) + idsBytes(r.EntityIDs) + idsBytes(r.RelationshipIDs) + idsBytes(r.CovariateIDs)
+}
+
+// idsBytes is about what a list of ids takes in a plain-encoded page: each
+// value's bytes and its 4-byte length.
+func idsBytes(ids []string) int {
+	n := 4 * len(ids)
+	for _, id := range ids {
+		n += len(id)
+	}
+	return n
+}
+
 // writeTable writes n rows, converting row i with conv into a batch buffer.
 func writeTable[T any](ctx context.Context, w *writer3x, name string, n int, conv func(i int, row *T) error) error {
 	final := filepath.Join(w.dir, fileName(name, false))
@@ -188,8 +227,9 @@ func writeTable[T any](ctx context.Context, w *writer3x, name string, n int, con
 	}
 	pw := parquet.NewGenericWriter[T](f, parquet.Compression(&parquet.Snappy), parquet.CreatedBy("kgrag", "", ""))
 	buf := make([]T, 0, min(n, batchRows))
+	size := 0 // bytes of the wide rows in buf
 	for i := 0; i < n; i++ {
-		if len(buf) == cap(buf) {
+		if len(buf) == cap(buf) || size >= batchBytes {
 			if err := ctx.Err(); err != nil {
 				return fail("", -1, err)
 			}
@@ -198,9 +238,11 @@ func writeTable[T any](ctx context.Context, w *writer3x, name string, n int, con
 			}
 			clear(buf)
 			buf = buf[:0]
+			size = 0
 		}
 		buf = buf[:len(buf)+1]
-		if err := conv(i, &buf[len(buf)-1]); err != nil {
+		row := &buf[len(buf)-1]
+		if err := conv(i, row); err != nil {
 			var e *Error
 			if errors.As(err, &e) {
 				e.Path, e.Row = final, int64(i)
@@ -208,6 +250,9 @@ func writeTable[T any](ctx context.Context, w *writer3x, name string, n int, con
 				return e
 			}
 			return fail("", int64(i), err)
+		}
+		if w, ok := any(row).(wideRow); ok {
+			size += w.approxBytes()
 		}
 	}
 	if len(buf) > 0 {

@@ -3,14 +3,18 @@ package graphrag_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/parquet-go/parquet-go"
 
 	"github.com/kgrag/kgrag/graphrag"
 )
@@ -118,5 +122,68 @@ func TestWrite3xErrorLeavesNothing(t *testing.T) {
 			names = append(names, en.Name())
 		}
 		t.Errorf("dir after failed write holds %v; want nothing", names)
+	}
+}
+
+// TestWrite3xPagesBounded: communities of thousands of ids each are written
+// in pages near parquet-go's page buffer, not one page per 64 rows (5 MB
+// here), since a reader reading in windows holds a page whole.
+func TestWrite3xPagesBounded(t *testing.T) {
+	const perCommunity = 2000 // ids of 36 bytes: about 80 KB a row
+	ds := &graphrag.Dataset{}
+	for i := range 200 {
+		ids := make([]string, perCommunity)
+		for j := range ids {
+			ids[j] = fmt.Sprintf("%08d-0000-0000-0000-%012d", i, j)
+		}
+		ds.Communities = append(ds.Communities, graphrag.Community{
+			ID: fmt.Sprintf("c%d", i), HumanReadableID: strconv.Itoa(i), Community: strconv.Itoa(i),
+			Parent: "-1", Title: fmt.Sprintf("Community %d", i), EntityIDs: ids})
+	}
+	dir := t.TempDir()
+	if err := graphrag.Write3x(context.Background(), dir, ds); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(dir, "communities.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, ok := pf.Schema().Lookup("entity_ids", "list", "element")
+	if !ok {
+		t.Fatal("no entity_ids.list.element column")
+	}
+	var pages, values int64
+	for _, rg := range pf.RowGroups() {
+		pr := rg.ColumnChunks()[leaf.ColumnIndex].Pages()
+		for {
+			p, err := pr.ReadPage()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			pages++
+			values += p.NumValues()
+			// At most a batch (256 KB and one row) on what parquet-go
+			// had buffered below its 256 KB page buffer.
+			if p.Size() > 1<<20 {
+				t.Errorf("page %d: %d KB of %d rows", pages, p.Size()>>10, p.NumRows())
+			}
+			parquet.Release(p)
+		}
+		pr.Close()
+	}
+	if want := int64(200 * perCommunity); values != want {
+		t.Errorf("%d values in %d pages, want %d", values, pages, want)
 	}
 }
