@@ -28,6 +28,7 @@
 #   BENCH_SAMPLE         real GraphRAG 3.x output (default
 #                        ../shared/testdata/graphrag/v3 beside the repository)
 #   BENCH_DIR            cache and report directory (default .cache/bench)
+#   BENCH_SYNTH          the synthetic dataset's directory (bench.sh's)
 #
 # EXIT STATUS: 0 when the table was written (a side that failed is shown as
 # "failed" with its log); 1 when the harness itself failed (venv, dataset).
@@ -46,7 +47,8 @@ N_ENT=${BENCH_ENTITIES:-$((100000 / q))} N_REL=${BENCH_RELATIONSHIPS:-$((300000 
 N_TU=${BENCH_TEXT_UNITS:-$((20000 / q))} N_COM=${BENCH_COMMUNITIES:-$((5000 / q))} SEED=${BENCH_SEED:-1}
 SAMPLE=${BENCH_SAMPLE:-${KGRAG_TESTDATA:-$repo/../shared/testdata}/graphrag/v3}
 OUT=$(mkdir -p "${BENCH_DIR:-$repo/.cache/bench}" && cd "${BENCH_DIR:-$repo/.cache/bench}" && pwd)
-SYNTH=$OUT/data/synth-f2-e$N_ENT-r$N_REL-t$N_TU-c$N_COM-s$SEED # SYNTH_FORMAT of bench.sh
+# bench.sh passes its dataset; alone, the path it would use (SYNTH_FORMAT 4).
+SYNTH=${BENCH_SYNTH:-$OUT/data/synth-f4-e$N_ENT-r$N_REL-t$N_TU-c$N_COM-s$SEED}
 RUN=$OUT/run-retrieval-py
 REPORT=$OUT/retrieval-py.md
 
