@@ -682,14 +682,20 @@ store_kgrag() {
 	rm -rf "$dir"
 }
 
-# store_bulk STORE: the store's own bulk loader on kgrag's Turtle into a
-# fresh store, then a server on it to count. Sets S_B and S_BSEC.
-store_bulk() {
-	local s=$1 port dir tag=store-$1-bulk n="?" reported="?" ox
-	port=$(store_port "$s")
-	dir=$OUT/stores/$s-bulk
-	S_BSEC=""
-	rm -rf "$dir"
+# synth_ttl: write kgrag's Turtle of the synthetic set, which the bulk
+# loaders read, unless an earlier step did.
+synth_ttl() {
+	[[ -s $SYNTH_TTL ]] && return 0
+	log "writing $SYNTH_TTL for the bulk loaders"
+	"$KGRAG" load --input "$SYNTH" --turtle "$SYNTH_TTL" 2>"$RUN/synth-ttl.err" || die "kgrag load --turtle failed"
+}
+
+# bulk_file STORE PORT DIR GRAPH TAG: the bulk loader of Oxigraph (oxigraph
+# load) or Fuseki (tdb2.tdbloader) reads $SYNTH_TTL into GRAPH of the
+# stopped store in DIR/data, under measure as TAG; BULK_CMD says what ran.
+# Returns 1, with B_WHY, when the loader is not there.
+bulk_file() {
+	local s=$1 port=$2 dir=$3 graph=$4 tag=$5 ox
 	mkdir -p "$dir/data"
 	case $s in
 	oxigraph)
@@ -699,16 +705,39 @@ store_bulk() {
 			ox=$(command -v oxigraph 2>/dev/null || true)
 		fi
 		if [[ -z $ox ]]; then
-			S_B="not run: oxigraph CLI not found (pip install oxigraph)"
+			B_WHY="oxigraph CLI not found (pip install oxigraph)"
+			return 1
+		fi
+		BULK_CMD="oxigraph load --location DIR --file graph.ttl --graph $graph"
+		measure "$tag" "$ox" load --location "$dir/data" --file "$SYNTH_TTL" --graph "$graph"
+		;;
+	fuseki)
+		BULK_CMD="java -Xmx$HEAP -cp jena-fuseki-server.jar tdb2.tdbloader --loc DIR --graph $graph graph.ttl (scripts/fuseki.sh tdbloader)"
+		measure "$tag" env KGRAG_FUSEKI_HEAP="$HEAP" "$here/fuseki.sh" tdbloader --port "$port" --dir "$dir" --graph "$graph" "$SYNTH_TTL"
+		;;
+	*) die "bulk_file: no file bulk loader for $s" ;;
+	esac
+}
+
+# store_bulk STORE: the store's own bulk loader on kgrag's Turtle into a
+# fresh store, then a server on it to count. Sets S_B and S_BSEC.
+store_bulk() {
+	local s=$1 port dir tag=store-$1-bulk n="?" reported="?"
+	port=$(store_port "$s")
+	dir=$OUT/stores/$s-bulk
+	S_BSEC=""
+	rm -rf "$dir"
+	mkdir -p "$dir/data"
+	case $s in
+	oxigraph)
+		if ! bulk_file "$s" "$port" "$dir" "$GRAPH" "$tag"; then
+			S_B="not run: $B_WHY"
 			return 0
 		fi
-		BULK_CMD="oxigraph load --location DIR --file graph.ttl --graph $GRAPH"
-		measure "$tag" "$ox" load --location "$dir/data" --file "$SYNTH_TTL" --graph "$GRAPH"
 		reported=$(cat "$RUN/$tag.out" "$RUN/$tag.err" | grep -oE '[0-9]+ triples loaded' | tail -n 1 | cut -d' ' -f1 || true)
 		;;
 	fuseki)
-		BULK_CMD="java -Xmx$HEAP -cp jena-fuseki-server.jar tdb2.tdbloader --loc DIR --graph $GRAPH graph.ttl (scripts/fuseki.sh tdbloader)"
-		measure "$tag" env KGRAG_FUSEKI_HEAP="$HEAP" "$here/fuseki.sh" tdbloader --port "$port" --dir "$dir" --graph "$GRAPH" "$SYNTH_TTL"
+		bulk_file "$s" "$port" "$dir" "$GRAPH" "$tag"
 		reported=$(grep -o 'Finished: [^ ]* [0-9,]* tuples' "$RUN/$tag.out" "$RUN/$tag.err" 2>/dev/null | tail -n 1 | awk '{ gsub(",", "", $(NF - 1)); print $(NF - 1) }' || true)
 		;;
 	virtuoso)
@@ -759,10 +788,7 @@ store_bulk() {
 
 if has_step stores; then
 	store_rows=() store_targets=() bulk_cmds=()
-	if [[ ! -s $SYNTH_TTL ]]; then
-		log "writing $SYNTH_TTL for the bulk loaders"
-		"$KGRAG" load --input "$SYNTH" --turtle "$SYNTH_TTL" 2>"$RUN/synth-ttl.err" || die "kgrag load --turtle failed"
-	fi
+	synth_ttl
 	for s in $STORES; do
 		log "store $s"
 		# On Fuseki the streamed PUT (--upload stream; --in-place takes the
@@ -908,21 +934,12 @@ retrieval_runs() {
 	# Oxigraph against the bulk loader's 13.
 	local bulk=""
 	if [[ -n ${BENCH_RETRIEVAL_BULK:-} && $s != virtuoso ]]; then
-		if [[ ! -s $SYNTH_TTL ]]; then
-			log "writing $SYNTH_TTL for the bulk loaders"
-			"$KGRAG" load --input "$SYNTH" --turtle "$SYNTH_TTL" 2>"$RUN/synth-ttl.err" || die "kgrag load --turtle failed"
-		fi
+		synth_ttl
 		tag=retrieval-bulk-$s
-		mkdir -p "$dir/data"
-		case $s in
-		oxigraph)
-			command -v oxigraph >/dev/null 2>&1 || "$here/oxigraph.sh" install >>"$RUN/oxigraph-start.log" 2>&1 || true
-			measure "$tag" oxigraph load --location "$dir/data" --file "$SYNTH_TTL" --graph "$GRAPH/synthetic"
-			;;
-		fuseki)
-			measure "$tag" env KGRAG_FUSEKI_HEAP="$HEAP" "$here/fuseki.sh" tdbloader --port "$port" --dir "$dir" --graph "$GRAPH/synthetic" "$SYNTH_TTL"
-			;;
-		esac
+		if ! bulk_file "$s" "$port" "$dir" "$GRAPH/synthetic" "$tag"; then
+			ret_rows+=("| synthetic | SPARQL $s | not run: $B_WHY | | | | |")
+			return 0
+		fi
 		if ((M_RC != 0)); then
 			ret_rows+=("| synthetic | SPARQL $s | failed to bulk load: $(why "$tag") | | | | |")
 			return 0
