@@ -297,11 +297,16 @@ measure() {
 	log "  rc=$M_RC wall=${M_SEC}s cpu=${M_CPU}s rss=${M_RSS}MB"
 }
 
-# why TAG: one line saying why run TAG failed (last line of its stderr).
+# why TAG: one line saying why run TAG failed: the last line of its
+# stderr, or of its stdout for tools that log there (tdb2.tdbloader).
 why() {
-	local line
-	line=$(grep -v '^\s*$' "$RUN/$1.err" 2>/dev/null | grep -v 'Command exited with' | tail -n 1 | cut -c1-160)
-	printf 'exit %s: %s (log: %s)' "${M_RC:-?}" "${line:-no message}" "${RUN#"$repo"/}/$1.err"
+	local line f=$RUN/$1.err
+	line=$(grep -v '^\s*$' "$f" 2>/dev/null | grep -v 'Command exited with' | tail -n 1 | cut -c1-160)
+	if [[ -z $line && -s $RUN/$1.out ]]; then
+		f=$RUN/$1.out
+		line=$(grep -v '^\s*$' "$f" | tail -n 1 | cut -c1-160)
+	fi
+	printf 'exit %s: %s (log: %s)' "${M_RC:-?}" "${line:-no message}" "${f#"$repo"/}"
 }
 
 # Arithmetic helpers (awk; bash has no floats).
