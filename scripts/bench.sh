@@ -203,6 +203,7 @@ N_COM=${BENCH_COMMUNITIES:-${def[3]}}
 SEED=${BENCH_SEED:-1}
 STEPS=${BENCH_STEPS:-convert micro stores retrieval global leiden index serve update diff fast drift knn open}
 STORES=${BENCH_STORES:-oxigraph fuseki virtuoso}
+RET_STORES=${BENCH_RETRIEVAL_STORES:-oxigraph fuseki}
 COUNT=${BENCH_COUNT:-6}
 MEMLIMIT=${BENCH_CONVERT_MEMLIMIT-900MiB}
 RDFLIB_MAX=${BENCH_RDFLIB_MAX:-100000}
@@ -242,7 +243,9 @@ die() {
 	log "error: $*"
 	exit 1
 }
-has_step() { [[ " $STEPS " == *" $1 "* ]]; }
+# in_list WORD LIST: true when WORD is one of LIST's space-separated words.
+in_list() { [[ " $2 " == *" $1 "* ]]; }
+has_step() { in_list "$1" "$STEPS"; }
 
 # --- servers started here, stopped on exit ---------------------------------
 
@@ -329,7 +332,7 @@ bench_median() {
 
 # --- set-up --------------------------------------------------------------------
 
-rm -rf "$RUN"
+rm -rf "$RUN" "$OUT"/stores/*-bulk-kept # a kept store serves only the run that made it
 mkdir -p "$RUN" "$OUT/data"
 : >"$SECTIONS"
 
@@ -796,8 +799,8 @@ store_bulk() {
 	# for it when it is to run.
 	rm -rf "$OUT/stores/$s-bulk-kept"
 	if [[ $s != virtuoso && -n ${BENCH_RETRIEVAL_BULK:-} ]] && has_step retrieval &&
-		[[ " ${BENCH_RETRIEVAL_STORES:-oxigraph fuseki} " == *" $s "* ]] && [[ $up == 1 && $n =~ ^[0-9]+$ ]]; then
-		printf '%s\n%s\n%s\n' "$GRAPH" "$sec" "$n" >"$dir/.kept"
+		in_list "$s" "$RET_STORES" && [[ $up == 1 && $n =~ ^[0-9]+$ ]]; then
+		printf '%s\n%s\n' "$sec" "$n" >"$dir/.kept"
 		mv "$dir" "$OUT/stores/$s-bulk-kept"
 		return 0
 	fi
@@ -814,7 +817,7 @@ if has_step stores; then
 		# stores in BENCH_UPLOAD_BATCHES.
 		streamed=0 skip_kgrag=0
 		[[ $s == fuseki ]] && streamed=1
-		[[ " ${BENCH_SKIP_KGRAG:-} " == *" $s "* ]] && skip_kgrag=1
+		in_list "$s" "${BENCH_SKIP_KGRAG:-}" && skip_kgrag=1
 		if ((streamed)); then
 			S_KI="same path as atomic (one streamed PUT)" S_KISEC=""
 		elif ((skip_kgrag)); then
@@ -825,7 +828,7 @@ if has_step stores; then
 		fi
 		if ((skip_kgrag)); then
 			S_K="not run: BENCH_SKIP_KGRAG" S_KSEC=""
-		elif [[ " ${BENCH_SKIP_ATOMIC:-} " == *" $s "* ]]; then
+		elif in_list "$s" "${BENCH_SKIP_ATOMIC:-}"; then
 			S_K="not run: BENCH_SKIP_ATOMIC" S_KSEC=""
 		elif ((streamed)); then
 			store_kgrag "$s" atomic stream
@@ -834,7 +837,7 @@ if has_step stores; then
 		fi
 		S_KA=$S_K S_KASEC=$S_KSEC
 		S_KBA="" S_KBASEC="" S_KBI="" S_KBISEC=""
-		if ((streamed && !skip_kgrag)) && [[ " ${BENCH_UPLOAD_BATCHES-fuseki} " == *" $s "* ]]; then
+		if ((streamed && !skip_kgrag)) && in_list "$s" "${BENCH_UPLOAD_BATCHES-fuseki}"; then
 			store_kgrag "$s" atomic batches
 			S_KBA=$S_K S_KBASEC=$S_KSEC
 			store_kgrag "$s" in-place batches
@@ -961,9 +964,9 @@ retrieval_runs() {
 		local kept=()
 		mapfile -t kept <"$OUT/stores/$s-bulk-kept/.kept"
 		mv "$OUT/stores/$s-bulk-kept" "$dir"
-		ret_graph[synthetic]=${kept[0]}
+		ret_graph[synthetic]=$GRAPH # the stores step's graph
 		bulk=synthetic
-		log "  reusing the stores step's bulk load of the synthetic set into $s (${kept[1]}s, ${kept[2]} triples)"
+		log "  reusing the stores step's bulk load of the synthetic set into $s (${kept[0]}s, ${kept[1]} triples)"
 	elif [[ -n ${BENCH_RETRIEVAL_BULK:-} && $s != virtuoso ]]; then
 		synth_ttl
 		tag=retrieval-bulk-$s
@@ -1025,7 +1028,7 @@ if has_step retrieval; then
 	go build -o "$RETRIEVAL" ./bench/retrieval || die "building bench/retrieval failed"
 	declare -A ret_data=([sample]=$SAMPLE [synthetic]=$SYNTH)
 	declare -A ret_index=([sample]=$OUT/index/sample.vec [synthetic]=$OUT/index/$(basename "$SYNTH").vec)
-	declare -A ret_graph=([sample]=$GRAPH/sample [synthetic]=$GRAPH/synthetic)
+	declare -A ret_graph=([sample]=$GRAPH/sample) # [synthetic]: per store, in retrieval_runs
 	ret_rows=() ret_slow=()
 	: >"$RUN/retrieval.rows"
 	for d in sample synthetic; do
@@ -1034,7 +1037,7 @@ if has_step retrieval; then
 			>>"$RUN/retrieval.rows" 2>"$RUN/retrieval-memory-$d.err" ||
 			ret_rows+=("| $d | memory | failed: $(tail -n 1 "$RUN/retrieval-memory-$d.err" | cut -c1-120) | | | | |")
 	done
-	for s in ${BENCH_RETRIEVAL_STORES:-oxigraph fuseki}; do
+	for s in $RET_STORES; do
 		log "retrieval: SPARQL mode, $s"
 		retrieval_runs "$s"
 	done
