@@ -43,6 +43,11 @@ type Quirks struct {
 	// 5 on TDB2 does, and there it beats batches into a temporary graph
 	// and the copy that swaps it in several times over (see the README).
 	StreamPut bool
+	// ConcurrentBatches is how many batch requests are in flight at once
+	// when Options leave it zero. Virtuoso runs one request on one core,
+	// so two cores take two batches at once: 6.8 M triples in place in
+	// 92.8 s with 2 against 138.2 s with 1 (88.4 s with 3), same count.
+	ConcurrentBatches int
 	// TypedLiteral notes that JSON results use "typed-literal" (Virtuoso);
 	// sparqlq maps it, so this is informational.
 	TypedLiteral bool
@@ -123,7 +128,7 @@ var presets = map[string]preset{
 	"virtuoso": {query: "/sparql", update: "/sparql", gsp: "/sparql-graph-crud",
 		caps: Capabilities{Update: true, GraphStore: true},
 		quirks: Quirks{QueryMethod: sparqlq.MethodAuto, UpdateMethod: sparqlq.MethodPOSTForm,
-			AuthSuffix: "-auth", TypedLiteral: true, Commit: CommitMove, DropByGSP: true, ReadCommitted: true, LossyReadBack: true},
+			AuthSuffix: "-auth", ConcurrentBatches: 2, TypedLiteral: true, Commit: CommitMove, DropByGSP: true, ReadCommitted: true, LossyReadBack: true},
 		doc: "OpenLink Virtuoso 7; base is the server, e.g. http://localhost:8890"},
 	"generic-gsp": {query: "-", update: "-", gsp: "",
 		caps: Capabilities{GraphStore: true},

@@ -3,6 +3,7 @@ package loader
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -38,6 +39,12 @@ type Options struct {
 	// BatchSize is the number of triples per request; zero means
 	// DefaultBatchSize. A streamed upload reports progress that often.
 	BatchSize int
+	// ConcurrentBatches is how many batch requests are in flight at once;
+	// zero means the profile's choice (Quirks.ConcurrentBatches), else 1.
+	// Stores that run concurrent writes (Virtuoso) take batches faster
+	// with more, up to their cores; a streamed PUT is one request whatever
+	// this says.
+	ConcurrentBatches int
 	// Upload chooses batches into a temporary graph or one streamed PUT
 	// (see UploadMode); zero means the profile's choice.
 	Upload UploadMode
@@ -70,17 +77,18 @@ const DefaultTimeout = 5 * time.Minute
 // use; loads of one graph, from this process or another, are serialised by
 // a lock kept in the store (see LoadsGraph). Build it with Open.
 type SPARQLStore struct {
-	p       Profile
-	c       *sparqlq.Client
-	batch   int
-	retries int
-	backoff time.Duration
-	counter Counter
-	log     *slog.Logger
-	onLeft  func([]string)
-	breakLk bool
-	timeout time.Duration
-	stream  bool // one streamed PUT per graph (UploadMode)
+	p          Profile
+	c          *sparqlq.Client
+	batch      int
+	concurrent int // batch requests in flight (Options.ConcurrentBatches)
+	retries    int
+	backoff    time.Duration
+	counter    Counter
+	log        *slog.Logger
+	onLeft     func([]string)
+	breakLk    bool
+	timeout    time.Duration
+	stream     bool // one streamed PUT per graph (UploadMode)
 }
 
 var _ Store = (*SPARQLStore)(nil)
@@ -132,6 +140,7 @@ func Open(p Profile, o Options) (*SPARQLStore, error) {
 	if s.batch <= 0 {
 		s.batch = DefaultBatchSize
 	}
+	s.concurrent = max(cmp.Or(o.ConcurrentBatches, p.Quirks.ConcurrentBatches), 1)
 	switch {
 	case s.retries == 0:
 		s.retries = 5

@@ -1,6 +1,7 @@
 package loader_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -461,5 +462,101 @@ func TestVirtuosoTransactionLimit(t *testing.T) {
 	}
 	if n := commits.Load(); n != 1 {
 		t.Errorf("commit sent %d times; want 1 (SR325 is not transient)", n)
+	}
+}
+
+// TestConcurrentBatches: with ConcurrentBatches n, n batch requests are in
+// flight together (never more; zero is the virtuoso profile's 2), every
+// triple lands once, and a failure reports as sent exactly the triples the
+// store accepted.
+func TestConcurrentBatches(t *testing.T) {
+	tests := []struct {
+		name   string
+		n      int
+		failAt int64 // the POST that is refused (0: none)
+	}{
+		{"one", 1, 0},
+		{"the profile's", 0, 0},
+		{"three", 3, 0},
+		{"three, one refused", 3, 5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			want := cmp.Or(tt.n, 2)
+			var (
+				mu       sync.Mutex
+				lines    = map[string]int{}
+				accepted int
+				inFlight int
+				maxIn    int
+				posts    atomic.Int64
+				full     = make(chan struct{})
+				fullOnce sync.Once
+			)
+			f := &fakeStore{}
+			f.hook = func(w http.ResponseWriter, r *http.Request, body string) bool {
+				if r.Method != http.MethodPost || !r.URL.Query().Has("graph") {
+					return false
+				}
+				nth := posts.Add(1)
+				mu.Lock()
+				inFlight++
+				maxIn = max(maxIn, inFlight)
+				if inFlight == want {
+					fullOnce.Do(func() { close(full) })
+				}
+				mu.Unlock()
+				// Hold the first requests until n are in flight, so a
+				// sender that waits for the one before it shows as 1.
+				select {
+				case <-full:
+				case <-time.After(2 * time.Second):
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				inFlight--
+				if nth == tt.failAt {
+					w.WriteHeader(http.StatusBadRequest) // not transient: no retry
+					return true
+				}
+				for l := range strings.Lines(body) {
+					lines[l]++
+					accepted++
+				}
+				w.WriteHeader(http.StatusNoContent)
+				return true
+			}
+			var progress atomic.Int64
+			s := openStore(t, "virtuoso", newFake(t, f), loader.Options{BatchSize: 2, ConcurrentBatches: tt.n,
+				Retries: -1, Counter: loader.CounterFunc(func(n int64) { progress.Add(n) })})
+			const triples = 20
+			got, err := s.LoadInPlace(context.Background(), "http://ex/g", func(w rdf.Writer) error {
+				return storetest.Write(w, triples, "")
+			})
+			mu.Lock()
+			defer mu.Unlock()
+			if maxIn != want {
+				t.Errorf("at most %d requests in flight; want %d", maxIn, want)
+			}
+			if tt.failAt != 0 {
+				want := fmt.Sprintf("incomplete (%d triples sent", accepted)
+				if err == nil || !strings.Contains(err.Error(), want) {
+					t.Fatalf("LoadInPlace = %v; want an error with %q", err, want)
+				}
+				if progress.Load() != int64(accepted) {
+					t.Errorf("progress = %d; the store took %d", progress.Load(), accepted)
+				}
+				return
+			}
+			if err != nil || got != triples {
+				t.Fatalf("LoadInPlace = %d, %v; want %d", got, err, triples)
+			}
+			if len(lines) != triples || accepted != triples {
+				t.Errorf("store got %d lines, %d distinct; want %d once each", accepted, len(lines), triples)
+			}
+			if progress.Load() != triples {
+				t.Errorf("progress = %d; want %d", progress.Load(), triples)
+			}
+		})
 	}
 }

@@ -160,7 +160,10 @@ func (s *SPARQLStore) LoadInPlace(ctx context.Context, graph string, fill func(w
 	if fillErr == nil {
 		fillErr = u.flush()
 	}
-	if fillErr != nil {
+	// A batch that failed stops the fill; the other senders' requests run
+	// to their answer, so the count of triples sent below is what the
+	// store took, not what happened to be answered before a cancel.
+	if fillErr != nil && u.failed() == nil {
 		u.cancel()
 	}
 	sendErr := u.finish()
@@ -425,8 +428,10 @@ type batch struct {
 	insertData bool
 }
 
-// upload encodes triples into batches while one goroutine sends the
-// previous batch, so encoding and the store's work overlap. It is the
+// upload encodes triples into batches while sender goroutines (one, or
+// Options.ConcurrentBatches) send the batches before it, so encoding and the store's
+// work overlap. Batches are sets of triples headed for one graph, so the
+// order in which concurrent senders land them does not matter. It is the
 // rdf.Writer handed to fill; not safe for concurrent use.
 type upload struct {
 	ctx             context.Context
@@ -443,7 +448,7 @@ type upload struct {
 	seq             int
 	queue           chan *batch
 	free            chan *bytes.Buffer
-	done            chan struct{}
+	senders         sync.WaitGroup
 	mu              sync.Mutex
 	err             error // first send error
 	queued          int   // batches handed to the sender
@@ -461,18 +466,22 @@ func newUpload(ctx context.Context, s *SPARQLStore, graph, tmp string) *upload {
 	ctx, cancel := context.WithCancel(ctx)
 	u := &upload{ctx: ctx, cancel: cancel, s: s, graph: graph, tmp: tmp,
 		gsp:   s.p.Caps.GraphStore && s.p.GraphStoreURL != "",
-		queue: make(chan *batch, 1), free: make(chan *bytes.Buffer, 2), done: make(chan struct{})}
+		queue: make(chan *batch, 1), free: make(chan *bytes.Buffer, s.concurrent+1)}
 	u.tmpRef, _ = sparqlq.IRIRef(tmp)
 	u.endpoint = s.p.UpdateURL
 	if u.gsp {
 		u.endpoint = s.p.GraphStoreURL
 	}
-	// Two buffers: one being filled, one being sent.
-	u.free <- new(bytes.Buffer)
+	// One buffer being filled and one per sender being sent.
+	for range s.concurrent {
+		u.free <- new(bytes.Buffer)
+	}
 	u.sw = &swapWriter{buf: new(bytes.Buffer)}
 	u.enc = rdfenc.NewNTriples(u.sw)
 	u.startBatch()
-	go u.sender()
+	for range s.concurrent {
+		u.senders.Go(u.sender)
+	}
 	return u
 }
 
@@ -547,16 +556,16 @@ func (u *upload) finish() error {
 	if !u.finished {
 		u.finished = true
 		close(u.queue)
-		<-u.done
+		u.senders.Wait()
 		u.cancel()
 	}
 	return u.failed()
 }
 
-// sender sends queued batches in order. After an error it only recycles
-// buffers, so the writer never blocks.
+// sender sends queued batches as they come; with one sender that is in
+// order. After an error it only recycles buffers, so the writer never
+// blocks.
 func (u *upload) sender() {
-	defer close(u.done)
 	for b := range u.queue {
 		if u.failed() == nil {
 			if err := u.send(b); err != nil {

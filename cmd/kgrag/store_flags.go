@@ -31,6 +31,7 @@ type storeOptions struct {
 	token         string
 	caCert        string
 	batchSize     int
+	concurrent    int // batch requests in flight
 	retries       int
 	timeout       time.Duration
 	ontologyGraph string
@@ -52,6 +53,7 @@ func storeFlags() []cli.Flag {
 		&cli.StringFlag{Name: "token", Category: "store", Usage: "bearer token (better: env KGRAG_STORE_TOKEN or KGRAG_STORE_TOKEN_FILE)", Sources: secretSource("KGRAG_STORE_TOKEN")},
 		&cli.StringFlag{Name: "ca-cert", Category: "store", Usage: "PEM `FILE` of CA certificates to trust for https", Sources: cli.EnvVars("KGRAG_STORE_CA_CERT")},
 		&cli.IntFlag{Name: "batch-size", Category: "store", Value: loader.DefaultBatchSize, Usage: "triples per upload request (batches)"},
+		&cli.IntFlag{Name: "concurrent-batches", Category: "store", Usage: "batch requests in flight at once (batches; 0: the store's choice, 2 on Virtuoso, which runs each request on one core, else 1)"},
 		&cli.StringFlag{Name: "upload", Category: "store", Value: "auto", Usage: "how the graph travels: batches (into a temporary graph, swapped in by one update), stream (the whole graph as one Graph Store Protocol PUT, which the store must run as one transaction) or auto (batches: Fuseki commits the part of a stream that arrived when a connection drops, so it is only what --upload stream asks for)"},
 		&cli.IntFlag{Name: "retries", Category: "store", Value: 5, Usage: "retries of a request that failed transiently (connection reset, timeout, 5xx, 429)"},
 		&cli.DurationFlag{Name: "timeout", Category: "store", Value: loader.DefaultTimeout, Usage: "time limit of each request"},
@@ -74,6 +76,7 @@ func storeOptionsFrom(cmd *cli.Command) storeOptions {
 		token:         cmd.String("token"),
 		caCert:        cmd.String("ca-cert"),
 		batchSize:     cmd.Int("batch-size"),
+		concurrent:    cmd.Int("concurrent-batches"),
 		retries:       cmd.Int("retries"),
 		timeout:       cmd.Duration("timeout"),
 		ontologyGraph: cmd.String("ontology-graph"),
@@ -111,6 +114,9 @@ func (o *storeOptions) validate() error {
 	}
 	if o.batchSize <= 0 {
 		return usagef("--batch-size 50000", "--batch-size must be positive")
+	}
+	if o.concurrent < 0 || o.concurrent > 64 {
+		return usagef("--concurrent-batches 2", "--concurrent-batches must be 0 (the store's choice) to 64, not %d", o.concurrent)
 	}
 	switch {
 	case o.diff && o.inPlace:
@@ -171,15 +177,16 @@ func (o storeOptions) open(counter loader.Counter, notes io.Writer) (*loader.SPA
 		return nil, usagef("--upload batches", "%v", err)
 	}
 	st, err := loader.Open(p, loader.Options{
-		Auth:        o.auth(),
-		CAFile:      o.caCert,
-		Timeout:     o.timeout,
-		BatchSize:   o.batchSize,
-		Retries:     o.retries,
-		Counter:     counter,
-		OnLeftovers: onLeft,
-		BreakLock:   o.breakLock,
-		Upload:      mode,
+		Auth:              o.auth(),
+		CAFile:            o.caCert,
+		Timeout:           o.timeout,
+		BatchSize:         o.batchSize,
+		ConcurrentBatches: o.concurrent,
+		Retries:           o.retries,
+		Counter:           counter,
+		OnLeftovers:       onLeft,
+		BreakLock:         o.breakLock,
+		Upload:            mode,
 	})
 	if err != nil && mode == loader.UploadStream {
 		return nil, usagef("--upload batches", "%v", err)
