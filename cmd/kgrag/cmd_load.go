@@ -95,6 +95,8 @@ connection drops. A failed or interrupted load ends the body so that Fuseki
 refuses it, but a kill or a network cut mid-write can leave a shorter graph,
 as --in-place can leave it incomplete, so use it for input you trust:
    kgrag load --input ./output --store http://localhost:3030/ds --graph http://example.org/kg --upload stream
+Batches go up one request at a time; on Virtuoso, which runs a request on
+one core, two at once (--concurrent-batches sets how many on any store).
 
 After re-indexing, --diff sends only the triples that changed, in one
 atomic update; the graph is read back and checked against what the last
