@@ -560,3 +560,44 @@ func TestConcurrentBatches(t *testing.T) {
 		})
 	}
 }
+
+// TestConcurrentBatchesFirstFailure: two batches in flight both fail, the
+// later one answered last; the error names the earlier batch, as a serial
+// upload would.
+func TestConcurrentBatchesFirstFailure(t *testing.T) {
+	// With two triples a batch, triple 4 opens batch 3 and triple 6 batch 4.
+	third := fmt.Sprintf("<%se/0> <%sp/4>", storetest.Base, storetest.Base)
+	fourth := fmt.Sprintf("<%se/0> <%sp/6>", storetest.Base, storetest.Base)
+	arrived4 := make(chan struct{})
+	answered3 := make(chan struct{})
+	f := &fakeStore{}
+	f.hook = func(w http.ResponseWriter, r *http.Request, body string) bool {
+		if r.Method != http.MethodPost || !r.URL.Query().Has("graph") {
+			return false
+		}
+		switch {
+		case strings.Contains(body, third):
+			select {
+			case <-arrived4:
+			case <-time.After(5 * time.Second):
+			}
+			w.WriteHeader(http.StatusBadRequest)
+			close(answered3)
+		case strings.Contains(body, fourth):
+			close(arrived4)
+			<-answered3
+			time.Sleep(100 * time.Millisecond) // let the client take batch 3's answer first
+			w.WriteHeader(http.StatusBadRequest)
+		default:
+			w.WriteHeader(http.StatusNoContent)
+		}
+		return true
+	}
+	s := openStore(t, "virtuoso", newFake(t, f), loader.Options{BatchSize: 2, ConcurrentBatches: 2, Retries: -1})
+	_, err := s.LoadInPlace(context.Background(), "http://ex/g", func(w rdf.Writer) error {
+		return storetest.Write(w, 20, "")
+	})
+	if err == nil || !strings.Contains(err.Error(), "batch 3 (triples 5-6)") {
+		t.Fatalf("LoadInPlace = %v; want the error of batch 3 (triples 5-6)", err)
+	}
+}

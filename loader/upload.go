@@ -450,7 +450,8 @@ type upload struct {
 	free            chan *bytes.Buffer
 	senders         sync.WaitGroup
 	mu              sync.Mutex
-	err             error // first send error
+	err             error // error of the lowest-numbered failed batch
+	errSeq          int   // that batch's number
 	queued          int   // batches handed to the sender
 	finished        bool
 	insertPrefixLen int
@@ -569,8 +570,12 @@ func (u *upload) sender() {
 	for b := range u.queue {
 		if u.failed() == nil {
 			if err := u.send(b); err != nil {
+				// Concurrent senders can fail in any order; report the
+				// first batch that failed, as a serial upload would.
 				u.mu.Lock()
-				u.err = err
+				if u.err == nil || b.seq < u.errSeq {
+					u.err, u.errSeq = err, b.seq
+				}
 				u.mu.Unlock()
 			} else {
 				u.mu.Lock()
