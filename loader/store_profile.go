@@ -43,6 +43,13 @@ type Quirks struct {
 	// 5 on TDB2 does, and there it beats batches into a temporary graph
 	// and the copy that swaps it in several times over (see the README).
 	StreamPut bool
+	// StreamBulk makes LoadInPlace send the whole graph as one Graph Store
+	// Protocol POST to the bulk path (BulkParam), streamed as it is
+	// encoded, when Options.Upload leaves the choice to the profile.
+	// Oxigraph's bulk loader then works on the body as on a file: 6.8 M
+	// triples in 60 s (100 s of its CPU) against 92 s (150 s) in batches
+	// of 50,000, each a bulk load of its own, and 66 s for oxigraph load.
+	StreamBulk bool
 	// ConcurrentBatches is how many batch requests are in flight at once
 	// when Options leave it zero. Virtuoso runs one request on one core,
 	// so two cores take two batches at once: 6.8 M triples in place in
@@ -123,7 +130,7 @@ var presets = map[string]preset{
 		doc:    "Ontotext GraphDB; base is the repository, e.g. http://localhost:7200/repositories/kg"},
 	"oxigraph": {query: "/query", update: "/update", gsp: "/store",
 		caps:   Capabilities{Update: true, GraphStore: true},
-		quirks: Quirks{BulkParam: "no_transaction"},
+		quirks: Quirks{BulkParam: "no_transaction", StreamBulk: true},
 		doc:    "Oxigraph server; base is the server, e.g. http://localhost:7878"},
 	"virtuoso": {query: "/sparql", update: "/sparql", gsp: "/sparql-graph-crud",
 		caps: Capabilities{Update: true, GraphStore: true},

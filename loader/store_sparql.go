@@ -89,6 +89,7 @@ type SPARQLStore struct {
 	breakLk    bool
 	timeout    time.Duration
 	stream     bool // one streamed PUT per graph (UploadMode)
+	streamBulk bool // LoadInPlace as one streamed POST to the bulk path (Quirks.StreamBulk)
 }
 
 var _ Store = (*SPARQLStore)(nil)
@@ -111,9 +112,10 @@ func Open(p Profile, o Options) (*SPARQLStore, error) {
 		o.Timeout = DefaultTimeout
 	}
 	gsp := p.Caps.GraphStore && p.GraphStoreURL != ""
-	// auto does not stream: Fuseki 5.6 commits the part of a PUT body
-	// that arrived when the connection dropped, if it parses
-	// (TestStreamBrokenOff), and a kill mid-write can cut it anywhere.
+	// auto does not stream a replacement: Fuseki 5.6 commits the part of
+	// a PUT body that arrived when the connection dropped, if it parses
+	// (TestStreamBrokenOff), and a kill mid-write can cut it anywhere. A
+	// load in place, atomic in no case, streams where the profile says.
 	stream := o.Upload == UploadStream
 	switch {
 	case o.Upload > UploadStream:
@@ -136,7 +138,8 @@ func Open(p Profile, o Options) (*SPARQLStore, error) {
 	}
 	s := &SPARQLStore{p: p, c: c, batch: o.BatchSize, retries: o.Retries,
 		backoff: o.RetryBackoff, counter: o.Counter, log: o.Logger, onLeft: o.OnLeftovers, breakLk: o.BreakLock,
-		timeout: o.Timeout, stream: stream}
+		timeout: o.Timeout, stream: stream,
+		streamBulk: gsp && p.Quirks.BulkParam != "" && (stream || o.Upload == UploadAuto && p.Quirks.StreamBulk)}
 	if s.batch <= 0 {
 		s.batch = DefaultBatchSize
 	}

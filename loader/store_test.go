@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -402,8 +403,9 @@ func TestErrorHidesSecrets(t *testing.T) {
 	}
 }
 
-// TestLoadInPlace: the graph is dropped, batches go straight into it with
-// the bulk parameter, and a failure says the graph is incomplete.
+// TestLoadInPlace: asked for batches, the graph is dropped, batches go
+// straight into it with the bulk parameter, and a failure says the graph
+// is incomplete.
 func TestLoadInPlace(t *testing.T) {
 	var posts atomic.Int64
 	var bulk atomic.Bool
@@ -423,7 +425,7 @@ func TestLoadInPlace(t *testing.T) {
 		w.WriteHeader(http.StatusNoContent)
 		return true
 	}
-	s := openStore(t, "oxigraph", newFake(t, f), loader.Options{BatchSize: 3, Retries: -1})
+	s := openStore(t, "oxigraph", newFake(t, f), loader.Options{BatchSize: 3, Retries: -1, Upload: loader.UploadBatches})
 	_, err := s.LoadInPlace(context.Background(), "http://ex/g", func(w rdf.Writer) error {
 		return storetest.Write(w, 10, "")
 	})
@@ -599,5 +601,92 @@ func TestConcurrentBatchesFirstFailure(t *testing.T) {
 	})
 	if err == nil || !strings.Contains(err.Error(), "batch 3 (triples 5-6)") {
 		t.Fatalf("LoadInPlace = %v; want the error of batch 3 (triples 5-6)", err)
+	}
+}
+
+// TestLoadInPlaceStream: on Oxigraph, auto loads in place as one chunked
+// POST to the bulk path holding every triple, after the graph is dropped;
+// a fill that fails ends the body in what cannot parse, and the error says
+// the graph may be empty or incomplete; a refusal gives the status.
+func TestLoadInPlaceStream(t *testing.T) {
+	const triples = 1000
+	boom := errors.New("boom")
+	tests := []struct {
+		name    string
+		status  int   // the store's answer to the POST
+		fillErr error // what fill returns after writing the triples
+		wantErr string
+	}{
+		{"whole", http.StatusNoContent, nil, ""},
+		{"fill fails", http.StatusBadRequest, boom, "empty or incomplete"},
+		{"refused", http.StatusServiceUnavailable, nil, "HTTP 503"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var (
+				mu      sync.Mutex
+				posts   []string // the bodies
+				chunks  bool
+				dropped bool // before the POST
+			)
+			f := &fakeStore{}
+			f.hook = func(w http.ResponseWriter, r *http.Request, body string) bool {
+				if r.Method != http.MethodPost || !r.URL.Query().Has("graph") {
+					return false
+				}
+				f.mu.Lock()
+				for _, u := range f.updates {
+					dropped = dropped || strings.Contains(u, "DROP SILENT GRAPH <http://ex/g>")
+				}
+				f.mu.Unlock()
+				mu.Lock()
+				defer mu.Unlock()
+				if r.URL.Query().Get("graph") != "http://ex/g" || !r.URL.Query().Has("no_transaction") {
+					t.Errorf("POST %s; want graph http://ex/g with no_transaction", r.URL.RawQuery)
+				}
+				posts = append(posts, body)
+				chunks = r.ContentLength == -1 && slices.Contains(r.TransferEncoding, "chunked")
+				w.WriteHeader(tt.status)
+				return true
+			}
+			var progress atomic.Int64
+			s := openStore(t, "oxigraph", newFake(t, f), loader.Options{BatchSize: 100, Retries: 3, RetryBackoff: time.Millisecond,
+				Counter: loader.CounterFunc(func(n int64) { progress.Add(n) })})
+			got, err := s.LoadInPlace(context.Background(), "http://ex/g", func(w rdf.Writer) error {
+				if err := storetest.Write(w, triples, ""); err != nil {
+					return err
+				}
+				return tt.fillErr
+			})
+			mu.Lock()
+			defer mu.Unlock()
+			if len(posts) != 1 {
+				t.Fatalf("%d POSTs; want one (no retry of a streamed body)", len(posts))
+			}
+			if !chunks {
+				t.Error("the POST is not chunked")
+			}
+			if !dropped {
+				t.Errorf("updates %q; want the graph dropped before the POST", f.updates)
+			}
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("LoadInPlace = %v; want an error with %q", err, tt.wantErr)
+				}
+				if tt.fillErr != nil && !strings.HasSuffix(posts[0], "<urn:kgrag:upload-aborted") {
+					t.Errorf("the body of a failed fill ends %q; want the abort fragment", posts[0][max(len(posts[0])-40, 0):])
+				}
+				return
+			}
+			if err != nil || got != triples {
+				t.Fatalf("LoadInPlace = %d, %v; want %d", got, err, triples)
+			}
+			if ts, err := loader.ParseNTriples([]byte(posts[0])); err != nil || len(ts) != triples {
+				t.Errorf("the body holds %d triples (%v); want %d", len(ts), err, triples)
+			}
+			if progress.Load() != triples {
+				t.Errorf("progress = %d; want %d", progress.Load(), triples)
+			}
+		})
 	}
 }

@@ -22,9 +22,11 @@ import (
 type UploadMode uint8
 
 const (
-	// UploadAuto is batches on every store: Fuseki commits a streamed PUT
-	// whose connection drops as if the body had ended there (see
-	// UploadStream).
+	// UploadAuto is batches on every store, but for a load in place on a
+	// store with a bulk path that takes a stream (Quirks.StreamBulk:
+	// Oxigraph): Fuseki commits a streamed PUT whose connection drops as
+	// if the body had ended there (see UploadStream), and a load in place
+	// makes no promise of atomicity to keep.
 	UploadAuto UploadMode = iota
 	// UploadBatches sends batches of Options.BatchSize into a temporary
 	// graph and swaps it in with one update (see ReplaceGraph).
@@ -84,7 +86,7 @@ func (s *SPARQLStore) replaceByStream(ctx context.Context, op, graph string, fil
 	}
 	defer lk.release(ctx)
 	start := time.Now()
-	r := s.putStream(ctx, graph, fill)
+	r := s.sendStream(ctx, http.MethodPut, s.gspURL(graph), fill)
 	ep := redact.URL(s.p.GraphStoreURL)
 	unchanged := "the previous graph is unchanged (the upload was ended so that the store refuses it)"
 	cut := func(how string) string {
@@ -121,7 +123,39 @@ func (s *SPARQLStore) replaceByStream(ctx context.Context, op, graph string, fil
 	return r.n, nil
 }
 
-// streamResult is what putStream did: triples encoded, whether the whole
+// loadInPlaceStream is LoadInPlace as one streamed Graph Store Protocol
+// POST to the store's bulk path (Quirks.StreamBulk: Oxigraph). The store's
+// bulk loader then parses and indexes the whole body on its own threads, as
+// its command-line loader does a file, where each batch would be a bulk
+// load of its own. Like any load in place it is not atomic. Oxigraph 0.5's
+// bulk loader adds nothing before the whole body has parsed, so a body
+// ended by abortFragment leaves the graph empty; a connection cut between
+// two triples leaves what arrived. The request is not retried.
+func (s *SPARQLStore) loadInPlaceStream(ctx context.Context, graph string, fill func(rdf.Writer) error) (int64, error) {
+	const op = "load graph in place"
+	lk, err := s.lockForgetting(ctx, op, graph)
+	if err != nil {
+		return 0, err
+	}
+	defer lk.release(ctx)
+	if err := s.Drop(ctx, graph); err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	r := s.sendStream(ctx, http.MethodPost, s.gspURL(graph)+"&"+s.p.Quirks.BulkParam, fill)
+	ep := redact.URL(s.p.GraphStoreURL)
+	hint := fmt.Sprintf("graph <%s> was dropped and is empty or incomplete; run the load again", graph)
+	switch {
+	case r.fillErr != nil:
+		return 0, &Error{Op: op, URL: ep, Graph: graph, Err: r.fillErr, Hint: joinHint(hintFor(r.fillErr, ep), hint)}
+	case r.sendErr != nil:
+		return 0, s.opError(op, s.p.GraphStoreURL, graph, r.sendErr, hint)
+	}
+	s.log.Debug("graph loaded in place by one streamed POST", "graph", graph, "triples", r.n, "took", time.Since(start))
+	return r.n, nil
+}
+
+// streamResult is what sendStream did: triples encoded, whether the whole
 // body went out, and the first error of fill (or ctx) and of the request.
 type streamResult struct {
 	n                int64
@@ -130,17 +164,18 @@ type streamResult struct {
 	torn             atomic.Bool // the request was torn down after ctx ended
 }
 
-// putStream sends one PUT of graph with the triples fill writes as its
-// body. The client's per-request timeout becomes a watchdog: the request is
-// given up when the store takes no byte of the body, or gives no answer
-// after the last, for that long.
+// sendStream sends one request (a PUT of a graph, or a POST to the bulk
+// path) to target with the triples fill writes as its body. The client's
+// per-request timeout becomes a watchdog: the request is given up when the
+// store takes no byte of the body, or gives no answer after the last, for
+// that long.
 //
 // The request does not end with ctx: a connection torn down could leave
 // the body at a triple's end, which Fuseki would commit. When ctx ends or
 // fill fails, the body is ended in a fragment that cannot parse
 // (abortFragment) and the store refuses it. Only if the store takes no
 // byte for a while after ctx ended (cancelGrace) is the request torn down.
-func (s *SPARQLStore) putStream(ctx context.Context, graph string, fill func(rdf.Writer) error) *streamResult {
+func (s *SPARQLStore) sendStream(ctx context.Context, method, target string, fill func(rdf.Writer) error) *streamResult {
 	rctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer cancel(nil)
 	res := &streamResult{}
@@ -157,7 +192,7 @@ func (s *SPARQLStore) putStream(ctx context.Context, graph string, fill func(rdf
 	defer stopGrace()
 	pr, pw := io.Pipe()
 	wp := &watchedPipe{w: pw}
-	req, err := http.NewRequestWithContext(rctx, http.MethodPut, s.gspURL(graph), pr)
+	req, err := http.NewRequestWithContext(rctx, method, target, pr)
 	if err != nil {
 		res.sendErr = err
 		return res
@@ -328,7 +363,7 @@ func (b *streamBody) end() error {
 	return err
 }
 
-// streamWriter is the rdf.Writer handed to fill by putStream; it reports
+// streamWriter is the rdf.Writer handed to fill by sendStream; it reports
 // progress every batch-size triples, as they go to the connection.
 type streamWriter struct {
 	s        *SPARQLStore

@@ -317,3 +317,48 @@ func TestStreamBrokenOff(t *testing.T) {
 	}
 	mustCount(t, s, g, newN)
 }
+
+// TestInPlaceStreamOxigraph: on Oxigraph a load in place is one streamed
+// POST to the bulk path (Quirks.StreamBulk). It leaves the same triples as
+// batches, replaces what the graph held, and a fill that fails after many
+// pieces went out leaves the graph empty: the body ends in what cannot
+// parse, and Oxigraph's bulk loader adds nothing before the whole body has
+// parsed.
+func TestInPlaceStreamOxigraph(t *testing.T) {
+	const oldN, n = 5_000, 30_000 // n: about 20 pieces of 256 KB
+	base := storeURL(t, realStores[0])
+	ctx := context.Background()
+	streamed := openStore(t, "oxigraph", base, loader.Options{})
+	batched := openStore(t, "oxigraph", base, loader.Options{Upload: loader.UploadBatches, BatchSize: 4_000})
+	ga, gb := runGraph("inplace-batched"), runGraph("inplace-streamed")
+	t.Cleanup(func() { _ = batched.Drop(context.Background(), ga); _ = batched.Drop(context.Background(), gb) })
+	write := func(n int, variant string) func(rdf.Writer) error {
+		return func(w rdf.Writer) error { return storetest.Write(w, n, variant) }
+	}
+	if _, err := streamed.LoadInPlace(ctx, gb, write(oldN, "old")); err != nil {
+		t.Fatal(err)
+	}
+	mustCount(t, streamed, gb, oldN)
+	for _, c := range []struct {
+		s *loader.SPARQLStore
+		g string
+	}{{batched, ga}, {streamed, gb}} {
+		if got, err := c.s.LoadInPlace(ctx, c.g, write(n, "")); err != nil || got != n {
+			t.Fatalf("load %s in place: %d, %v; want %d", c.g, got, err, n)
+		}
+	}
+	storetest.SameGraphs(t, streamed, ga, gb)
+	mustCount(t, streamed, gb, n)
+
+	boom := errors.New("boom")
+	_, err := streamed.LoadInPlace(ctx, gb, func(w rdf.Writer) error {
+		if err := storetest.Write(w, n, "new"); err != nil {
+			return err
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "empty or incomplete") {
+		t.Fatalf("LoadInPlace = %v; want boom, saying the graph is empty or incomplete", err)
+	}
+	mustCount(t, streamed, gb, 0)
+}

@@ -136,13 +136,19 @@ func (s *SPARQLStore) replaceGraph(ctx context.Context, graph string, fill func(
 // and is therefore NOT atomic: readers see the graph fill up, and a failure
 // part-way leaves it incomplete. The error then says how many triples the
 // store took; running the load again repairs it, since batches are sets of
-// triples and sending one twice adds nothing. With a streamed upload
-// (Fuseki) it is the same one PUT as ReplaceGraph, atomic as that is.
+// triples and sending one twice adds nothing. On Oxigraph
+// (Quirks.StreamBulk) the triples go as one streamed POST to the bulk path
+// instead of batches (see loadInPlaceStream). With a streamed upload on a
+// store without a bulk path (Fuseki) it is the same one PUT as
+// ReplaceGraph, atomic as that is.
 func (s *SPARQLStore) LoadInPlace(ctx context.Context, graph string, fill func(w rdf.Writer) error) (int64, error) {
 	if _, err := sparqlq.IRIRef(graph); err != nil {
 		return 0, &Error{Op: "load graph in place", Graph: graph, Err: err}
 	}
-	if s.stream {
+	switch {
+	case s.streamBulk:
+		return s.loadInPlaceStream(ctx, graph, fill)
+	case s.stream:
 		// One PUT: as fast as in place, and atomic all the same.
 		return s.replaceByStream(ctx, "load graph in place", graph, fill, func() (string, error) { return stateClear(graph) })
 	}

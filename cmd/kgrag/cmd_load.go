@@ -97,6 +97,10 @@ as --in-place can leave it incomplete, so use it for input you trust:
    kgrag load --input ./output --store http://localhost:3030/ds --graph http://example.org/kg --upload stream
 Batches go up one request at a time; on Virtuoso, which runs a request on
 one core, two at once (--concurrent-batches sets how many on any store).
+--in-place drops the graph and loads straight into it, not atomically: on
+Oxigraph as one streamed request to its bulk loader, about as fast as
+'oxigraph load' of a file (--upload batches sends batches instead):
+   kgrag load --input ./output --store http://localhost:7878 --graph http://example.org/kg --in-place
 
 After re-indexing, --diff sends only the triples that changed, in one
 atomic update; the graph is read back and checked against what the last
