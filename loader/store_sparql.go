@@ -320,6 +320,15 @@ func (s *SPARQLStore) gspURL(graph string) string {
 	return u + sep + "graph=" + url.QueryEscape(graph)
 }
 
+// bulkURL is gspURL with the store's bulk parameter (Quirks.BulkParam),
+// where it has one.
+func (s *SPARQLStore) bulkURL(graph string) string {
+	if s.p.Quirks.BulkParam == "" {
+		return s.gspURL(graph)
+	}
+	return s.gspURL(graph) + "&" + s.p.Quirks.BulkParam
+}
+
 // retry runs f until it succeeds, fails for good, ctx ends or the retries
 // are used up, waiting exponentially longer between attempts.
 func (s *SPARQLStore) retry(ctx context.Context, what string, f func(context.Context) error) error {

@@ -130,19 +130,12 @@ func (s *SPARQLStore) replaceByStream(ctx context.Context, op, graph string, fil
 // load of its own. Like any load in place it is not atomic. Oxigraph 0.5's
 // bulk loader adds nothing before the whole body has parsed, so a body
 // ended by abortFragment leaves the graph empty; a connection cut between
-// two triples leaves what arrived. The request is not retried.
+// two triples leaves what arrived. The request is not retried. The caller
+// holds the load lock and has dropped the graph.
 func (s *SPARQLStore) loadInPlaceStream(ctx context.Context, graph string, fill func(rdf.Writer) error) (int64, error) {
 	const op = "load graph in place"
-	lk, err := s.lockForgetting(ctx, op, graph)
-	if err != nil {
-		return 0, err
-	}
-	defer lk.release(ctx)
-	if err := s.Drop(ctx, graph); err != nil {
-		return 0, err
-	}
 	start := time.Now()
-	r := s.sendStream(ctx, http.MethodPost, s.gspURL(graph)+"&"+s.p.Quirks.BulkParam, fill)
+	r := s.sendStream(ctx, http.MethodPost, s.bulkURL(graph), fill)
 	ep := redact.URL(s.p.GraphStoreURL)
 	hint := fmt.Sprintf("graph <%s> was dropped and is empty or incomplete; run the load again", graph)
 	switch {

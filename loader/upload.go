@@ -145,10 +145,7 @@ func (s *SPARQLStore) LoadInPlace(ctx context.Context, graph string, fill func(w
 	if _, err := sparqlq.IRIRef(graph); err != nil {
 		return 0, &Error{Op: "load graph in place", Graph: graph, Err: err}
 	}
-	switch {
-	case s.streamBulk:
-		return s.loadInPlaceStream(ctx, graph, fill)
-	case s.stream:
+	if s.stream && !s.streamBulk {
 		// One PUT: as fast as in place, and atomic all the same.
 		return s.replaceByStream(ctx, "load graph in place", graph, fill, func() (string, error) { return stateClear(graph) })
 	}
@@ -159,6 +156,9 @@ func (s *SPARQLStore) LoadInPlace(ctx context.Context, graph string, fill func(w
 	defer lk.release(ctx)
 	if err := s.Drop(ctx, graph); err != nil {
 		return 0, err
+	}
+	if s.streamBulk {
+		return s.loadInPlaceStream(ctx, graph, fill)
 	}
 	u := newUpload(ctx, s, graph, graph)
 	u.bulk = true
@@ -605,8 +605,8 @@ func (u *upload) send(b *batch) error {
 			return u.s.c.Update(ctx, b.buf.String())
 		}
 		target := u.s.gspURL(u.tmp)
-		if u.bulk && u.s.p.Quirks.BulkParam != "" {
-			target += "&" + u.s.p.Quirks.BulkParam
+		if u.bulk {
+			target = u.s.bulkURL(u.tmp)
 		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(b.buf.Bytes()))
 		if err != nil {
