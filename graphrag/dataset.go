@@ -1,6 +1,9 @@
 package graphrag
 
-import "maps"
+import (
+	"maps"
+	"slices"
+)
 
 // Logical table names, the same for every release. The file holding a table
 // is "<name>.parquet" from 2.0 on and "create_final_<name>.parquet" before.
@@ -68,6 +71,11 @@ type Dataset struct {
 	// Duplicates, per table read, counts the rows left out for repeating
 	// an earlier row's id; set by the walk (Open has it complete).
 	Duplicates map[string]Duplicates
+	// LeftOut lists the malformed rows left out of each table, the rows
+	// that depended on them and the references to them dropped, by table,
+	// column and cause: complete for rows once NewWalker has returned,
+	// for references once the walk has (Open has it complete).
+	LeftOut []LeftOut
 }
 
 // Summary is what `kgrag inspect` prints about a Dataset.
@@ -82,6 +90,7 @@ type Summary struct {
 	PlaceholderCovariates    int
 	DanglingMembers          int
 	Duplicates               map[string]Duplicates
+	LeftOut                  []LeftOut
 	// Rows counts the model records per logical table after fix-ups
 	// (entities include placeholders; communities include report-only ones).
 	Rows map[string]int
@@ -106,6 +115,7 @@ func (d *Dataset) Summary() Summary {
 		PlaceholderCovariates:    d.PlaceholderCovariates,
 		DanglingMembers:          d.DanglingMembers,
 		Duplicates:               maps.Clone(d.Duplicates),
+		LeftOut:                  slices.Clone(d.LeftOut),
 		Rows: map[string]int{
 			TableDocuments:        len(d.Documents),
 			TableTextUnits:        len(d.TextUnits),

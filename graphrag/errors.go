@@ -28,9 +28,15 @@ const (
 	// example a non-numeric community number written as 3.x int64).
 	ErrValue errorKind = "invalid value"
 	// ErrEmptyKey: a column every row needs (an id, an entity title, a
-	// relationship end) is null or empty in a row: its IRI would end in
-	// "/entity/" and every such row would be one node.
+	// relationship end, a community number) is null or empty in a row,
+	// under a strict Policy (by default the row is left out: see LeftOut).
 	ErrEmptyKey errorKind = "null or empty value in a column every row needs"
+	// ErrKeyValue: a community number is not an integer, under a strict
+	// Policy.
+	ErrKeyValue errorKind = "community number is not an integer"
+	// ErrTooMalformed: more of a table's rows are malformed than the
+	// Policy's MaxBad allows.
+	ErrTooMalformed errorKind = "too many malformed rows"
 )
 
 // Error describes a failure to read or write one GraphRAG table. Op is the

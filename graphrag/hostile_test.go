@@ -143,26 +143,30 @@ func writeV3(t *testing.T, edit func(ds *graphrag.Dataset)) string {
 	return dir
 }
 
-// TestOpenEmptyKeys: a null or empty id, entity title or relationship end
-// fails the read, naming the file, the column and the row, instead of
-// becoming an IRI that ends in "/entity/".
-func TestOpenEmptyKeys(t *testing.T) {
-	tests := []struct {
-		name, file, column string
-		row                int
-		damage             func(ds *graphrag.Dataset)
-	}{
-		{"entity id", "entities.parquet", "id", 7, func(ds *graphrag.Dataset) { ds.Entities[7].ID = "" }},
-		{"entity title", "entities.parquet", "title", 3, func(ds *graphrag.Dataset) { ds.Entities[3].Title = "" }},
-		{"relationship source", "relationships.parquet", "source", 5, func(ds *graphrag.Dataset) { ds.Relationships[5].Source = "" }},
-		{"relationship target", "relationships.parquet", "target", 2, func(ds *graphrag.Dataset) { ds.Relationships[2].Target = "" }},
-		{"relationship id", "relationships.parquet", "id", 9, func(ds *graphrag.Dataset) { ds.Relationships[9].ID = "" }},
-		{"text unit id", "text_units.parquet", "id", 4, func(ds *graphrag.Dataset) { ds.TextUnits[4].ID = "" }},
-		{"document id", "documents.parquet", "id", 0, func(ds *graphrag.Dataset) { ds.Documents[0].ID = "" }},
-	}
-	for _, tt := range tests {
+// emptyKeys are damages of one key cell each, with where they are.
+var emptyKeys = []struct {
+	name, table, file, column string
+	row                       int
+	damage                    func(ds *graphrag.Dataset)
+}{
+	{"entity id", graphrag.TableEntities, "entities.parquet", "id", 7, func(ds *graphrag.Dataset) { ds.Entities[7].ID = "" }},
+	{"entity title", graphrag.TableEntities, "entities.parquet", "title", 3, func(ds *graphrag.Dataset) { ds.Entities[3].Title = "" }},
+	{"entity title blank", graphrag.TableEntities, "entities.parquet", "title", 4, func(ds *graphrag.Dataset) { ds.Entities[4].Title = " \t" }},
+	{"relationship source", graphrag.TableRelationships, "relationships.parquet", "source", 5, func(ds *graphrag.Dataset) { ds.Relationships[5].Source = "" }},
+	{"relationship target", graphrag.TableRelationships, "relationships.parquet", "target", 2, func(ds *graphrag.Dataset) { ds.Relationships[2].Target = "" }},
+	{"relationship id", graphrag.TableRelationships, "relationships.parquet", "id", 9, func(ds *graphrag.Dataset) { ds.Relationships[9].ID = "" }},
+	{"text unit id", graphrag.TableTextUnits, "text_units.parquet", "id", 4, func(ds *graphrag.Dataset) { ds.TextUnits[4].ID = "" }},
+	{"claim id", graphrag.TableCovariates, "covariates.parquet", "id", 11, func(ds *graphrag.Dataset) { ds.Covariates[11].ID = "" }},
+}
+
+// TestOpenEmptyKeysStrict: under a strict policy a null or empty id,
+// entity title or relationship end fails the read, naming the file, the
+// column and the row, as kgrag did before it left such rows out.
+func TestOpenEmptyKeysStrict(t *testing.T) {
+	strict := graphrag.Policy{Strict: true}
+	for _, tt := range emptyKeys {
 		dir := writeV3(t, tt.damage)
-		for _, o := range openers {
+		for _, o := range policyOpeners(strict) {
 			t.Run(tt.name+"/"+o.name, func(t *testing.T) {
 				_, err := o.open(context.Background(), dir)
 				var ge *graphrag.Error
@@ -174,6 +178,83 @@ func TestOpenEmptyKeys(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestOpenEmptyKeysLeftOut: by default the same row is left out, the rest
+// of its table is read, and Dataset.LeftOut names the table, the column,
+// the cause and the row with its fields.
+func TestOpenEmptyKeysLeftOut(t *testing.T) {
+	clean, err := graphrag.Open(context.Background(), sample(t, "v3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range emptyKeys {
+		dir := writeV3(t, tt.damage)
+		for _, o := range policyOpeners(graphrag.DefaultPolicy()) {
+			t.Run(tt.name+"/"+o.name, func(t *testing.T) {
+				ds, err := o.open(context.Background(), dir)
+				if err != nil {
+					t.Fatalf("Open: %v; want the row left out", err)
+				}
+				var malformed []graphrag.LeftOut
+				for _, l := range ds.LeftOut {
+					if l.Malformed() {
+						malformed = append(malformed, l)
+					}
+				}
+				if len(malformed) != 1 {
+					t.Fatalf("malformed rows reported: %+v; want one entry", malformed)
+				}
+				l := malformed[0]
+				if l.Table != tt.table || l.Column != tt.column || l.Cause != graphrag.CauseBlank || l.Rows != 1 ||
+					filepath.Base(l.Path) != tt.file || len(l.Examples) != 1 || l.Examples[0].Row != int64(tt.row) {
+					t.Errorf("LeftOut = %+v; want 1 row of %s (%s), column %q, row %d", l, tt.table, tt.file, tt.column, tt.row)
+				}
+				if len(l.Examples) > 0 && len(l.Examples[0].Fields) < 3 {
+					t.Errorf("example %s shows %d fields; want the row's fields", l.Examples[0], len(l.Examples[0].Fields))
+				}
+				if !slices.ContainsFunc(ds.Notes, func(n string) bool { return strings.Contains(n, l.String()) }) {
+					t.Errorf("notes %q lack %q", ds.Notes, l.String())
+				}
+				left := 0
+				for _, l := range ds.LeftOut {
+					if l.Table == tt.table {
+						left += l.Rows
+					}
+				}
+				got, want := ds.Summary().Rows[tt.table], clean.Summary().Rows[tt.table]-left
+				// Entities: less the placeholders that relationships now
+				// need where a title was blanked (a title no entity has).
+				if tt.table == graphrag.TableEntities {
+					got -= ds.Placeholders - clean.Placeholders
+				}
+				if got != want {
+					t.Errorf("%s: %d rows; want %d (%d less the %d left out)", tt.table, got, want, want+left, left)
+				}
+			})
+		}
+	}
+}
+
+// policyOpeners are the openers under policy p.
+func policyOpeners(p graphrag.Policy) []struct {
+	name string
+	open func(context.Context, string) (*graphrag.Dataset, error)
+} {
+	return []struct {
+		name string
+		open func(context.Context, string) (*graphrag.Dataset, error)
+	}{
+		{"whole", func(ctx context.Context, dir string) (*graphrag.Dataset, error) {
+			return graphrag.OpenWith(ctx, dir, p)
+		}},
+		{"windows=7", func(ctx context.Context, dir string) (*graphrag.Dataset, error) {
+			return graphrag.OpenWindowsWith(ctx, dir, 7, p)
+		}},
+		{"windows=1", func(ctx context.Context, dir string) (*graphrag.Dataset, error) {
+			return graphrag.OpenWindowsWith(ctx, dir, 1, p)
+		}},
 	}
 }
 

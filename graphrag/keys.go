@@ -26,6 +26,9 @@ func (w *Walker) Keys(ctx context.Context) (*Keys, error) {
 			return nil, err
 		}
 		for i, id := range ids {
+			if w.w.q.has(TableEntities, int64(i)) {
+				continue // left out: not in the graph
+			}
 			if _, ok := k.EntityTitle[id]; !ok {
 				k.EntityTitle[id] = cols[0][i]
 			}
@@ -40,6 +43,9 @@ func (w *Walker) Keys(ctx context.Context) (*Keys, error) {
 			return nil, err
 		}
 		for i, id := range ids {
+			if w.w.q.has(TableRelationships, int64(i)) {
+				continue
+			}
 			if _, ok := k.RelationshipEnds[id]; !ok {
 				k.RelationshipEnds[id] = [2]string{cols[0][i], cols[1][i]}
 			}

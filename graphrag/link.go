@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/parquet-go/parquet-go"
@@ -53,6 +54,9 @@ type commLink struct {
 	// none marks GraphRAG's community -1 (any negative number): "in no
 	// community", which Walk leaves out with its report and memberships.
 	none bool
+	// left marks a malformed row (a number that is blank or no integer),
+	// which Walk leaves out the same way.
+	left bool
 }
 
 // noCommunity reports whether a Leiden number is GraphRAG's "no
@@ -62,6 +66,10 @@ func noCommunity(num string) bool { return strings.HasPrefix(num, "-") }
 // link runs the link pass over the opened tables.
 func (w *walker) link(ctx context.Context) (*links, error) {
 	lk := &links{}
+	w.q = newQuarantine()
+	if err := w.linkIDs(ctx); err != nil {
+		return nil, err
+	}
 	ents, err := w.linkEntities(ctx, lk)
 	if err != nil {
 		return nil, err
@@ -100,7 +108,12 @@ func (w *walker) link(ctx context.Context) (*links, error) {
 	}
 	none := 0
 	for i := range lk.comms {
-		if c := &lk.comms[i]; noCommunity(c.community) {
+		c := &lk.comms[i]
+		if c.left {
+			c.entityIDs, c.children = nil, nil
+			continue
+		}
+		if noCommunity(c.community) {
 			c.none, c.entityIDs, c.children = true, nil, nil
 			none++
 		}
@@ -153,14 +166,21 @@ func (w *walker) link(ctx context.Context) (*links, error) {
 // that no entity (nor placeholder) has, as the merged tables of `graphrag
 // update` hold them, and notes how many and which: such a membership would
 // put an entity in a community that is not in the graph.
+//
+// A membership naming a left-out entity is dropped too, and counted with
+// what was left out (Dataset.LeftOut) rather than as dangling.
 func (w *walker) dropDanglingMembers(lk *links) {
 	known := func(id string) bool { _, ok := lk.entIndex[id]; return ok }
-	dropped, example := 0, ""
+	dropped, left, example := 0, 0, ""
 	for i := range lk.comms {
 		c := &lk.comms[i]
 		c.entityIDs = slices.DeleteFunc(c.entityIDs, func(id string) bool {
 			if known(id) {
 				return false
+			}
+			if w.q.leftEntityIDs[id] {
+				left++
+				return true
 			}
 			dropped++
 			if example == "" {
@@ -169,6 +189,7 @@ func (w *walker) dropDanglingMembers(lk *links) {
 			return true
 		})
 	}
+	w.q.ref(TableCommunities, "entity_ids", CauseLeftOutEntity, left)
 	if dropped > 0 {
 		w.ds.DanglingMembers = dropped
 		w.ds.Notes = append(w.ds.Notes, fmt.Sprintf("%d community memberships name an entity id that the entities table lacks (e.g. %s): left out", dropped, example))
@@ -216,11 +237,14 @@ func (w *walker) linkEntities(ctx context.Context, lk *links) (entityLinks, erro
 		if err := c.wait(); err != nil {
 			return e, err
 		}
-		if err := noEmpty(t, 0, len(e.ids), func(i int) string { return e.ids[i] }, "id"); err != nil {
-			return e, err
-		}
-		if err := noEmpty(t, 0, len(e.titles), func(i int) string { return e.titles[i] }, "title", "name"); err != nil {
-			return e, err
+		titleCol := t.first("title", "name")
+		for i := range e.ids {
+			switch {
+			case blank(e.ids[i]):
+				w.q.add(TableEntities, "id", CauseBlank, int64(i))
+			case blank(e.titles[i]):
+				w.q.add(TableEntities, titleCol, CauseBlank, int64(i))
+			}
 		}
 	}
 	if e.tuOff == nil {
@@ -233,6 +257,9 @@ func (w *walker) linkEntities(ctx context.Context, lk *links) (entityLinks, erro
 	lk.byTitle = make(map[string]string, len(e.ids))
 	lk.entIndex = make(map[string]int32, len(e.ids))
 	for i, title := range e.titles {
+		if w.q.has(TableEntities, int64(i)) {
+			continue
+		}
 		if _, dup := lk.byTitle[title]; !dup {
 			lk.byTitle[title] = e.ids[i]
 		}
@@ -240,9 +267,27 @@ func (w *walker) linkEntities(ctx context.Context, lk *links) (entityLinks, erro
 			lk.entIndex[e.ids[i]] = int32(i)
 		}
 	}
+	// What the left-out rows held that no kept row has: the rows naming
+	// only those are left out or lose the reference.
+	w.q.leftTitles, w.q.leftEntityIDs = map[string]bool{}, map[string]bool{}
+	for r := range w.q.rows(TableEntities) {
+		if title := e.titles[r]; !blank(title) {
+			if _, kept := lk.byTitle[title]; !kept {
+				w.q.leftTitles[title] = true
+			}
+		}
+		if id := e.ids[r]; !blank(id) {
+			if _, kept := lk.entIndex[id]; !kept {
+				w.q.leftEntityIDs[id] = true
+			}
+		}
+	}
 	if !w.haveTextUnitEnts {
 		lk.tuEntities = make(map[string][]string)
 		for i := range e.ids {
+			if w.q.has(TableEntities, int64(i)) {
+				continue
+			}
 			for _, tu := range e.tus[e.tuOff[i]:e.tuOff[i+1]] {
 				name := e.tuNames[tu]
 				lk.tuEntities[name] = append(lk.tuEntities[name], e.ids[i])
@@ -272,11 +317,16 @@ func (w *walker) linkCommunities(ctx context.Context, lk *links, ids []string) e
 			return err
 		}
 		lk.comms = make([]commLink, len(nums))
+		numCol := t.first("community", "id")
 		for i := range nums {
 			lk.comms[i] = commLink{
 				community: nums[i],
 				parent:    parentText(at(parent, i), at(parentOK, i)),
 				entityIDs: at(ents, i),
+			}
+			if cause := communityFault(nums[i]); cause != "" {
+				w.q.add(TableCommunities, numCol, cause, int64(i))
+				lk.comms[i].left = true
 			}
 		}
 	}
@@ -295,7 +345,12 @@ func (w *walker) linkCommunities(ctx context.Context, lk *links, ids []string) e
 	if err := c.wait(); err != nil {
 		return err
 	}
-	place, dups := placeReports(nums, repNums)
+	for i := range repNums {
+		if cause := communityFault(repNums[i]); cause != "" {
+			w.q.add(TableCommunityReports, "community", cause, int64(i))
+		}
+	}
+	place, dups := placeReports(nums, repNums, w.q.rows(TableCommunityReports))
 	for _, d := range dups {
 		w.ds.Notes = append(w.ds.Notes, fmt.Sprintf("community %s has more than one report; kept the first", d))
 	}
@@ -337,7 +392,7 @@ func (w *walker) linkNodes(ctx context.Context, t *table, lk *links) error {
 		}
 	}
 	seen := make(map[[2]string]bool)
-	unknown := 0
+	unknown, left := 0, 0
 	for i := range title {
 		if comm[i] == "" || noCommunity(comm[i]) {
 			continue
@@ -348,7 +403,11 @@ func (w *walker) linkNodes(ctx context.Context, t *table, lk *links) error {
 		}
 		id, ok := lk.byTitle[title[i]]
 		if !ok {
-			unknown++
+			if w.q.leftTitles[title[i]] {
+				left++
+			} else {
+				unknown++
+			}
 			continue
 		}
 		k := [2]string{comm[i], id}
@@ -358,6 +417,7 @@ func (w *walker) linkNodes(ctx context.Context, t *table, lk *links) error {
 		seen[k] = true
 		lk.comms[j].entityIDs = append(lk.comms[j].entityIDs, id)
 	}
+	w.q.ref(TableNodes, "title", CauseLeftOutEntity, left)
 	if unknown > 0 {
 		w.ds.Notes = append(w.ds.Notes, fmt.Sprintf("%d create_final_nodes rows name no entity; left out of communities", unknown))
 	}
@@ -409,7 +469,9 @@ func (w *walker) linkDegrees(ctx context.Context, lk *links, titles []string) er
 			return err
 		}
 		for i := range src {
-			computed.Add(src[i], at(dst, i))
+			if !w.q.has(TableRelationships, int64(i)) {
+				computed.Add(src[i], at(dst, i))
+			}
 		}
 	}
 	var nodes map[string]int64
@@ -472,7 +534,9 @@ func (w *walker) linkDegrees(ctx context.Context, lk *links, titles []string) er
 	return nil
 }
 
-// linkEnds creates the placeholder entities, in the order GraphRAG's rows
+// linkEnds leaves out the relationships and claims that are malformed (a
+// blank id or relationship end) or name a left-out entity, and creates
+// the placeholder entities for the rest, in the order GraphRAG's rows
 // name them: relationships (source, then target, row by row), then claims
 // (subject, then object). A title that no entity has gets a placeholder
 // entity (ID PlaceholderID(title)) so that no relationship or claim is
@@ -494,24 +558,37 @@ func (w *walker) linkEnds(ctx context.Context, lk *links) error {
 		// Only ends that name no entity matter here: collecting them per
 		// column and merging by row keeps GraphRAG's order without
 		// holding every end of every relationship.
-		var src, dst []titleMiss
+		var (
+			src, dst []titleMiss
+			blankIDs []int64
+		)
 		c := newCols(ctx, t)
+		c.blanks(&blankIDs, "id")
 		c.unknownTitles(&src, lk.byTitle, "source")
 		c.unknownTitles(&dst, lk.byTitle, "target")
 		if err := c.wait(); err != nil {
 			return err
 		}
-		last := -1
-		for len(src) > 0 || len(dst) > 0 {
-			var m titleMiss
-			col := "source"
-			if len(dst) == 0 || len(src) > 0 && src[0].row <= dst[0].row {
-				m, src = src[0], src[1:]
-			} else {
-				m, dst, col = dst[0], dst[1:], "target"
+		for _, r := range blankIDs {
+			w.q.add(TableRelationships, "id", CauseBlank, r)
+		}
+		ends := mergeEnds(src, dst)
+		// Malformed first, so that a row with a blank end and a left-out
+		// one counts against the limit.
+		for _, m := range ends {
+			if blank(m.title) {
+				w.q.add(TableRelationships, m.col, CauseBlank, int64(m.row))
 			}
-			if m.title == "" {
-				return t.err(col, int64(m.row), ErrEmptyKey)
+		}
+		for _, m := range ends {
+			if w.q.leftTitles[m.title] {
+				w.q.add(TableRelationships, m.col, CauseLeftOutEntity, int64(m.row))
+			}
+		}
+		last := -1
+		for _, m := range ends {
+			if w.q.has(TableRelationships, int64(m.row)) {
+				continue
 			}
 			resolve(m.title)
 			if m.row != last {
@@ -519,21 +596,42 @@ func (w *walker) linkEnds(ctx context.Context, lk *links) error {
 				last = m.row
 			}
 		}
+		if rows := w.q.rows(TableRelationships); rows != nil {
+			ids, err := leftIDs(ctx, t, rows)
+			if err != nil {
+				return err
+			}
+			w.q.leftRelIDs = ids
+		}
 	}
 	if t := w.tables[TableCovariates]; t != nil {
 		c := newCols(ctx, t)
 		var (
 			subj, obj []string
+			blankIDs  []int64
 		)
+		c.blanks(&blankIDs, "id")
 		c.str(&subj, "subject_id")
 		c.str(&obj, "object_id")
 		if err := c.wait(); err != nil {
 			return err
 		}
+		for _, r := range blankIDs {
+			w.q.add(TableCovariates, "id", CauseBlank, r)
+		}
 		prose, example := 0, ""
 		for i := 0; i < int(t.rows); i++ {
-			var ps, po bool
 			s, o := at(subj, i), at(obj, i)
+			switch {
+			case claimEnd(s) && w.q.leftTitles[s]:
+				w.q.add(TableCovariates, "subject_id", CauseLeftOutEntity, int64(i))
+			case claimEnd(o) && w.q.leftTitles[o]:
+				w.q.add(TableCovariates, "object_id", CauseLeftOutEntity, int64(i))
+			}
+			if w.q.has(TableCovariates, int64(i)) {
+				continue
+			}
+			var ps, po bool
 			if claimEnd(s) {
 				ps = resolve(s)
 			}
@@ -560,6 +658,103 @@ func (w *walker) linkEnds(ctx context.Context, lk *links) error {
 		}
 	}
 	w.ds.Placeholders = len(lk.placeholders)
+	return nil
+}
+
+// endMiss is a relationship end that names no kept entity.
+type endMiss struct {
+	titleMiss
+	col string // "source" or "target"
+}
+
+// mergeEnds merges the unknown sources and targets by row, a row's
+// source first: the order in which GraphRAG's rows name them.
+func mergeEnds(src, dst []titleMiss) []endMiss {
+	out := make([]endMiss, 0, len(src)+len(dst))
+	for len(src) > 0 || len(dst) > 0 {
+		if len(dst) == 0 || len(src) > 0 && src[0].row <= dst[0].row {
+			out = append(out, endMiss{src[0], "source"})
+			src = src[1:]
+		} else {
+			out = append(out, endMiss{dst[0], "target"})
+			dst = dst[1:]
+		}
+	}
+	return out
+}
+
+// leftIDs returns the ids of the given rows of t that no other row has:
+// the ids that references to the left-out rows use. The id column is read
+// twice, only when rows are left out: once for those rows' ids, once to
+// drop the ids a kept row shares.
+func leftIDs(ctx context.Context, t *table, rows map[int64]bool) (map[string]bool, error) {
+	ids := map[string]bool{}
+	scan := func(keep func(row int64, v parquet.Value)) error {
+		c := newCols(ctx, t)
+		field, err := t.require("id")
+		if err != nil {
+			return err
+		}
+		c.add(t.scalar(field, isBytesOrNumber(), func(i int, v parquet.Value) error {
+			keep(c.lo+int64(i), v)
+			return nil
+		}))
+		return c.wait()
+	}
+	err := scan(func(row int64, v parquet.Value) {
+		if rows[row] {
+			if id := textOf(v); !blank(id) {
+				ids[id] = true
+			}
+		}
+	})
+	if err != nil || len(ids) == 0 {
+		return nil, err
+	}
+	err = scan(func(row int64, v parquet.Value) {
+		if !rows[row] {
+			if k := v.Kind(); k == parquet.ByteArray || k == parquet.FixedLenByteArray {
+				if b := v.ByteArray(); ids[string(b)] {
+					delete(ids, string(b))
+				}
+				return
+			}
+			delete(ids, textOf(v))
+		}
+	})
+	return ids, err
+}
+
+// communityFault says why a community number is malformed ("" when it is
+// not): GraphRAG writes an integer (-1 for "no community").
+func communityFault(num string) string {
+	if blank(num) {
+		return CauseBlank
+	}
+	if _, err := strconv.ParseInt(num, 10, 64); err != nil {
+		return CauseNotInteger
+	}
+	return ""
+}
+
+// linkIDs leaves out the documents and text units whose id is blank; the
+// other tables' keys are read with their links.
+func (w *walker) linkIDs(ctx context.Context) error {
+	for _, name := range []string{TableDocuments, TableTextUnits} {
+		t := w.tables[name]
+		if t == nil {
+			continue
+		}
+		var rows []int64
+		c := newCols(ctx, t)
+		c.blanks(&rows, "id")
+		if err := c.wait(); err != nil {
+			return err
+		}
+		for _, r := range rows {
+			w.q.add(name, "id", CauseBlank, r)
+		}
+	}
 	return nil
 }
 

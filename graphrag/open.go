@@ -125,11 +125,19 @@ func isDir(p string) bool {
 // Errors are *Error values naming the file and column; their causes satisfy
 // errors.Is for ErrNoTables, ErrMissingColumn, ErrColumnType, ErrRowCount and
 // the os errors (fs.ErrNotExist for a missing dir).
-func Open(ctx context.Context, dir string) (*Dataset, error) { return open(ctx, dir, Visitor{}) }
+func Open(ctx context.Context, dir string) (*Dataset, error) {
+	return open(ctx, dir, Visitor{}, DefaultPolicy())
+}
+
+// OpenWith is Open under policy p: what it does with malformed rows
+// (Open leaves them out under DefaultPolicy; see Dataset.LeftOut).
+func OpenWith(ctx context.Context, dir string, p Policy) (*Dataset, error) {
+	return open(ctx, dir, Visitor{}, p)
+}
 
 // open is Open collecting what a walk with v's window settings hands over
 // (tests read with small windows, to check they change nothing).
-func open(ctx context.Context, dir string, v Visitor) (*Dataset, error) {
+func open(ctx context.Context, dir string, v Visitor, p Policy) (*Dataset, error) {
 	var rows Dataset
 	v.Documents = func(_ context.Context, w []Document) error { rows.Documents = collect(rows.Documents, w); return nil }
 	v.TextUnits = func(_ context.Context, w []TextUnit) error { rows.TextUnits = collect(rows.TextUnits, w); return nil }
@@ -146,7 +154,7 @@ func open(ctx context.Context, dir string, v Visitor) (*Dataset, error) {
 		rows.Covariates = collect(rows.Covariates, w)
 		return nil
 	}
-	ds, err := Walk(ctx, dir, v)
+	ds, err := walkWith(ctx, dir, v, p)
 	if err != nil {
 		return nil, err
 	}

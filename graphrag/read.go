@@ -209,18 +209,6 @@ func (c *cols) eachList(set func(int, []string), num bool, names ...string) {
 	c.add(c.t.strListCol(c.t.first(names...), num, set))
 }
 
-// noEmpty returns an ErrEmptyKey *Error for the first of n rows (of a
-// window starting at row lo) whose value in the key column field (the
-// first of names present) is null or empty.
-func noEmpty(t *table, lo int64, n int, get func(i int) string, names ...string) error {
-	for i := range n {
-		if get(i) == "" {
-			return t.err(t.first(names...), lo+int64(i), ErrEmptyKey)
-		}
-	}
-	return nil
-}
-
 // at returns s[i] or the zero value when the column was absent (nil).
 func at[T any](s []T, i int) T {
 	if s == nil {
@@ -283,9 +271,6 @@ func documentsReader(ctx context.Context, t *table) *rowReader[Document] {
 	c.eachList(func(i int, l []string) { r.rows[i].TextUnitIDs = l }, false, "text_unit_ids", "text_units")
 	c.eachStr(func(i int, s string) { r.rows[i].CreationDate = s }, false, "creation_date")
 	c.add(t.jsonCol(t.first("metadata", "raw_data", "attributes"), func(i int, s string) { r.rows[i].Metadata = s }))
-	r.check = func(lo int64, rows []Document) error {
-		return noEmpty(t, lo, len(rows), func(i int) string { return rows[i].ID }, "id")
-	}
 	return r
 }
 
@@ -306,10 +291,7 @@ func textUnitsReader(ctx context.Context, t *table) *rowReader[TextUnit] {
 	c.eachList(func(i int, l []string) { r.rows[i].EntityIDs = l }, false, "entity_ids")
 	c.eachList(func(i int, l []string) { r.rows[i].RelationshipIDs = l }, false, "relationship_ids")
 	c.eachList(func(i int, l []string) { r.rows[i].CovariateIDs = l }, false, "covariate_ids")
-	r.check = func(lo int64, rows []TextUnit) error {
-		if err := noEmpty(t, lo, len(rows), func(i int) string { return rows[i].ID }, "id"); err != nil {
-			return err
-		}
+	r.check = func(_ int64, rows []TextUnit) error {
 		for i := range rows {
 			if d := at(doc, i); d != "" && rows[i].DocumentIDs == nil {
 				rows[i].DocumentIDs = []string{d}
@@ -352,17 +334,6 @@ func relationshipsReader(ctx context.Context, t *table) *rowReader[Relationship]
 	c.eachFloat(func(i int, f float64) { r.rows[i].Weight, r.rows[i].HasWeight = f, true }, "weight")
 	c.eachInt(func(i int, n int64) { r.rows[i].Rank, r.rows[i].HasRank = n, true }, "combined_degree", "rank")
 	c.eachList(func(i int, l []string) { r.rows[i].TextUnitIDs = l }, false, "text_unit_ids")
-	r.check = func(lo int64, rs []Relationship) error {
-		for _, k := range []struct {
-			col string
-			get func(i int) string
-		}{{"id", func(i int) string { return rs[i].ID }}, {"source", func(i int) string { return rs[i].Source }}, {"target", func(i int) string { return rs[i].Target }}} {
-			if err := noEmpty(t, lo, len(rs), k.get, k.col); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
 	return r
 }
 
@@ -451,9 +422,10 @@ func reportsReader(omitJSON bool) func(ctx context.Context, t *table) *rowReader
 // the community rows and of the report rows: place[i] is the index of report
 // i's community in the merged list, which is the community rows followed by
 // one community per report whose number no row has (in report order), or -1
-// for a second report of the same community (the first is kept). The link
-// pass and the walk both merge by it, so they agree on the order.
-func placeReports(comms, reports []string) (place []int, dups []string) {
+// for a second report of the same community (the first is kept) and for
+// the report rows left out (nil for none). The link pass and the walk both
+// merge by it, so they agree on the order.
+func placeReports(comms, reports []string, left map[int64]bool) (place []int, dups []string) {
 	index := make(map[string]int, len(comms)+len(reports))
 	for i, c := range comms {
 		if _, dup := index[c]; !dup {
@@ -463,6 +435,10 @@ func placeReports(comms, reports []string) (place []int, dups []string) {
 	has := make([]bool, len(comms), len(comms)+len(reports))
 	place = make([]int, len(reports))
 	for i, c := range reports {
+		if left[int64(i)] {
+			place[i] = -1
+			continue
+		}
 		j, ok := index[c]
 		switch {
 		case !ok:
@@ -513,9 +489,6 @@ func covariatesReader(ctx context.Context, t *table) *rowReader[Covariate] {
 	c.eachStr(func(i int, s string) { r.rows[i].EndDate = s }, false, "end_date")
 	c.eachStr(func(i int, s string) { r.rows[i].SourceText = s }, false, "source_text")
 	c.eachStr(func(i int, s string) { r.rows[i].TextUnitID = s }, false, "text_unit_id")
-	r.check = func(lo int64, rows []Covariate) error {
-		return noEmpty(t, lo, len(rows), func(i int) string { return rows[i].ID }, "id")
-	}
 	return r
 }
 

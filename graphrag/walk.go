@@ -72,7 +72,11 @@ type Visitor struct {
 // all). It is NewWalker, Walker.Walk and Close in one call; the returned
 // Dataset is Walker.Dataset.
 func Walk(ctx context.Context, dir string, v Visitor) (*Dataset, error) {
-	w, err := NewWalker(ctx, dir)
+	return walkWith(ctx, dir, v, DefaultPolicy())
+}
+
+func walkWith(ctx context.Context, dir string, v Visitor, p Policy) (*Dataset, error) {
+	w, err := NewWalkerWith(ctx, dir, p)
 	if err != nil {
 		return nil, err
 	}
@@ -99,8 +103,16 @@ type Walker struct {
 // numbers, parents and members; create_final_nodes for releases <= 0.4).
 // The links it keeps (titles to ids, memberships, weights) are small next to
 // the tables and are dropped as the tables that need them are handed over.
-// Errors are those of Open.
+// It also finds every malformed row, so that DefaultPolicy decides before
+// anything is handed over. Errors are those of Open.
 func NewWalker(ctx context.Context, dir string) (*Walker, error) {
+	return NewWalkerWith(ctx, dir, DefaultPolicy())
+}
+
+// NewWalkerWith is NewWalker under policy p: the rows the link pass
+// leaves out are in Dataset.LeftOut, unless p makes them an error (see
+// Policy.Check).
+func NewWalkerWith(ctx context.Context, dir string, p Policy) (*Walker, error) {
 	w, err := openTables(ctx, dir)
 	if err != nil {
 		return nil, err
@@ -110,11 +122,35 @@ func NewWalker(ctx context.Context, dir string) (*Walker, error) {
 		return nil, err
 	}
 	lk, err := w.link(ctx)
+	if err == nil {
+		err = w.judge(ctx, p)
+	}
 	if err != nil {
 		w.close()
 		return nil, err
 	}
 	return &Walker{w: w, lk: lk}, nil
+}
+
+// judge lists what the link pass left out in the Dataset and its notes,
+// and applies p to it.
+func (w *walker) judge(ctx context.Context, p Policy) error {
+	left, err := w.q.leftOut(ctx, w.tables)
+	if err != nil {
+		return err
+	}
+	rows := map[string]int64{}
+	for n, t := range w.tables {
+		rows[n] = t.rows
+	}
+	if err := p.Check(left, rows); err != nil {
+		return err
+	}
+	w.ds.LeftOut = left
+	for _, l := range left {
+		w.ds.Notes = append(w.ds.Notes, l.String())
+	}
+	return nil
 }
 
 // Dataset returns what describes the output (Dir, Release, Tables, Absent,
@@ -143,6 +179,20 @@ func (w *Walker) Walk(ctx context.Context, v Visitor) error {
 		}
 	}
 	w.lk = nil
+	// The references dropped while the text units were handed over.
+	for _, r := range []struct {
+		column string
+		n      int
+	}{{"entity_ids", w.w.tuEntityRefs}, {"relationship_ids", w.w.tuRelRefs}} {
+		if r.n > 0 {
+			l := LeftOut{Table: TableTextUnits, Path: w.w.tables[TableTextUnits].path, Column: r.column, Cause: CauseLeftOutEntity, Refs: r.n}
+			if r.column == "relationship_ids" {
+				l.Cause = CauseLeftOutRelationship
+			}
+			w.w.ds.LeftOut = append(w.w.ds.LeftOut, l)
+			w.w.ds.Notes = append(w.w.ds.Notes, l.String())
+		}
+	}
 	return nil
 }
 
@@ -164,6 +214,11 @@ type walker struct {
 	haveChildren     bool // communities or reports carry `children`
 	haveParent       bool
 	haveTextUnitEnts bool // text_units carry entity_ids
+
+	// q is what the link pass left out; tuEntityRefs and tuRelRefs count
+	// the references to left-out rows that the walk drops from text units.
+	q                       *quarantine
+	tuEntityRefs, tuRelRefs int
 }
 
 func (w *walker) close() {
@@ -207,6 +262,11 @@ type tableWalk[T any] struct {
 	id     func(*T) string
 	fix    func(ctx context.Context, lo int64, rows []T) ([]T, error)
 	tail   func(ctx context.Context) ([]T, error)
+	// skip are the rows the link pass left out (nil for none): they go
+	// before duplicates are looked for, so that a kept row is never taken
+	// for the repeat of a left-out one. fix then no longer sees rows at
+	// lo+i, so only tables without skip may use lo.
+	skip map[int64]bool
 }
 
 // window is one window read ahead, or the error that stopped the reading.
@@ -254,6 +314,7 @@ func walkTable[T any](ctx context.Context, w *walker, v Visitor, tw tableWalk[T]
 				return nil, err
 			}
 		}
+		rows, nums := skipRows(lo, rows, tw.skip)
 		switch {
 		case tw.id == nil:
 		case dd == nil:
@@ -261,7 +322,7 @@ func walkTable[T any](ctx context.Context, w *walker, v Visitor, tw tableWalk[T]
 			rows, d = dedupe(rows, tw.id)
 			w.noteDuplicates(tw.name, d)
 		default:
-			rows = dd.window(lo, rows)
+			rows = dd.window(lo, nums, rows)
 			if last {
 				w.noteDuplicates(tw.name, dd.d)
 			}
@@ -378,9 +439,28 @@ type deduper[T any] struct {
 	d    Duplicates
 }
 
-// window leaves out of rows (table rows lo on) those repeating an earlier
-// row's id.
-func (dd *deduper[T]) window(lo int64, rows []T) []T {
+// skipRows leaves the rows in skip out of a window of rows starting at
+// table row lo, and returns the table row of each row left (nil when none
+// was left out: row i is then lo+i).
+func skipRows[T any](lo int64, rows []T, skip map[int64]bool) ([]T, []int64) {
+	if len(skip) == 0 {
+		return rows, nil
+	}
+	nums := make([]int64, 0, len(rows))
+	out := rows[:0]
+	for i := range rows {
+		if r := lo + int64(i); !skip[r] {
+			out = append(out, rows[i])
+			nums = append(nums, r)
+		}
+	}
+	clear(rows[len(out):])
+	return out, nums
+}
+
+// window leaves out of rows (whose table rows are nums, or lo on when
+// nums is nil) those repeating an earlier row's id.
+func (dd *deduper[T]) window(lo int64, nums []int64, rows []T) []T {
 	if len(dd.plan) == 0 {
 		return rows
 	}
@@ -389,7 +469,11 @@ func (dd *deduper[T]) window(lo int64, rows []T) []T {
 	}
 	out := rows[:0]
 	for i := range rows {
-		h, ok := dd.plan[lo+int64(i)]
+		row := lo + int64(i)
+		if nums != nil {
+			row = nums[i]
+		}
+		h, ok := dd.plan[row]
 		if !ok {
 			out = append(out, rows[i])
 			continue
@@ -426,7 +510,7 @@ func (w *walker) documents(ctx context.Context, _ *links, v Visitor) error {
 		return nil
 	}
 	return walkTable(ctx, w, v, tableWalk[Document]{name: TableDocuments, reader: documentsReader,
-		id: func(r *Document) string { return r.ID }}, v.Documents)
+		id: func(r *Document) string { return r.ID }, skip: w.q.rows(TableDocuments)}, v.Documents)
 }
 
 func (w *walker) textUnits(ctx context.Context, lk *links, v Visitor) error {
@@ -435,13 +519,20 @@ func (w *walker) textUnits(ctx context.Context, lk *links, v Visitor) error {
 	if v.TextUnits == nil {
 		return nil
 	}
+	leftEnts, leftRels := w.q.leftEntityIDs, w.q.leftRelIDs
 	return walkTable(ctx, w, v, tableWalk[TextUnit]{name: TableTextUnits, reader: textUnitsReader,
-		id: func(r *TextUnit) string { return r.ID },
+		id:   func(r *TextUnit) string { return r.ID },
+		skip: w.q.rows(TableTextUnits),
 		fix: func(_ context.Context, _ int64, rows []TextUnit) ([]TextUnit, error) {
 			if derived != nil {
 				for i := range rows {
 					rows[i].EntityIDs = append(rows[i].EntityIDs, derived[rows[i].ID]...)
 				}
+			}
+			for i := range rows {
+				u := &rows[i]
+				u.EntityIDs, w.tuEntityRefs = dropRefs(u.EntityIDs, leftEnts, w.tuEntityRefs)
+				u.RelationshipIDs, w.tuRelRefs = dropRefs(u.RelationshipIDs, leftRels, w.tuRelRefs)
 			}
 			return rows, nil
 		}}, v.TextUnits)
@@ -478,7 +569,8 @@ func (w *walker) entities(ctx context.Context, lk *links, v Visitor) error {
 		}
 	}
 	return walkTable(ctx, w, v, tableWalk[Entity]{name: TableEntities, reader: entitiesReader,
-		id: func(r *Entity) string { return r.ID },
+		id:   func(r *Entity) string { return r.ID },
+		skip: w.q.rows(TableEntities),
 		fix: func(_ context.Context, _ int64, rows []Entity) ([]Entity, error) {
 			complete(rows)
 			return rows, nil
@@ -495,7 +587,8 @@ func (w *walker) relationships(ctx context.Context, lk *links, v Visitor) error 
 		return nil
 	}
 	return walkTable(ctx, w, v, tableWalk[Relationship]{name: TableRelationships, reader: relationshipsReader,
-		id: func(r *Relationship) string { return r.ID },
+		id:   func(r *Relationship) string { return r.ID },
+		skip: w.q.rows(TableRelationships),
 		fix: func(_ context.Context, _ int64, rows []Relationship) ([]Relationship, error) {
 			for i := range rows {
 				r := &rows[i]
@@ -548,7 +641,7 @@ func (w *walker) communities(ctx context.Context, lk *links, v Visitor) error {
 		for i := range reps {
 			repNums[i] = reps[i].report.Community
 		}
-		place, _ := placeReports(nums, repNums)
+		place, _ := placeReports(nums, repNums, w.q.rows(TableCommunityReports))
 		repOf = make([]int32, nrows)
 		for i := range repOf {
 			repOf[i] = -1
@@ -568,7 +661,7 @@ func (w *walker) communities(ctx context.Context, lk *links, v Visitor) error {
 	// false for GraphRAG's "no community", which is left out.
 	complete := func(m int64, c *Community) bool {
 		l := &comms[m]
-		if l.none {
+		if l.none || l.left {
 			return false
 		}
 		c.EntityIDs, c.Parent, c.Weight = l.entityIDs, l.parent, l.weight
@@ -620,7 +713,8 @@ func (w *walker) covariates(ctx context.Context, lk *links, v Visitor) error {
 		return nil
 	}
 	return walkTable(ctx, w, v, tableWalk[Covariate]{name: TableCovariates, reader: covariatesReader,
-		id: func(r *Covariate) string { return r.ID },
+		id:   func(r *Covariate) string { return r.ID },
+		skip: w.q.rows(TableCovariates),
 		fix: func(_ context.Context, _ int64, rows []Covariate) ([]Covariate, error) {
 			for i := range rows {
 				c := &rows[i]
@@ -633,4 +727,16 @@ func (w *walker) covariates(ctx context.Context, lk *links, v Visitor) error {
 			}
 			return rows, nil
 		}}, v.Covariates)
+}
+
+// dropRefs takes the ids in left out of a row's list, adding how many to
+// n. The list may share its backing array with other rows' lists; it is
+// only changed within its own length.
+func dropRefs(ids []string, left map[string]bool, n int) ([]string, int) {
+	if len(left) == 0 {
+		return ids, n
+	}
+	before := len(ids)
+	ids = slices.DeleteFunc(ids, func(id string) bool { return left[id] })
+	return ids, n + before - len(ids)
 }
