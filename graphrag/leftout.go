@@ -64,16 +64,19 @@ func (l LeftOut) String() string {
 			plural(l.Refs, "reference", "references"), strings.TrimPrefix(l.Cause, "names "))
 		return b.String()
 	}
-	fmt.Fprintf(&b, "%s: left out %d %s", l.Table, l.Rows, plural(l.Rows, "row", "rows"))
-	if l.Cause == CauseLeftOutEntity {
-		fmt.Fprintf(&b, " whose %s %s", l.Column, l.Cause)
-	} else {
-		fmt.Fprintf(&b, " whose %s is %s", l.Column, l.Cause)
-	}
+	fmt.Fprintf(&b, "%s: left out %d %s %s", l.Table, l.Rows, plural(l.Rows, "row", "rows"), l.Why())
 	if len(l.Examples) > 0 {
 		fmt.Fprintf(&b, " (e.g. %s)", l.Examples[0])
 	}
 	return b.String()
+}
+
+// Why says why the rows were left out: "whose title is null or empty".
+func (l LeftOut) Why() string {
+	if l.Cause == CauseLeftOutEntity {
+		return "whose " + l.Column + " " + l.Cause
+	}
+	return "whose " + l.Column + " is " + l.Cause
 }
 
 func plural(n int, one, many string) string {
@@ -251,9 +254,13 @@ func (p Policy) Check(left []LeftOut, rows map[string]int64) error {
 			if len(ex) > MaxExamples {
 				ex = ex[:MaxExamples]
 			}
+			limit := fmt.Sprintf("%d rows", allowed)
+			if !p.MaxBad.Count {
+				limit = fmt.Sprintf("%s of them, %d rows", p.MaxBad, allowed)
+			}
 			return &Error{Op: "read", Path: ls[0].Path, Row: -1, Err: fmt.Errorf(
-				"%w: %d of its %d rows are malformed, more than the %s allowed (%d): a broken output, not a stray row; e.g. %s",
-				ErrTooMalformed, n, rows[name], p.MaxBad, allowed, strings.Join(ex, "; "))}
+				"%w: %d of its %d rows are malformed, more than the limit (%s): a broken output, not a stray row; e.g. %s",
+				ErrTooMalformed, n, rows[name], limit, strings.Join(ex, "; "))}
 		}
 	}
 	return nil

@@ -660,6 +660,15 @@ func TestLoadInPlaceStream(t *testing.T) {
 			})
 			mu.Lock()
 			defer mu.Unlock()
+			// A fill that fails at once may close the body before the
+			// transport has sent the request: then nothing reached the
+			// store, which is as good. Never more than one: no retry.
+			if len(posts) == 0 && tt.fillErr != nil {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("LoadInPlace = %v; want an error with %q", err, tt.wantErr)
+				}
+				return
+			}
 			if len(posts) != 1 {
 				t.Fatalf("%d POSTs; want one (no retry of a streamed body)", len(posts))
 			}

@@ -20,6 +20,8 @@ EXIT STATUS:
    0    success
    1    failure (bad input, write error, store error)
    2    wrong usage (unknown flag, missing argument)
+   3    the GraphRAG output holds malformed rows: any, with --strict, or more of
+        a table than --max-bad-rows allows
    10   the store could not be reached
    11   the model server could not be reached, or answered with no model's reply
         (an HTML page, a stream cut before the answer ended)

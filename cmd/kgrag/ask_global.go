@@ -90,6 +90,7 @@ func askGlobal(ctx context.Context, opts askOptions, client *llm.Client, res *as
 		return err
 	}
 	res.Source = src.name
+	res.LeftOut = src.leftOut
 	rs := src.retrieval()
 	b, err := retrieval.NewGlobalBuilder(opts.global.params, nil)
 	if err != nil {

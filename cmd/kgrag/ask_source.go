@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/kgrag/kgrag/graphrag"
 	"io"
 	"slices"
 
@@ -51,6 +52,9 @@ type source struct {
 	store *sparqlq.CountingTransport // nil for --input
 	c     *sparqlq.Client            // the store's, nil for --input
 	graph string
+	// leftOut is what the reader left out of --input (nil for a store,
+	// which holds what kgrag load wrote).
+	leftOut []graphrag.LeftOut
 }
 
 // retrieval is the graph as the modes read it.
@@ -90,11 +94,11 @@ func openSource(ctx context.Context, opts askOptions, warn io.Writer) (source, e
 		warn = io.Discard
 	}
 	if opts.input != "" {
-		src, err := openMemory(ctx, opts, warn)
+		src, left, err := openMemory(ctx, opts, warn)
 		if err != nil {
 			return source{}, err
 		}
-		return source{name: opts.input, src: src}, nil
+		return source{name: opts.input, src: src, leftOut: left}, nil
 	}
 	c, counter, err := storeClient(opts.store)
 	if err != nil {

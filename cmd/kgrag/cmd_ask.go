@@ -48,6 +48,7 @@ type askOptions struct {
 	question string
 	mode     string
 	input    string       // GraphRAG output read in memory, or ""
+	read     readOptions  // how --input is read
 	store    storeOptions // store.url "" when --input is used
 	index    indexOptions
 	params   retrieval.Params         // --mode local
@@ -234,6 +235,7 @@ func askFlags(o *askOptions) []cli.Flag {
 		&cli.BoolFlag{Name: "show-reasoning", Category: "model server", Destination: &o.showReasoning, Usage: "print a reasoning model's thinking (its <think> block or reasoning_content) to stderr as it comes; with --json, put it in the object. It is never part of the answer"},
 		&cli.BoolFlag{Name: "json", Destination: &o.json, Usage: "print one JSON object: question, answer, context records, token counts, timings"},
 	}
+	flags = append(flags, readFlags(&o.read)...)
 	flags = append(flags, globalFlags(&o.global)...)
 	flags = append(flags, basicFlags(o)...)
 	flags = append(flags, driftFlags(&o.drift)...)
@@ -452,6 +454,7 @@ func openIndexed(ctx context.Context, opts askOptions, table string, client *llm
 		return nil, source{}, llm.Embedder{}, err
 	}
 	res.Source = src.name
+	res.LeftOut = src.leftOut
 	emb := client.Embedder()
 	res.EmbedModel = emb.Model()
 	return idx, src, emb, nil

@@ -141,7 +141,7 @@ func TestAskContextOnly(t *testing.T) {
 
 // askKeys are the top-level fields of ask --json, the names scripts read.
 var askKeys = []string{"question", "answer", "mode", "source", "embed_model", "chat_model", "neighbours",
-	"context", "usage", "timings_ms", "sparql_requests", "global", "plan", "answer_partial", "finish_reason", "reasoning_chars", "reasoning", "drift", "graph_of_thoughts"}
+	"context", "usage", "timings_ms", "sparql_requests", "global", "plan", "answer_partial", "finish_reason", "reasoning_chars", "reasoning", "drift", "graph_of_thoughts", "left_out"}
 
 // decodeAsk decodes ask --json output, refusing fields other than askKeys.
 func decodeAsk(t *testing.T, b []byte) askResult {

@@ -563,7 +563,7 @@ func checkReports(ctx context.Context, opts doctorOptions, store checkResult, ho
 		src, where = retrieval.NewSPARQLSource(c, o.graph), "<"+o.graph+">"
 	case opts.input != "":
 		// As ask reads it: through a current graph.snap, else the tables.
-		ms, err := openMemory(ctx, askOptions{input: opts.input, index: opts.index}, io.Discard)
+		ms, _, err := openMemory(ctx, askOptions{input: opts.input, index: opts.index}, io.Discard)
 		if err != nil {
 			r.Status, r.Detail, r.Fix = checkFailed, err.Error(), "correct "+how["input"]
 			return r

@@ -30,6 +30,7 @@ const (
 // flags so tests can call runEmbed directly.
 type embedOptions struct {
 	input       string
+	read        readOptions
 	index       string // "" means input/kgrag-index
 	batchSize   int
 	concurrency int
@@ -59,6 +60,7 @@ type embedOptions struct {
 }
 
 func newEmbedCommand(term terminal) *cli.Command {
+	var read readOptions
 	return &cli.Command{
 		Name:      "embed",
 		Usage:     "embed entity descriptions (and text units, community reports) with a local model into a vector index",
@@ -126,7 +128,7 @@ kgrag-community_reports beside kgrag-entities):
 			&cli.IntFlag{Name: "ann-threshold", Category: "vector index", Value: flat.DefaultANNThreshold, Usage: "with --ann auto: build the approximate index for this many vectors or more", Sources: cli.EnvVars("KGRAG_ANN_THRESHOLD")},
 			&cli.BoolFlag{Name: "snapshot", Value: true, Usage: "also write graph.snap to the index folder: the graph's lookup tables, which kgrag ask --input and serve map in milliseconds instead of reading the parquet tables (--snapshot=false: leave it out)", Sources: cli.EnvVars("KGRAG_SNAPSHOT")},
 			&cli.BoolFlag{Name: "reuse-embeddings", Usage: "take the description_embedding vectors a GraphRAG 0.2/0.3 output holds instead of calling a model (--embed-model must name the model that made them)"},
-		}, append(elasticFlags(), llmFlags()...)...),
+		}, append(append(readFlags(&read), elasticFlags()...), llmFlags()...)...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 0 {
 				return usagef("kgrag embed --input DIR", "embed takes no arguments, got %q", cmd.Args().First())
@@ -146,6 +148,7 @@ kgrag-community_reports beside kgrag-entities):
 				annThreshold: cmd.Int("ann-threshold"),
 				tables:       tables,
 				input:        cmd.String("input"),
+				read:         read,
 				index:        cmd.String("index"),
 				batchSize:    cmd.Int("batch-size"),
 				concurrency:  cmd.Int("concurrency"),
@@ -184,6 +187,9 @@ func (o *embedOptions) validate() error {
 		return usagef("--reuse-embeddings --embed-model text-embedding-3-small",
 			"--reuse-embeddings needs --embed-model: the model GraphRAG embedded the descriptions with (embeddings.llm.model in its settings.yaml)")
 	}
+	if _, err := o.read.policy(); err != nil {
+		return err
+	}
 	if o.index == "" {
 		o.index = filepath.Join(o.input, defaultIndexDir)
 	}
@@ -210,9 +216,15 @@ func runEmbed(ctx context.Context, opts embedOptions, term terminal) (err error)
 	// The files as they are before reading: one rewritten meanwhile makes
 	// the snapshot stale rather than wrong.
 	files, serr := snapshot.Stat(opts.input)
-	ds, err := graphrag.Open(ctx, opts.input)
+	pol, _ := opts.read.policy() // validated
+	ds, err := graphrag.OpenWith(ctx, opts.input, pol)
 	if err != nil {
 		return err
+	}
+	if !opts.quiet {
+		if s := leftOutSummary(ds.LeftOut, opts.input); s != "" {
+			fmt.Fprintf(term.err, "kgrag: %s\n", s)
+		}
 	}
 	if opts.snapshot && serr == nil {
 		defer func() {

@@ -13,9 +13,11 @@ import (
 type inspectOptions struct {
 	dir      string
 	jsonMode bool
+	read     readOptions
 }
 
 func newInspectCommand(term terminal) *cli.Command {
+	var read readOptions
 	return &cli.Command{
 		Name:      "inspect",
 		Usage:     "show what GraphRAG wrote in a folder: release, tables, rows, what is missing",
@@ -24,7 +26,9 @@ func newInspectCommand(term terminal) *cli.Command {
 (detected from the file and column names), each table's file and row count,
 the tables that are absent (covariates are optional in GraphRAG), and the
 fix-ups 'kgrag load' will make: relationships whose source or target is not
-in the entities table keep an entity with just its title.
+in the entities table keep an entity with just its title, and malformed
+rows (a null or empty id, title, relationship end or community number) are
+left out with what names them, each listed with its file, row and fields.
 
 DIR may be the folder holding the .parquet files, or (for GraphRAG 0.2) the
 project folder with output/<timestamp>/artifacts.
@@ -32,14 +36,14 @@ project folder with output/<timestamp>/artifacts.
    kgrag inspect ./ragtest/output
    kgrag inspect --json ./ragtest/output | jq .release
 ` + exitStatusHelp,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
-		},
+		}, readFlags(&read)...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() != 1 {
 				return usagef("kgrag inspect ./output", "inspect takes one folder, got %d arguments", cmd.Args().Len())
 			}
-			return runInspect(ctx, inspectOptions{dir: cmd.Args().First(), jsonMode: cmd.Bool("json")}, term)
+			return runInspect(ctx, inspectOptions{dir: cmd.Args().First(), jsonMode: cmd.Bool("json"), read: read}, term)
 		},
 	}
 }
@@ -52,7 +56,10 @@ type inspectReport struct {
 	Absent  []string       `json:"absent"`
 	Notes   []string       `json:"notes,omitempty"`
 	Fixups  inspectFixups  `json:"fixups"`
-	Records map[string]int `json:"records"`
+	// LeftOut lists the malformed rows left out, what named them, and
+	// the references to them dropped; empty for a sound output.
+	LeftOut []graphrag.LeftOut `json:"left_out"`
+	Records map[string]int     `json:"records"`
 }
 
 type inspectTable struct {
@@ -68,7 +75,11 @@ type inspectFixups struct {
 }
 
 func runInspect(ctx context.Context, opts inspectOptions, term terminal) error {
-	ds, err := graphrag.Open(ctx, opts.dir)
+	pol, err := opts.read.policy()
+	if err != nil {
+		return err
+	}
+	ds, err := graphrag.OpenWith(ctx, opts.dir, pol)
 	if err != nil {
 		return err
 	}
@@ -84,6 +95,10 @@ func runInspect(ctx context.Context, opts inspectOptions, term terminal) error {
 			ClaimsWithUnknown:        s.PlaceholderCovariates,
 		},
 		Records: s.Rows,
+		LeftOut: s.LeftOut,
+	}
+	if rep.LeftOut == nil {
+		rep.LeftOut = []graphrag.LeftOut{}
 	}
 	if rep.Absent == nil {
 		rep.Absent = []string{}
@@ -122,6 +137,10 @@ func runInspect(ctx context.Context, opts inspectOptions, term terminal) error {
 			rep.Fixups.RelationshipsWithUnknown, rep.Fixups.ClaimsWithUnknown, rep.Fixups.UnresolvedEntities)
 	} else {
 		fmt.Fprintln(w, "every entity that relationships and claims name is in the entities table.")
+	}
+	if n := ds.LeftOutRows(); n > 0 {
+		fmt.Fprintf(w, "%d malformed rows and rows naming them are left out (the notes above list them, with the first rows);\n"+
+			"--strict refuses such an output, --max-bad-rows sets how many a table may hold.\n", n)
 	}
 	return nil
 }

@@ -45,6 +45,7 @@ func withoutFlag(flags []cli.Flag, name string) []cli.Flag {
 // flags so tests can call runLoad directly.
 type loadOptions struct {
 	input            string
+	read             readOptions
 	turtle           string // file or "-"
 	ntriples         string // file or "-"
 	base             string
@@ -63,6 +64,7 @@ type loadOptions struct {
 }
 
 func newLoadCommand(term terminal) *cli.Command {
+	var read readOptions
 	return &cli.Command{
 		Name:      "load",
 		Usage:     "map GraphRAG output to the gr: ontology and write Turtle, N-Triples or a SPARQL store",
@@ -128,13 +130,14 @@ graph for questions:
 			&cli.BoolFlag{Name: "omit-document-text", Usage: "leave out the full text of documents (their chunks still carry it)"},
 			&cli.BoolFlag{Name: "embed", Category: "vector index", Usage: "after loading, embed the entities into the vector index, as kgrag embed does"},
 			&cli.StringFlag{Name: "index", Category: "vector index", Usage: "with --embed: index `DIR` to write (default: kgrag-index inside --input)", Sources: cli.EnvVars("KGRAG_INDEX")},
-		}, append(storeFlags(), withoutFlag(llmFlags(), "retries")...)...),
+		}, append(append(readFlags(&read), storeFlags()...), withoutFlag(llmFlags(), "retries")...)...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 0 {
 				return usagef("kgrag load --input DIR --turtle FILE", "load takes no arguments, got %q", cmd.Args().First())
 			}
 			opts := loadOptions{
 				input:            cmd.String("input"),
+				read:             read,
 				turtle:           cmd.String("turtle"),
 				ntriples:         cmd.String("ntriples"),
 				base:             cmd.String("base"),
@@ -150,7 +153,7 @@ graph for questions:
 				llmOpts := llmOptionsFrom(cmd)
 				llmOpts.retries = llm.DefaultRetries
 				opts.embed = &embedOptions{
-					input: opts.input, index: cmd.String("index"), quiet: opts.quiet,
+					input: opts.input, read: read, index: cmd.String("index"), quiet: opts.quiet,
 					batchSize: embedindex.DefaultBatchSize, concurrency: embedindex.DefaultConcurrency,
 					llm: llmOpts,
 				}
@@ -185,6 +188,9 @@ func (o *loadOptions) validate() error {
 	if err := ontology.ValidateBase(o.base); err != nil {
 		return usagef("--base http://example.org/my-dataset/", "--base: %v", err)
 	}
+	if _, err := o.read.policy(); err != nil {
+		return err
+	}
 	if o.embed != nil {
 		if err := o.embed.validate(); err != nil { // a bad --llm-url fails before the load
 			return err
@@ -205,7 +211,8 @@ func runLoad(ctx context.Context, opts loadOptions, term terminal) error {
 	// memory holds one table rather than the dataset. NewWalker reads
 	// what ties the tables together first: most bad input fails here,
 	// before a file is created or the store is contacted.
-	wk, err := graphrag.NewWalker(ctx, opts.input)
+	pol, _ := opts.read.policy() // validated
+	wk, err := graphrag.NewWalkerWith(ctx, opts.input, pol)
 	if err != nil {
 		return err
 	}
@@ -273,6 +280,7 @@ func runLoad(ctx context.Context, opts loadOptions, term terminal) error {
 		}
 		fmt.Fprintf(term.err, "kgrag: wrote %s to %s in %.1fs\n", what, dest, time.Since(start).Seconds())
 		fmt.Fprintf(term.err, "  %s\n", describeStats(ds, stats))
+		printLeftOut(term.err, ds.LeftOut, opts.input)
 		// What the reader fixed or left out (duplicate ids, dangling
 		// members, ...), as kgrag inspect lists it.
 		for _, n := range ds.Notes {

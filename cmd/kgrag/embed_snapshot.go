@@ -80,14 +80,26 @@ const slowOpen = 2 * time.Second
 
 // openMemory opens --input: the snapshot kgrag embed wrote when it is
 // current, else the parquet tables. A stale or damaged snapshot is a
-// warning, not an error: the tables are the truth.
-func openMemory(ctx context.Context, opts askOptions, warn io.Writer) (retrieval.Source, error) {
+// warning, not an error: the tables are the truth. What the reader left
+// out of the tables (recorded in the snapshot) is judged by --strict and
+// --max-bad-rows either way, and returned.
+func openMemory(ctx context.Context, opts askOptions, warn io.Writer) (retrieval.Source, []graphrag.LeftOut, error) {
+	pol, err := opts.read.policy()
+	if err != nil {
+		return nil, nil, err
+	}
 	path := snapshotPath(opts)
 	g, err := snapshot.Open(path)
 	switch {
 	case err == nil:
 		if err = g.Check(opts.input); err == nil {
-			return retrieval.NewGraphSource(g), nil
+			m := g.Meta()
+			if err := pol.Check(m.LeftOut, m.TableRows); err != nil {
+				g.Close()
+				return nil, nil, err
+			}
+			noteLeftOut(opts, m.LeftOut, warn)
+			return retrieval.NewGraphSource(g), m.LeftOut, nil
 		}
 		g.Close()
 		if errors.Is(err, snapshot.ErrStale) {
@@ -97,14 +109,22 @@ func openMemory(ctx context.Context, opts askOptions, warn io.Writer) (retrieval
 		fmt.Fprintf(warn, "warning: %v; reading the parquet tables instead\n", err)
 	}
 	t := time.Now()
-	ds, err := graphrag.Open(ctx, opts.input)
+	ds, err := graphrag.OpenWith(ctx, opts.input, pol)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	src := retrieval.NewMemorySource(ds)
 	if d := time.Since(t); d > slowOpen {
 		fmt.Fprintf(warn, "note: reading %s took %s; kgrag embed writes %s, which opens in milliseconds\n",
 			opts.input, d.Round(100*time.Millisecond), path)
 	}
-	return src, nil
+	noteLeftOut(opts, ds.LeftOut, warn)
+	return src, ds.LeftOut, nil
+}
+
+// noteLeftOut says on warn what the reader left out of --input.
+func noteLeftOut(opts askOptions, left []graphrag.LeftOut, warn io.Writer) {
+	if s := leftOutSummary(left, opts.input); s != "" && !opts.quiet {
+		fmt.Fprintf(warn, "note: %s\n", s)
+	}
 }

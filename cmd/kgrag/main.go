@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/kgrag/kgrag/graphrag"
 	"github.com/kgrag/kgrag/internal/llm"
 	"github.com/kgrag/kgrag/internal/redact"
 )
@@ -111,6 +112,7 @@ const (
 	exitOK          = 0
 	exitFailure     = 1
 	exitUsage       = 2
+	exitMalformed   = 3
 	exitStoreDown   = 10
 	exitModelDown   = 11
 	exitInterrupted = 130
@@ -145,6 +147,8 @@ func exitCode(ctx context.Context, err error) int {
 		return exitInterrupted
 	case errors.As(err, &ue):
 		return exitUsage
+	case errors.Is(err, graphrag.ErrEmptyKey), errors.Is(err, graphrag.ErrKeyValue), errors.Is(err, graphrag.ErrTooMalformed):
+		return exitMalformed
 	case errors.As(err, &sd):
 		return exitStoreDown
 	case errors.As(err, &le) && (llm.Unreachable(err) || errors.Is(err, llm.ErrResponse)):

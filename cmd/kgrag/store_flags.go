@@ -214,7 +214,8 @@ func loadStore(ctx context.Context, opts loadOptions, wk *graphrag.Walker, m ont
 			// A diff load that turned into a full replacement maps
 			// the input again: a Walker walks once.
 			var err error
-			if wk, err = graphrag.NewWalker(ctx, opts.input); err != nil {
+			pol, _ := opts.read.policy() // validated
+			if wk, err = graphrag.NewWalkerWith(ctx, opts.input, pol); err != nil {
 				return err
 			}
 			defer wk.Close()

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"io"
 
+	"github.com/kgrag/kgrag/graphrag"
 	"github.com/kgrag/kgrag/internal/basicsearch"
 	"github.com/kgrag/kgrag/internal/driftsearch"
 	"github.com/kgrag/kgrag/internal/globalsearch"
@@ -34,10 +35,13 @@ type Result struct {
 	Reasoning      *string `json:"reasoning,omitempty"`
 	// Mode is local, global, drift, basic, sparql-templates (formerly
 	// seed), subgraph, graph-of-thoughts or no-context.
-	Mode       string `json:"mode"`
-	Source     string `json:"source,omitempty"`
-	EmbedModel string `json:"embed_model,omitempty"`
-	ChatModel  string `json:"chat_model,omitempty"`
+	Mode   string `json:"mode"`
+	Source string `json:"source,omitempty"`
+	// LeftOut is what the reader left out of an --input output:
+	// malformed rows, the rows naming them, the references dropped.
+	LeftOut    []graphrag.LeftOut `json:"left_out,omitempty"`
+	EmbedModel string             `json:"embed_model,omitempty"`
+	ChatModel  string             `json:"chat_model,omitempty"`
 	// Neighbours are the kNN hits, nearest first, before the backend
 	// dropped unknown ids and kept top-k: entities, or in basic mode
 	// text units.

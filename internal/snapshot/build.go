@@ -19,6 +19,13 @@ type sink func(sec int, b []byte) error
 // as it is made, so that a writer holds one large section at a time.
 func encode(ds *graphrag.Dataset, meta Meta, emit sink) error {
 	meta.Entities, meta.TextUnits = len(ds.Entities), len(ds.TextUnits)
+	meta.LeftOut = ds.LeftOut
+	if len(ds.Tables) > 0 {
+		meta.TableRows = make(map[string]int64, len(ds.Tables))
+		for _, t := range ds.Tables {
+			meta.TableRows[t.Name] = t.Rows
+		}
+	}
 	meta.Relationships, meta.Communities = len(ds.Relationships), len(ds.Communities)
 
 	// Keys: every entity id named anywhere, entities first.

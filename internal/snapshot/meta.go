@@ -23,6 +23,12 @@ type Meta struct {
 	Relationships int        `json:"relationships"`
 	Communities   int        `json:"communities"`
 	Keys          int        `json:"keys"` // distinct entity ids named anywhere
+	// LeftOut is what the reader left out of the output (malformed rows,
+	// what named them) and TableRows the rows of each table it read, so
+	// that a reader of the snapshot can judge them under its own
+	// graphrag.Policy, as a reader of the tables would.
+	LeftOut   []graphrag.LeftOut `json:"left_out,omitempty"`
+	TableRows map[string]int64   `json:"table_rows,omitempty"`
 }
 
 // FileStat is one file as it was: Size -1 when it was absent.

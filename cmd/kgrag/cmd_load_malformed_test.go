@@ -1,0 +1,198 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kgrag/kgrag/graphrag"
+	"github.com/kgrag/kgrag/internal/llm/llmtest"
+	"github.com/kgrag/kgrag/internal/test"
+)
+
+// malformedSample copies sample v into a new folder and damages it as a
+// model's mis-parse does (scripts/oracle/malformed.py, with pyarrow, in
+// the sample's own layout): an entity with an empty title and a sentence
+// for a type, one with a null id, a relationship with an empty end, and a
+// community naming the entity with the empty title.
+func malformedSample(t *testing.T, v string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), v)
+	script := filepath.Join(test.RepoRoot(t), "scripts", "oracle", "malformed.py")
+	out, err := exec.Command("python3", script, filepath.Join(test.GraphRAGSamples(t), v), dir).CombinedOutput()
+	if err != nil {
+		test.SkipOrFail(t, "python3 with pyarrow is needed to damage the sample: %v\n%s", err, out)
+	}
+	return dir
+}
+
+// classCountsFile counts the instances of each gr: class in an RDF file
+// as Oxigraph parses it (scripts/oracle/classes.py).
+func classCountsFile(t *testing.T, path string) map[string]int64 {
+	t.Helper()
+	out, err := exec.Command("python3", filepath.Join(test.RepoRoot(t), "scripts", "oracle", "classes.py"), path).Output()
+	if err != nil {
+		t.Fatalf("Oxigraph could not parse %s: %v", path, err)
+	}
+	var m map[string]int64
+	if err := json.Unmarshal(out, &m); err != nil {
+		t.Fatalf("classes.py output %q: %v", out, err)
+	}
+	return m
+}
+
+// TestLoadMalformedRows: an output with a few malformed rows, in each
+// release's layout, loads: the Turtle holds every other row, as many as
+// pyarrow counts by the documented rule (scripts/oracle/counts.py) and
+// Oxigraph parses; inspect --json names each row left out and agrees with
+// the oracle per table; --strict and --max-bad-rows fail with exit 3 and
+// write nothing.
+func TestLoadMalformedRows(t *testing.T) {
+	externalTools(t)
+	for _, v := range test.Samples() {
+		t.Run(v, func(t *testing.T) {
+			dir := malformedSample(t, v)
+			ttl := filepath.Join(t.TempDir(), "g.ttl")
+			_, stderr, code := runKgrag(t, "load", "--input", dir, "--turtle", ttl)
+			if code != 0 {
+				t.Fatalf("load: exit %d\n%s", code, stderr)
+			}
+			if !strings.Contains(stderr, "left out 3 malformed rows") {
+				t.Errorf("load's summary does not say 3 malformed rows were left out:\n%s", stderr)
+			}
+			want := oracleCounts(t, dir)
+			delete(want, "IndexRun")
+			delete(want, "Prompt")
+			got := classCountsFile(t, ttl)
+			for class, n := range want {
+				if got[class] != n {
+					t.Errorf("%s: %d in the Turtle; the oracle counts %d", class, got[class], n)
+				}
+			}
+
+			// inspect --json: per table, what the oracle leaves out.
+			stdout, stderr, code := runKgrag(t, "inspect", "--json", dir)
+			if code != 0 {
+				t.Fatalf("inspect: exit %d\n%s", code, stderr)
+			}
+			var rep inspectReport
+			if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+				t.Fatal(err)
+			}
+			gotLeft := map[string]map[string]int{}
+			var rows []int64
+			for _, l := range rep.LeftOut {
+				if l.Refs > 0 {
+					continue
+				}
+				kind := "depends"
+				if l.Malformed() {
+					kind = "malformed"
+				}
+				if gotLeft[l.Table] == nil {
+					gotLeft[l.Table] = map[string]int{"malformed": 0, "depends": 0}
+				}
+				gotLeft[l.Table][kind] += l.Rows
+				if l.Table == graphrag.TableEntities {
+					for _, r := range l.Examples {
+						rows = append(rows, r.Row)
+						if len(r.Fields) == 0 || !strings.HasSuffix(l.Path, ".parquet") {
+							t.Errorf("example %+v of %s names no fields or file", r, l.Path)
+						}
+					}
+				}
+			}
+			if wantLeft := oracleLeftOut(t, dir); !jsonEqual(gotLeft, wantLeft) {
+				t.Errorf("left out per table: %v; the oracle: %v", gotLeft, wantLeft)
+			}
+			slices.Sort(rows)
+			if !slices.Equal(rows, []int64{3, 7}) {
+				t.Errorf("entity rows named: %v; want 3 and 7", rows)
+			}
+
+			for _, args := range [][]string{{"--strict"}, {"--max-bad-rows", "0"}, {"--max-bad-rows", "0.1%"}} {
+				out := filepath.Join(t.TempDir(), "strict.ttl")
+				_, stderr, code := runKgrag(t, append([]string{"load", "--input", dir, "--turtle", out}, args...)...)
+				if code != exitMalformed {
+					t.Errorf("load %v: exit %d; want %d\n%s", args, code, exitMalformed, stderr)
+				}
+				if _, err := os.Stat(out); err == nil {
+					t.Errorf("load %v wrote %s", args, out)
+				}
+				if args[0] == "--strict" && !strings.Contains(stderr, "row 3: null or empty value") {
+					t.Errorf("load --strict: %s; want the entity of row 3 named", stderr)
+				}
+			}
+		})
+	}
+}
+
+func jsonEqual(a, b any) bool {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return string(ja) == string(jb)
+}
+
+// TestAskLeftOutNeverCited: an entity left out (its id null) is in no
+// index, context or citation, even asked about in its own words, and no
+// relationship naming it is either; ask --json carries what was left out,
+// and --strict refuses the output with exit 3 through the snapshot as
+// through the tables.
+func TestAskLeftOutNeverCited(t *testing.T) {
+	ds, err := graphrag.Open(t.Context(), filepath.Join(test.GraphRAGSamples(t), "v3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds.Entities = slices.DeleteFunc(ds.Entities, func(e graphrag.Entity) bool { return e.Placeholder })
+	const gone = "JACOB MARLEY"
+	i := slices.IndexFunc(ds.Entities, func(e graphrag.Entity) bool { return e.Title == gone })
+	if i < 0 {
+		t.Fatalf("no %s in the sample", gone)
+	}
+	question := entityText(ds.Entities[i])
+	ds.Entities[i].ID = ""
+	in := t.TempDir()
+	if err := graphrag.Write3x(t.Context(), in, ds); err != nil {
+		t.Fatal(err)
+	}
+	srv := llmtest.Start(t, llmtest.Config{Dim: askDim})
+	index := t.TempDir()
+	term, _, _ := testTerminal()
+	if err := runEmbed(t.Context(), embedTestOptions(in, index, srv.URL(), askEmbedModel), term); err != nil {
+		t.Fatal(err)
+	}
+	f := askFixture{input: in, index: index, srv: srv}
+	for _, snap := range []bool{true, false} {
+		if !snap {
+			if err := os.Remove(filepath.Join(index, "graph.snap")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		opts := f.options(question)
+		opts.contextOnly, opts.json = true, true
+		term, out, _ := testTerminal()
+		if err := runAsk(t.Context(), opts, term); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(out.String(), "|"+gone+"|") {
+			t.Errorf("snapshot=%v: the context cites %s, which was left out:\n%.600s", snap, gone, out.String())
+		}
+		r := decodeAsk(t, out.Bytes())
+		if len(r.LeftOut) == 0 || r.LeftOut[0].Table != graphrag.TableEntities || r.LeftOut[0].Rows != 1 {
+			t.Errorf("snapshot=%v: left_out = %+v; want the entity", snap, r.LeftOut)
+		}
+		if !strings.Contains(out.String(), `"left_out"`) {
+			t.Errorf("snapshot=%v: no left_out in the JSON record", snap)
+		}
+
+		opts.read.strict = true
+		term, _, _ = testTerminal()
+		if err := runAsk(t.Context(), opts, term); exitCode(t.Context(), err) != exitMalformed {
+			t.Errorf("snapshot=%v: ask --strict: %v (exit %d); want exit %d", snap, err, exitCode(t.Context(), err), exitMalformed)
+		}
+	}
+}
