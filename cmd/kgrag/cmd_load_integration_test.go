@@ -35,6 +35,21 @@ func testStores() []struct{ profile, env string } {
 // class from the parquet files with pyarrow alone.
 func oracleCounts(t *testing.T, dir string) map[string]int64 {
 	t.Helper()
+	m, _ := oracle(t, dir)
+	return m
+}
+
+// oracleLeftOut is what counts.py leaves out of each table by the
+// documented rule: {"malformed": n, "depends": m}.
+func oracleLeftOut(t *testing.T, dir string) map[string]map[string]int {
+	t.Helper()
+	_, left := oracle(t, dir)
+	return left
+}
+
+// oracle runs counts.py once for both.
+func oracle(t *testing.T, dir string) (map[string]int64, map[string]map[string]int) {
+	t.Helper()
 	script := filepath.Join(test.RepoRoot(t), "scripts", "oracle", "counts.py")
 	out, err := exec.Command("python3", script, dir).Output()
 	if err != nil {
@@ -45,35 +60,21 @@ func oracleCounts(t *testing.T, dir string) map[string]int64 {
 		t.Fatalf("oracle output %q: %v", out, err)
 	}
 	m := map[string]int64{}
+	var left map[string]map[string]int
 	for k, v := range raw {
+		var err error
 		if k == "left_out" {
-			continue // oracleLeftOut's
+			err = json.Unmarshal(v, &left)
+		} else {
+			var n int64
+			err = json.Unmarshal(v, &n)
+			m[k] = n
 		}
-		var n int64
-		if err := json.Unmarshal(v, &n); err != nil {
+		if err != nil {
 			t.Fatalf("oracle output %q: %s: %v", out, k, err)
 		}
-		m[k] = n
 	}
-	return m
-}
-
-// oracleLeftOut runs counts.py and returns what it left out of each table
-// by the documented rule: {"malformed": n, "depends": m}.
-func oracleLeftOut(t *testing.T, dir string) map[string]map[string]int {
-	t.Helper()
-	script := filepath.Join(test.RepoRoot(t), "scripts", "oracle", "counts.py")
-	out, err := exec.Command("python3", script, dir).Output()
-	if err != nil {
-		test.SkipOrFail(t, "python3 with pyarrow is needed for the oracle: %v", err)
-	}
-	var v struct {
-		LeftOut map[string]map[string]int `json:"left_out"`
-	}
-	if err := json.Unmarshal(out, &v); err != nil {
-		t.Fatalf("oracle output %q: %v", out, err)
-	}
-	return v.LeftOut
+	return m, left
 }
 
 // classCounts asks the store how many instances of each gr: class graph
