@@ -58,8 +58,20 @@ func forEachStore(t *testing.T, f func(t *testing.T, rs realStore, base string))
 	}
 }
 
+// storeTimeout bounds each request of these tests: the longest takes
+// about a minute on a busy machine, and a store that stops answering must
+// fail its test, with the retries logged, well before go test's own
+// timeout ends the whole package with a goroutine dump.
+const storeTimeout = 3 * time.Minute
+
 func openStore(t *testing.T, profile, base string, o loader.Options) *loader.SPARQLStore {
 	t.Helper()
+	if o.Timeout == 0 {
+		o.Timeout = storeTimeout
+	}
+	if o.Retries == 0 {
+		o.Retries = 2
+	}
 	p, err := loader.ProfileFor(profile, base)
 	if err != nil {
 		t.Fatal(err)

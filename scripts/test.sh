@@ -89,7 +89,22 @@ fi
 
 args=("$@")
 ((${#args[@]})) || args=(./...)
-go test -timeout 30m "${args[@]}"
+# When a test fails, the stores' own logs say whether one of them stalled
+# (a checkpoint, a full thread pool): CI keeps only this output.
+show_logs() {
+	for n in oxigraph fuseki virtuoso elasticsearch models; do
+		local f=$KGRAG_RUN/$n/server.log
+		[[ -s $f ]] || continue
+		echo "---- last lines of $f"
+		tail -n 25 "$f" || true
+	done
+}
+rc=0
+go test -timeout 30m "${args[@]}" || rc=$?
+if ((rc != 0)); then
+	show_logs
+	exit "$rc"
+fi
 # The parallel conversion and the snapshot share state between
 # goroutines: the race detector is the test that catches a slip there.
 if ((${#args[@]} == 1)) && [[ ${args[0]} == ./... ]]; then
