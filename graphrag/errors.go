@@ -34,6 +34,10 @@ const (
 	// ErrKeyValue: a community number is not an integer, under a strict
 	// Policy.
 	ErrKeyValue errorKind = "community number is not an integer"
+	// ErrNotInteger: an integer column that is no key (degree, level,
+	// size, n_tokens, ...) holds a value that is not an integer, under a
+	// strict Policy (by default the value is read as missing).
+	ErrNotInteger errorKind = "value is not an integer"
 	// ErrTooMalformed: more of a table's rows are malformed than the
 	// Policy's MaxBad allows.
 	ErrTooMalformed errorKind = "too many malformed rows"

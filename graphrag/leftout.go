@@ -22,7 +22,10 @@ const (
 	// row is malformed.
 	CauseBlank = "null or empty"
 	// CauseNotInteger: a community number is not an integer, which every
-	// GraphRAG release writes it as. The row is malformed.
+	// GraphRAG release writes it as: the row is malformed. In an integer
+	// column that is no key (degree, level, size, n_tokens, ...), a value
+	// that is not an integer (2.5, infinity) is read as missing instead,
+	// and the row kept (LeftOut.Values).
 	CauseNotInteger = "not an integer"
 	// CauseLeftOutEntity: a relationship end or claim subject or object
 	// names an entity that only malformed rows hold. The row is sound
@@ -44,8 +47,12 @@ type LeftOut struct {
 	Cause  string `json:"cause"`  // CauseBlank, CauseNotInteger, CauseLeftOutEntity
 	Rows   int    `json:"rows,omitempty"`
 	Refs   int    `json:"references,omitempty"`
-	// Examples are the first few rows left out (at most MaxExamples), as
-	// they are in the file; none for Refs.
+	// Values counts cells of Column read as missing in rows that are
+	// kept: a non-integer in an integer column that is no key.
+	Values int `json:"values,omitempty"`
+	// Examples are the first few rows left out (at most MaxExamples), or
+	// holding a value read as missing, as they are in the file; none for
+	// Refs.
 	Examples []BadRow `json:"examples,omitempty"`
 }
 
@@ -53,7 +60,7 @@ type LeftOut struct {
 // invalid key), which is what Policy limits, rather than rows or
 // references that depend on them.
 func (l LeftOut) Malformed() bool {
-	return l.Refs == 0 && (l.Cause == CauseBlank || l.Cause == CauseNotInteger)
+	return l.Rows > 0 && (l.Cause == CauseBlank || l.Cause == CauseNotInteger)
 }
 
 // String says what was left out, with the first example, as a note.
@@ -62,6 +69,14 @@ func (l LeftOut) String() string {
 	if l.Refs > 0 {
 		fmt.Fprintf(&b, "%s: dropped %d %s %s to %s", l.Table, l.Refs, l.Column,
 			plural(l.Refs, "reference", "references"), strings.TrimPrefix(l.Cause, "names "))
+		return b.String()
+	}
+	if l.Values > 0 {
+		fmt.Fprintf(&b, "%s: read %d %s %s as missing, %s", l.Table, l.Values, l.Column,
+			plural(l.Values, "value", "values"), l.Cause)
+		if len(l.Examples) > 0 {
+			fmt.Fprintf(&b, " (e.g. %s)", l.Examples[0])
+		}
 		return b.String()
 	}
 	fmt.Fprintf(&b, "%s: left out %d %s %s", l.Table, l.Rows, plural(l.Rows, "row", "rows"), l.Why())
@@ -205,24 +220,24 @@ func (l Limit) Allows(rows int64) int64 {
 
 // Check applies p to what a read left out of tables of the given row
 // counts (by logical table): with Strict, the first malformed row (in
-// table order, then row order) is an *Error wrapping ErrEmptyKey or
-// ErrKeyValue; past MaxBad, an *Error wrapping ErrTooMalformed names the
+// table order, then row order), or value that is not an integer, is an
+// *Error wrapping ErrEmptyKey, ErrKeyValue or ErrNotInteger; past MaxBad, an *Error wrapping ErrTooMalformed names the
 // table, the count and the first examples. It is how the reader decides,
 // and how a reader of a snapshot (which records LeftOut) decides again
 // under another policy.
 func (p Policy) Check(left []LeftOut, rows map[string]int64) error {
 	byTable := map[string][]LeftOut{}
+	faults := map[string][]LeftOut{} // with the values read as missing
 	for _, l := range left {
 		if l.Malformed() {
 			byTable[l.Table] = append(byTable[l.Table], l)
 		}
+		if l.Malformed() || l.Values > 0 {
+			faults[l.Table] = append(faults[l.Table], l)
+		}
 	}
 	for _, name := range tableNames() {
-		ls := byTable[name]
-		if len(ls) == 0 {
-			continue
-		}
-		if p.Strict {
+		if ls := faults[name]; p.Strict && len(ls) > 0 {
 			first := ls[0]
 			for _, l := range ls[1:] {
 				if len(l.Examples) > 0 && (len(first.Examples) == 0 || l.Examples[0].Row < first.Examples[0].Row) {
@@ -233,11 +248,18 @@ func (p Policy) Check(left []LeftOut, rows map[string]int64) error {
 			if len(first.Examples) > 0 {
 				row = first.Examples[0].Row
 			}
-			kind := ErrEmptyKey
-			if first.Cause == CauseNotInteger {
+			var kind error = ErrEmptyKey
+			switch {
+			case first.Values > 0:
+				kind = ErrNotInteger
+			case first.Cause == CauseNotInteger:
 				kind = ErrKeyValue
 			}
 			return &Error{Op: "read", Path: first.Path, Field: first.Column, Row: row, Err: kind}
+		}
+		ls := byTable[name]
+		if len(ls) == 0 {
+			continue
 		}
 		n := 0
 		for _, l := range ls {

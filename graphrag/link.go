@@ -3,6 +3,7 @@ package graphrag
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -68,6 +69,9 @@ func (w *walker) link(ctx context.Context) (*links, error) {
 	lk := &links{}
 	w.q = newQuarantine()
 	if err := w.linkIDs(ctx); err != nil {
+		return nil, err
+	}
+	if err := w.linkIntFaults(ctx); err != nil {
 		return nil, err
 	}
 	ents, err := w.linkEntities(ctx, lk)
@@ -919,4 +923,75 @@ func (c *cols) listIDs(dst *[][]string, entIndex map[string]int32, ids []string,
 		}
 		flat, rowOf = nil, nil
 	}})
+}
+
+// intFields are the integer columns of each table that are no key, as the
+// readers read them (the first present of each group): keep it in step
+// with the eachInt and ints calls of read.go and this file.
+func intFields(table string) [][]string {
+	switch table {
+	case TableTextUnits:
+		return [][]string{{"n_tokens"}}
+	case TableEntities:
+		return [][]string{{"frequency"}, {"degree"}}
+	case TableRelationships:
+		return [][]string{{"combined_degree", "rank"}}
+	case TableCommunities, TableCommunityReports:
+		return [][]string{{"level"}, {"parent"}, {"size"}}
+	case TableNodes:
+		return [][]string{{"level"}, {"degree"}}
+	}
+	return nil
+}
+
+// linkIntFaults counts the values of the integer columns that are not
+// integers (2.5, infinity: a writer's slip in one row), which the readers
+// take as missing. Only a column stored as floating point can hold one
+// (pandas writes an int column with a null in it as double), so the
+// others cost nothing. NaN is pandas' null and missing anyway.
+func (w *walker) linkIntFaults(ctx context.Context) error {
+	for _, name := range append(tableNames(), TableNodes) {
+		t := w.tables[name]
+		if t == nil {
+			continue
+		}
+		c := newCols(ctx, t)
+		groups := intFields(name)
+		fields := make([]string, 0, len(groups))
+		// By field, as the columns are read concurrently; never grown
+		// past its capacity, so that the pointers into it hold.
+		bad := make([][]int64, 0, len(groups))
+		for _, group := range groups {
+			field := t.first(group...)
+			if field == "" {
+				continue
+			}
+			col := t.pf.Root().Column(field)
+			if k := col.Type().Kind(); !col.Leaf() || (k != parquet.Float && k != parquet.Double) {
+				continue
+			}
+			fields = append(fields, field)
+			bad = append(bad, nil)
+			rows := &bad[len(bad)-1]
+			c.add(t.scalar(field, isNumber(), func(i int, v parquet.Value) error {
+				if f := floatOf(v); !math.IsNaN(f) && !integral(f) {
+					*rows = append(*rows, c.lo+int64(i))
+				}
+				return nil
+			}))
+		}
+		if len(fields) == 0 {
+			c.close()
+			continue
+		}
+		if err := c.wait(); err != nil {
+			return err
+		}
+		for k, field := range fields {
+			for _, row := range bad[k] {
+				w.q.value(name, field, CauseNotInteger, row)
+			}
+		}
+	}
+	return nil
 }

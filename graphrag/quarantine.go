@@ -31,9 +31,10 @@ type quarantine struct {
 type leftKey struct{ table, column, cause string }
 
 type leftEntry struct {
-	rows []int64 // the first MaxExamples rows, in the order added
-	n    int     // rows, or references for a reference entry
-	refs bool
+	rows   []int64 // the first MaxExamples rows, in the order added
+	n      int     // rows, references or values
+	refs   bool
+	values bool // cells read as missing in rows that are kept
 }
 
 func newQuarantine() *quarantine {
@@ -68,6 +69,17 @@ func (q *quarantine) ref(table, column, cause string, n int) {
 	e := q.entry(leftKey{table, column, cause})
 	e.refs = true
 	e.n += n
+}
+
+// value counts a cell of column that the readers take as missing (a
+// non-integer in an integer column) in row of table, which is kept.
+func (q *quarantine) value(table, column, cause string, row int64) {
+	e := q.entry(leftKey{table, column, cause})
+	e.values = true
+	e.n++
+	if len(e.rows) < MaxExamples {
+		e.rows = append(e.rows, row)
+	}
 }
 
 func (q *quarantine) entry(k leftKey) *leftEntry {
@@ -112,10 +124,15 @@ func (q *quarantine) leftOut(ctx context.Context, tables map[string]*table) ([]L
 		e := q.entries[k]
 		t := tables[k.table]
 		l := LeftOut{Table: k.table, Path: t.path, Column: k.column, Cause: k.cause}
-		if e.refs {
+		switch {
+		case e.refs:
 			l.Refs = e.n
-		} else {
-			l.Rows = e.n
+		default:
+			if e.values {
+				l.Values = e.n
+			} else {
+				l.Rows = e.n
+			}
 			rows := slices.Clone(e.rows)
 			slices.Sort(rows)
 			for _, r := range rows {

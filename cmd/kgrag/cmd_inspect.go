@@ -142,5 +142,13 @@ func runInspect(ctx context.Context, opts inspectOptions, term terminal) error {
 		fmt.Fprintf(w, "%d malformed rows and rows naming them are left out (the notes above list them, with the first rows);\n"+
 			"--strict refuses such an output, --max-bad-rows sets how many a table may hold.\n", n)
 	}
+	values := 0
+	for _, l := range ds.LeftOut {
+		values += l.Values
+	}
+	if values > 0 {
+		fmt.Fprintf(w, "%d values of integer columns are not integers and are read as missing (the notes above list them);\n"+
+			"--strict refuses such an output.\n", values)
+	}
 	return nil
 }

@@ -56,14 +56,7 @@ func TestLoadMalformedRows(t *testing.T) {
 	for _, v := range test.Samples() {
 		t.Run(v, func(t *testing.T) {
 			dir := malformedSample(t, v)
-			ttl := filepath.Join(t.TempDir(), "g.ttl")
-			_, stderr, code := runKgrag(t, "load", "--input", dir, "--turtle", ttl)
-			if code != 0 {
-				t.Fatalf("load: exit %d\n%s", code, stderr)
-			}
-			if !strings.Contains(stderr, "left out 3 malformed rows") {
-				t.Errorf("load's summary does not say 3 malformed rows were left out:\n%s", stderr)
-			}
+			ttl := loadSaying(t, dir, "left out 3 malformed rows")
 			want := oracleCounts(t, dir)
 			delete(want, "IndexRun")
 			delete(want, "Prompt")
@@ -75,14 +68,7 @@ func TestLoadMalformedRows(t *testing.T) {
 			}
 
 			// inspect --json: per table, what the oracle leaves out.
-			stdout, stderr, code := runKgrag(t, "inspect", "--json", dir)
-			if code != 0 {
-				t.Fatalf("inspect: exit %d\n%s", code, stderr)
-			}
-			var rep inspectReport
-			if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
-				t.Fatal(err)
-			}
+			rep := inspectJSON(t, dir)
 			gotLeft := map[string]map[string]int{}
 			var rows []int64
 			for _, l := range rep.LeftOut {
@@ -129,6 +115,35 @@ func TestLoadMalformedRows(t *testing.T) {
 			}
 		})
 	}
+}
+
+// inspectJSON runs inspect --json on dir.
+func inspectJSON(t *testing.T, dir string) inspectReport {
+	t.Helper()
+	stdout, stderr, code := runKgrag(t, "inspect", "--json", dir)
+	if code != 0 {
+		t.Fatalf("inspect: exit %d\n%s", code, stderr)
+	}
+	var rep inspectReport
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// loadSaying loads dir into a Turtle file, which it returns, and checks
+// that load's summary says summary.
+func loadSaying(t *testing.T, dir, summary string) string {
+	t.Helper()
+	ttl := filepath.Join(t.TempDir(), "g.ttl")
+	_, stderr, code := runKgrag(t, "load", "--input", dir, "--turtle", ttl)
+	if code != 0 {
+		t.Fatalf("load: exit %d\n%s", code, stderr)
+	}
+	if !strings.Contains(stderr, summary) {
+		t.Errorf("load's summary does not say %q:\n%s", summary, stderr)
+	}
+	return ttl
 }
 
 func jsonEqual(a, b any) bool {
@@ -195,4 +210,96 @@ func TestAskLeftOutNeverCited(t *testing.T) {
 			t.Errorf("snapshot=%v: ask --strict: %v (exit %d); want exit %d", snap, err, exitCode(t.Context(), err), exitMalformed)
 		}
 	}
+}
+
+// TestLoadNonIntegerValues: an integer column stored as floating point
+// with 2.5 or infinity in a row (scripts/oracle/nonint.py damages the
+// text units' n_tokens and the relationships' combined degree) loads:
+// those values are missing from the graph, every other value is there as
+// pyarrow reads it (NaN, pandas' null, missing too), as Oxigraph parses
+// the Turtle (scripts/oracle/values.py); the summary and inspect --json
+// count them; --strict fails with exit 3 naming the first row.
+func TestLoadNonIntegerValues(t *testing.T) {
+	externalTools(t)
+	for _, v := range test.Samples() {
+		t.Run(v, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), v)
+			script := filepath.Join(test.RepoRoot(t), "scripts", "oracle", "nonint.py")
+			out, err := exec.Command("python3", script, filepath.Join(test.GraphRAGSamples(t), v), dir).Output()
+			if err != nil {
+				t.Fatalf("nonint.py: %v", err)
+			}
+			var damaged map[string]struct {
+				File    string            `json:"file"`
+				Column  string            `json:"column"`
+				BadRows []int64           `json:"bad_rows"`
+				Values  map[string]*int64 `json:"values"`
+			}
+			if err := json.Unmarshal(out, &damaged); err != nil {
+				t.Fatalf("nonint.py output %q: %v", out, err)
+			}
+			ttl := loadSaying(t, dir, "read 3 values that are not integers as missing")
+			for table, prop := range map[string]string{"text_units": "n_tokens", "relationships": "rank"} {
+				out, err := exec.Command("python3", filepath.Join(test.RepoRoot(t), "scripts", "oracle", "values.py"), ttl, prop).Output()
+				if err != nil {
+					t.Fatalf("values.py %s: %v", prop, err)
+				}
+				var got map[string]*float64 // gr:rank is a double on reports
+				if err := json.Unmarshal(out, &got); err != nil {
+					t.Fatal(err)
+				}
+				missing := 0
+				for id, want := range damaged[table].Values {
+					g, ok := got[id]
+					if !ok {
+						t.Errorf("%s %s: not in the Turtle", table, id)
+						continue
+					}
+					if (g == nil) != (want == nil) || (g != nil && *g != float64(*want)) {
+						t.Errorf("%s %s: gr:%s %v in the Turtle; pyarrow reads %v", table, id, prop, deref(g), deref(want))
+					}
+					if want == nil {
+						missing++
+					}
+				}
+				if missing == 0 {
+					t.Errorf("%s: no value missing; the damage did not take", table)
+				}
+			}
+
+			rep := inspectJSON(t, dir)
+			for table, d := range damaged {
+				var rows []int64
+				for _, l := range rep.LeftOut {
+					if l.Table == table && l.Column == d.Column && l.Values > 0 {
+						if l.Values != len(d.BadRows) || l.Rows != 0 || l.Cause != graphrag.CauseNotInteger {
+							t.Errorf("%s: %+v; want %d values, no row left out", table, l, len(d.BadRows))
+						}
+						for _, r := range l.Examples {
+							rows = append(rows, r.Row)
+						}
+					}
+				}
+				if !slices.Equal(rows, d.BadRows) {
+					t.Errorf("%s: rows named %v; pyarrow finds %v", table, rows, d.BadRows)
+				}
+			}
+
+			strict := filepath.Join(t.TempDir(), "strict.ttl")
+			_, stderr, code := runKgrag(t, "load", "--input", dir, "--turtle", strict, "--strict")
+			if code != exitMalformed || !strings.Contains(stderr, "value is not an integer") {
+				t.Errorf("load --strict: exit %d; want %d and the value named\n%s", code, exitMalformed, stderr)
+			}
+			if _, err := os.Stat(strict); err == nil {
+				t.Errorf("load --strict wrote %s", strict)
+			}
+		})
+	}
+}
+
+func deref[T any](p *T) any {
+	if p == nil {
+		return "none"
+	}
+	return *p
 }

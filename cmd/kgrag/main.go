@@ -147,7 +147,8 @@ func exitCode(ctx context.Context, err error) int {
 		return exitInterrupted
 	case errors.As(err, &ue):
 		return exitUsage
-	case errors.Is(err, graphrag.ErrEmptyKey), errors.Is(err, graphrag.ErrKeyValue), errors.Is(err, graphrag.ErrTooMalformed):
+	case errors.Is(err, graphrag.ErrEmptyKey), errors.Is(err, graphrag.ErrKeyValue),
+		errors.Is(err, graphrag.ErrNotInteger), errors.Is(err, graphrag.ErrTooMalformed):
 		return exitMalformed
 	case errors.As(err, &sd):
 		return exitStoreDown

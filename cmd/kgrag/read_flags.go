@@ -51,12 +51,21 @@ func (o readOptions) policy() (graphrag.Policy, error) {
 // output and why, or "" when it left out none: the line load, embed and
 // ask print under their own.
 func leftOutSummary(left []graphrag.LeftOut, dir string) string {
-	var malformed, depend int
-	var why []string
-	table := ""
+	var malformed, depend, values int
+	var why, vals []string
+	table, vtable := "", ""
 	for _, l := range left {
 		switch {
 		case l.Refs > 0:
+			continue
+		case l.Values > 0:
+			values += l.Values
+			w := fmt.Sprintf("%d %s", l.Values, l.Column)
+			if l.Table != vtable {
+				w = l.Table + ": " + w
+				vtable = l.Table
+			}
+			vals = append(vals, w)
 			continue
 		case l.Malformed():
 			malformed += l.Rows
@@ -70,11 +79,19 @@ func leftOutSummary(left []graphrag.LeftOut, dir string) string {
 		}
 		why = append(why, w)
 	}
-	if malformed+depend == 0 {
+	var parts []string
+	if malformed+depend > 0 {
+		parts = append(parts, fmt.Sprintf("left out %d malformed %s and %d that named them (%s)",
+			malformed, plural(malformed, "row", "rows"), depend, strings.Join(why, ", ")))
+	}
+	if values > 0 {
+		parts = append(parts, fmt.Sprintf("read %d %s that %s not integers as missing (%s)",
+			values, plural(values, "value", "values"), plural(values, "is", "are"), strings.Join(vals, ", ")))
+	}
+	if len(parts) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("left out %d malformed %s and %d that named them (%s): 'kgrag inspect %s' lists them; --strict refuses such input",
-		malformed, plural(malformed, "row", "rows"), depend, strings.Join(why, ", "), dir)
+	return fmt.Sprintf("%s: 'kgrag inspect %s' lists them; --strict refuses such input", strings.Join(parts, "; "), dir)
 }
 
 // printLeftOut prints leftOutSummary under a command's own summary.
