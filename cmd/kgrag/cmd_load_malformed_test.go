@@ -152,21 +152,22 @@ func jsonEqual(a, b any) bool {
 	return string(ja) == string(jb)
 }
 
-// TestAskLeftOutNeverCited: an entity left out (its id null) is in no
-// index, context or citation, even asked about in its own words, and no
-// relationship naming it is either; ask --json carries what was left out,
-// and --strict refuses the output with exit 3 through the snapshot as
-// through the tables.
-func TestAskLeftOutNeverCited(t *testing.T) {
+// leftOutEntity is the entity the left-out fixtures damage.
+const leftOutEntity = "JACOB MARLEY"
+
+// leftOutFixture writes the v3 sample with the id of leftOutEntity
+// nulled, so that its row is left out, embeds it, and returns the
+// fixture and a question in the entity's own words.
+func leftOutFixture(t *testing.T) (askFixture, string) {
+	t.Helper()
 	ds, err := graphrag.Open(t.Context(), filepath.Join(test.GraphRAGSamples(t), "v3"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ds.Entities = slices.DeleteFunc(ds.Entities, func(e graphrag.Entity) bool { return e.Placeholder })
-	const gone = "JACOB MARLEY"
-	i := slices.IndexFunc(ds.Entities, func(e graphrag.Entity) bool { return e.Title == gone })
+	i := slices.IndexFunc(ds.Entities, func(e graphrag.Entity) bool { return e.Title == leftOutEntity })
 	if i < 0 {
-		t.Fatalf("no %s in the sample", gone)
+		t.Fatalf("no %s in the sample", leftOutEntity)
 	}
 	question := entityText(ds.Entities[i])
 	ds.Entities[i].ID = ""
@@ -180,7 +181,18 @@ func TestAskLeftOutNeverCited(t *testing.T) {
 	if err := runEmbed(t.Context(), embedTestOptions(in, index, srv.URL(), askEmbedModel), term); err != nil {
 		t.Fatal(err)
 	}
-	f := askFixture{input: in, index: index, srv: srv}
+	return askFixture{input: in, index: index, srv: srv}, question
+}
+
+// TestAskLeftOutNeverCited: an entity left out (its id null) is in no
+// index, context or citation, even asked about in its own words, and no
+// relationship naming it is either; ask --json carries what was left out,
+// and --strict refuses the output with exit 3 through the snapshot as
+// through the tables.
+func TestAskLeftOutNeverCited(t *testing.T) {
+	const gone = leftOutEntity
+	f, question := leftOutFixture(t)
+	index := f.index
 	for _, snap := range []bool{true, false} {
 		if !snap {
 			if err := os.Remove(filepath.Join(index, "graph.snap")); err != nil {
@@ -302,4 +314,60 @@ func deref[T any](p *T) any {
 		return "none"
 	}
 	return *p
+}
+
+// TestServeLeftOutNeverCited asks kgrag serve about the left-out entity,
+// in its own words, through PyPI openai: the context records, the
+// citations and the prompt the model gets name neither it nor a
+// relationship of it, and the neighbours are entities that are kept.
+func TestServeLeftOutNeverCited(t *testing.T) {
+	f, question := leftOutFixture(t)
+	sf := startServe(t, f, nil)
+	var out struct {
+		Answers []struct {
+			Answer string
+			KGRAG  *serveReply `json:"kgrag"`
+			Error  *struct{ Type, Message string }
+		}
+	}
+	f.srv.Reset()
+	runPy(t, "openai_client.py", &out, "--base-url", sf.http.URL+"/v1", "--model", "kgrag-local", question)
+	if len(out.Answers) != 1 || out.Answers[0].Error != nil || out.Answers[0].KGRAG == nil || out.Answers[0].KGRAG.Context == nil {
+		t.Fatalf("openai client: %+v; want an answer with its context", out.Answers)
+	}
+	r := out.Answers[0].KGRAG
+	recs := r.Context.Records
+	if len(recs.Entities) == 0 {
+		t.Fatal("the context holds no entity: the test would prove nothing")
+	}
+	for _, e := range recs.Entities {
+		if e.Title == leftOutEntity {
+			t.Errorf("context entity %+v was left out", e)
+		}
+	}
+	for _, rel := range recs.Relationships {
+		if rel.Source == leftOutEntity || rel.Target == leftOutEntity {
+			t.Errorf("context relationship %+v names the left-out entity", rel)
+		}
+	}
+	for _, c := range r.Citations {
+		if c.Title == leftOutEntity || strings.Contains(c.Title, leftOutEntity+" ") {
+			t.Errorf("citation %+v names the left-out entity", c)
+		}
+	}
+	prompts := 0
+	for _, req := range f.srv.Requests() {
+		if !strings.HasSuffix(req.Path, "/chat/completions") {
+			continue
+		}
+		prompts++
+		for _, m := range req.Messages {
+			if strings.Contains(m.Content, "|"+leftOutEntity+"|") {
+				t.Errorf("the prompt the model got cites %s:\n%.600s", leftOutEntity, m.Content)
+			}
+		}
+	}
+	if prompts == 0 {
+		t.Error("the model got no prompt")
+	}
 }
