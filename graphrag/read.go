@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"runtime"
 	"sync"
 
@@ -575,6 +576,16 @@ func jsonable(v any) any {
 			s[i] = jsonable(e)
 		}
 		return s
+	case float64:
+		// NaN is pandas' null in a struct field whose rows differ; JSON
+		// has no NaN nor infinity, and pandas' own to_json writes null.
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil
+		}
+	case float32:
+		if f := float64(x); math.IsNaN(f) || math.IsInf(f, 0) {
+			return nil
+		}
 	}
 	return v
 }

@@ -11,9 +11,12 @@ Copies the release folder SRC into DST, then, with pyarrow alone:
     with a null in it), row 1 holding 2.5, row 2 infinity and row 3 NaN
     (pandas' null: missing, not a fault);
   - relationships: combined_degree (rank before 1.0) becomes float64, row
-    4 holding 7.25.
+    4 holding 7.25;
+  - documents: a metadata column of structs whose float field is NaN in
+    row 0 (pandas' null where the rows' metadata differ): JSON has no NaN.
 
-Rows are counted from 0. Prints one JSON object: per table the file, the
+Rows are counted from 0. Prints one JSON object: the id of the document
+whose metadata holds NaN ("document_nan"), and per table the file, the
 column, the rows whose value is not an integer (NaN excluded), and for
 every row the id and the value as an integer, or null where it is missing
 or not an integer: what the loaded graph must hold.
@@ -53,12 +56,29 @@ def damage(path, cols, changes):
     return {"file": os.path.basename(path), "column": col, "bad_rows": bad, "values": values}
 
 
+def add_metadata(path):
+    """Sets documents' metadata to {"page": float, "source": str}, the
+    page NaN in row 0 and 1.0 elsewhere."""
+    t = pq.read_table(path)
+    typ = pa.struct([("page", pa.float64()), ("source", pa.string())])
+    vals = [{"page": math.nan if r == 0 else 1.0, "source": "scan"} for r in range(t.num_rows)]
+    col = pa.array(vals, type=typ)
+    if "metadata" in t.column_names:
+        t = t.set_column(t.schema.get_field_index("metadata"), pa.field("metadata", typ), col)
+    else:
+        t = t.append_column(pa.field("metadata", typ), col)
+    pq.write_table(t, path)
+    return str(t.column("id")[0].as_py())
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit("usage: nonint.py SRC DST")
     src, dst = sys.argv[1], sys.argv[2]
     copy_release(src, dst)
+    doc = add_metadata(find(dst, "documents"))
     report = {
+        "document_nan": doc,
         "text_units": damage(find(dst, "text_units"), ["n_tokens"], {1: 2.5, 2: math.inf, 3: math.nan}),
         "relationships": damage(find(dst, "relationships"), ["combined_degree", "rank"], {4: 7.25}),
     }

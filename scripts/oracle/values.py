@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """values.py FILE PROPERTY: parse an RDF file (Turtle or N-Triples, by
 extension) with pyoxigraph and print, as JSON, {gr:id: value} for every
-subject with a gr:id, its value of gr:PROPERTY as a number, or null when
-it has none. Exit status 1 on a parse error or a subject with two values.
+subject with a gr:id, its value of gr:PROPERTY as the literal's text, or
+null when it has none. Exit status 1 on a parse error or a subject with two values.
 """
 import json
 import sys
@@ -24,11 +24,8 @@ def main():
             elif p == prop:
                 if t.subject.value in vals:
                     sys.exit(f"values.py: {t.subject.value} has two {prop}")
-                vals[t.subject.value] = float(t.object.value)
-    out = {}
-    for s, i in ids.items():
-        v = vals.get(s)
-        out[i] = None if v is None else (int(v) if v == int(v) else v)
+                vals[t.subject.value] = t.object.value
+    out = {i: vals.get(s) for s, i in ids.items()}
     json.dump(out, sys.stdout, sort_keys=True)
     print()
 
