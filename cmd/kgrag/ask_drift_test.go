@@ -119,7 +119,7 @@ func TestAskBasicAndDrift(t *testing.T) {
 	in := filepath.Join(test.GraphRAGSamples(t), "v3")
 	srv := llmtest.Start(t, llmtest.Config{Dim: askDim})
 	index := t.TempDir()
-	llmArgs := []string{"--llm-url", srv.URL(), "--embed-model", askEmbedModel, "--chat-model", "test-chat", "--retries", "0"}
+	llmArgs := []string{"--llm-url", srv.URL(), "--embed-model", askEmbedModel, "--chat-model", "test-chat", "--llm-retries", "0"}
 	if _, stderr, code := runKgrag(t, "embed", "-q", "--input", in, "--index", index, "--tables", "all", "--llm-url", srv.URL(), "--embed-model", askEmbedModel); code != 0 {
 		t.Fatalf("kgrag embed: exit %d: %s", code, stderr)
 	}

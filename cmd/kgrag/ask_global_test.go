@@ -160,7 +160,7 @@ func TestAskGlobalWarnings(t *testing.T) {
 	srv := globalServer(t)
 	in := filepath.Join(test.GraphRAGSamples(t), "v3")
 	base := []string{"ask", "--mode", "global", "--input", in, "--llm-url", srv.URL(), "--chat-model", "test-chat",
-		"--community-level", "0", "--max-context-tokens", "3000", "--concurrency", "1", "--retries", "1"}
+		"--community-level", "0", "--max-context-tokens", "3000", "--concurrency", "1", "--llm-retries", "1"}
 	srv.FailN(2, llmtest.Failure{Path: "/chat/completions", Status: 500}) // the first batch, both attempts
 	var maps atomic.Int64
 	srv.Respond(func(r llmtest.Request) (string, bool) {

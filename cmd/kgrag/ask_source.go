@@ -15,8 +15,8 @@ import (
 )
 
 // askStoreFlagNames are the store flags that matter to a reader. The
-// upload knobs of kgrag load are left out, and so is its --retries: ask's
-// store queries are not retried, and --retries here is the model server's.
+// upload knobs of kgrag load are left out, and so is --store-retries: ask's
+// store queries are not retried.
 var askStoreFlagNames = []string{"store", "graph", "store-type", "user", "password", "auth", "token", "ca-cert", "timeout"}
 
 func askStoreFlags() []cli.Flag {

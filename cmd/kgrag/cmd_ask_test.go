@@ -479,10 +479,10 @@ func TestAskErrors(t *testing.T) {
 	}))
 	defer noGraph.Close()
 
-	base := []string{"ask", "-q", "--input", f.input, "--index", f.index, "--llm-url", f.srv.URL(), "--retries", "0"}
+	base := []string{"ask", "-q", "--input", f.input, "--index", f.index, "--llm-url", f.srv.URL(), "--llm-retries", "0"}
 	storeArgs := func(url string) []string {
 		return []string{"ask", "-q", "--store", url, "--store-type", "oxigraph", "--graph", "http://example.org/g",
-			"--index", f.index, "--llm-url", f.srv.URL(), "--retries", "0"}
+			"--index", f.index, "--llm-url", f.srv.URL(), "--llm-retries", "0"}
 	}
 	q := "Who is Scrooge?"
 	tests := []struct {
@@ -515,9 +515,9 @@ func TestAskErrors(t *testing.T) {
 		{"global threshold out of range", append(base, "--mode", "global", "--dynamic-threshold", "6", q), exitUsage, []string{"--dynamic-threshold 6"}},
 		{"zero top k", append(base, "--top-k-entities", "0", q), exitUsage, []string{"--top-k-entities 0"}},
 		{"both context flags", append(base, "--context-only", "--no-context", q), exitUsage, []string{"exclude each other"}},
-		{"embedder down", []string{"ask", "-q", "--input", f.input, "--index", f.index, "--llm-url", "http://127.0.0.1:1/v1", "--retries", "0", q},
+		{"embedder down", []string{"ask", "-q", "--input", f.input, "--index", f.index, "--llm-url", "http://127.0.0.1:1/v1", "--llm-retries", "0", q},
 			exitModelDown, []string{"http://127.0.0.1:1/v1", "--llm-url"}},
-		{"chat model down", []string{"ask", "-q", "--no-context", "--llm-url", "http://127.0.0.1:1/v1", "--retries", "0", q},
+		{"chat model down", []string{"ask", "-q", "--no-context", "--llm-url", "http://127.0.0.1:1/v1", "--llm-retries", "0", q},
 			exitModelDown, []string{"http://127.0.0.1:1/v1/chat/completions", "--llm-url"}},
 		{"index missing", append(base[:4:4], "--index", filepath.Join(t.TempDir(), "none"), "--llm-url", f.srv.URL(), q),
 			exitFailure, []string{"no vector index at", "kgrag embed"}},

@@ -157,7 +157,7 @@ func TestEmbedExitCodes(t *testing.T) {
 	in := filepath.Join(test.GraphRAGSamples(t), "v3")
 	t.Setenv("KGRAG_LLM_KEY", "sk-secret-from-env")
 	_, stderr, code := runKgrag(t, "embed", "-q", "--input", in, "--index", t.TempDir(),
-		"--llm-url", "http://127.0.0.1:1/v1", "--retries", "0")
+		"--llm-url", "http://127.0.0.1:1/v1", "--llm-retries", "0")
 	if code != exitModelDown {
 		t.Errorf("embed with the server down: exit %d; want %d (stderr %q)", code, exitModelDown, stderr)
 	}
@@ -356,7 +356,7 @@ func TestEmbedFailureLeavesNoFolder(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, _, code := runKgrag(t, "embed", "-q", "--input", in, "--llm-url", "http://127.0.0.1:1/v1", "--retries", "0"); code == 0 {
+	if _, _, code := runKgrag(t, "embed", "-q", "--input", in, "--llm-url", "http://127.0.0.1:1/v1", "--llm-retries", "0"); code == 0 {
 		t.Fatal("embed against a server that is down succeeded")
 	}
 	if _, err := os.Stat(filepath.Join(in, defaultIndexDir)); err == nil {

@@ -150,7 +150,7 @@ Go straight on to a SPARQL store and the vector index, as 'kgrag load
 			&cli.StringFlag{Name: "base", Category: "store", Value: defaultBase, Usage: "with --load: base `IRI` of the dataset's instances", Sources: cli.EnvVars("KGRAG_BASE")},
 			&cli.BoolFlag{Name: "embed", Category: "vector index", Usage: "then embed the entities into the vector index, as kgrag embed does"},
 			&cli.StringFlag{Name: "index", Category: "vector index", Usage: "with --embed: index `DIR` to write (default: kgrag-index inside --output, kept across runs)", Sources: cli.EnvVars("KGRAG_INDEX")},
-		}, append(llmFlags(), withoutFlag(storeFlags(), "retries")...)...),
+		}, append(append(withoutFlag(llmFlags(), "retries"), withoutFlag(storeFlags(), "retries")...), retriesAmbiguous("index"))...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 0 {
 				return usagef("kgrag index --input DIR --output DIR", "index takes no arguments, got %q", cmd.Args().First())

@@ -148,7 +148,7 @@ func kindCounts(cs []chatCall) map[string]int {
 func indexArgs(input, output, cache, url string) []string {
 	return []string{"index", "-q", "--input", input, "--output", output, "--cache", cache, "--llm-url", url,
 		"--chat-model", "m", "--concurrency", "3", "--chunk-size", "300", "--chunk-overlap", "30",
-		"--max-gleanings", "1", "--entity-types", "person,geo,event", "--retries", "0"}
+		"--max-gleanings", "1", "--entity-types", "person,geo,event", "--llm-retries", "0"}
 }
 
 // TestIndexResumeAfterKill kills a `kgrag index` process (SIGKILL, no

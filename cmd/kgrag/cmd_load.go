@@ -16,7 +16,6 @@ import (
 	"github.com/kgrag/kgrag/graphrag"
 	"github.com/kgrag/kgrag/internal/atomicfile"
 	"github.com/kgrag/kgrag/internal/convert"
-	"github.com/kgrag/kgrag/internal/llm"
 	"github.com/kgrag/kgrag/internal/redact"
 	"github.com/kgrag/kgrag/internal/ui"
 	"github.com/kgrag/kgrag/ontology"
@@ -148,14 +147,10 @@ graph for questions:
 				store:            storeOptionsFrom(cmd),
 			}
 			if cmd.Bool("embed") {
-				// --retries is the store's here: the model client keeps
-				// its default.
-				llmOpts := llmOptionsFrom(cmd)
-				llmOpts.retries = llm.DefaultRetries
 				opts.embed = &embedOptions{
 					input: opts.input, read: read, index: cmd.String("index"), quiet: opts.quiet,
 					batchSize: embedindex.DefaultBatchSize, concurrency: embedindex.DefaultConcurrency,
-					llm: llmOpts,
+					llm: llmOptionsFrom(cmd),
 				}
 			}
 			return runLoad(ctx, opts, term)

@@ -27,7 +27,8 @@ func llmFlags() []cli.Flag {
 		&cli.StringFlag{Name: "llm-key", Category: "model server", Usage: "API key, if the server wants one (better: env KGRAG_LLM_KEY or KGRAG_LLM_KEY_FILE)", Sources: secretSource("KGRAG_LLM_KEY")},
 		&cli.StringFlag{Name: "embed-model", Category: "model server", Value: defaultEmbedModel, Usage: "embedding model `NAME`", Sources: cli.EnvVars("KGRAG_EMBED_MODEL")},
 		&cli.DurationFlag{Name: "llm-timeout", Category: "model server", Value: llm.DefaultTimeout, Usage: "time limit of each request to the model server"},
-		&cli.IntFlag{Name: "retries", Category: "model server", Value: llm.DefaultRetries, Usage: "retries of a request that failed transiently (connection error, timeout, 5xx, 429); 0 for none"},
+		&cli.IntFlag{Name: "llm-retries", Category: "model server", Value: llm.DefaultRetries, Usage: "retries of a request to the model server that failed transiently (connection error, timeout, 5xx, 429); 0 for none"},
+		retriesAlias("llm-retries"),
 		&cli.DurationFlag{Name: "llm-max-backoff", Category: "model server", Value: llm.DefaultMaxBackoff, Usage: "longest wait before a retry; a server that asks (Retry-After) for longer fails the request"},
 	}
 }
@@ -38,7 +39,7 @@ func llmOptionsFrom(cmd *cli.Command) llmOptions {
 		key:        cmd.String("llm-key"),
 		embedModel: cmd.String("embed-model"),
 		timeout:    cmd.Duration("llm-timeout"),
-		retries:    cmd.Int("retries"),
+		retries:    cmd.Int("llm-retries"),
 		maxBackoff: cmd.Duration("llm-max-backoff"),
 	}
 }
@@ -50,7 +51,7 @@ func (o llmOptions) validate() error {
 	case o.timeout < 0:
 		return usagef("--llm-timeout 2m", "--llm-timeout must not be negative")
 	case o.retries < 0:
-		return usagef("--retries 3", "--retries must not be negative")
+		return usagef("--llm-retries 3", "--llm-retries must not be negative")
 	case o.maxBackoff < 0:
 		return usagef("--llm-max-backoff 20s", "--llm-max-backoff must not be negative")
 	}

@@ -54,7 +54,7 @@ func TestExitCodes(t *testing.T) {
 		{"bad input dir", []string{"load", "--input", filepath.Join(t.TempDir(), "missing"), "--turtle", out}, 1, "missing"},
 		{"inspect ok", []string{"inspect", filepath.Join(samples, "v3")}, 0, ""},
 		{"store down", []string{"load", "-q", "--input", filepath.Join(samples, "v2.5.0"), "--store", "http://127.0.0.1:1/ds",
-			"--store-type", "fuseki", "--graph", "http://example.org/g", "--retries", "-1"}, 10, "127.0.0.1:1"},
+			"--store-type", "fuseki", "--graph", "http://example.org/g", "--store-retries", "0"}, 10, "127.0.0.1:1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -105,7 +105,7 @@ func TestJSONErrors(t *testing.T) {
 	}{
 		{"usage", []string{"ask", "--json"}, exitUsage, true},
 		{"model down", []string{"ask", "--json", "--input", filepath.Join(test.GraphRAGSamples(t), "v3"),
-			"--llm-url", "http://127.0.0.1:1/v1", "--retries", "0", "--no-context", "Who is Scrooge?"}, exitModelDown, false},
+			"--llm-url", "http://127.0.0.1:1/v1", "--llm-retries", "0", "--no-context", "Who is Scrooge?"}, exitModelDown, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -55,7 +55,8 @@ func storeFlags() []cli.Flag {
 		&cli.IntFlag{Name: "batch-size", Category: "store", Value: loader.DefaultBatchSize, Usage: "triples per upload request (batches)"},
 		&cli.IntFlag{Name: "concurrent-batches", Category: "store", Usage: "batch requests in flight at once (batches; 0: the store's choice, 2 on Virtuoso, which runs each request on one core, else 1)"},
 		&cli.StringFlag{Name: "upload", Category: "store", Value: "auto", Usage: "how the graph travels: batches (into a temporary graph, swapped in by one update), stream (the whole graph as one Graph Store Protocol PUT, which the store must run as one transaction) or auto (batches, as Fuseki commits the part of a stream that arrived when a connection drops; but --in-place on Oxigraph goes as one stream to its bulk loader)"},
-		&cli.IntFlag{Name: "retries", Category: "store", Value: 5, Usage: "retries of a request that failed transiently (connection reset, timeout, 5xx, 429)"},
+		&cli.IntFlag{Name: "store-retries", Category: "store", Value: 5, Usage: "retries of a request to the store that failed transiently (connection reset, timeout, 5xx, 429); 0 for none"},
+		retriesAlias("store-retries"),
 		&cli.DurationFlag{Name: "timeout", Category: "store", Value: loader.DefaultTimeout, Usage: "time limit of each request"},
 		&cli.BoolFlag{Name: "break-lock", Category: "store", Usage: "remove the lock of another load of --graph first: for a load after one you killed, whose lock stands for " + loader.LockStale.String() + " (a load that runs would be corrupted)"},
 		&cli.BoolFlag{Name: "in-place", Category: "store", Usage: "load straight into --graph through the store's bulk path: much faster on Oxigraph, where the graph goes as one streamed request to its bulk loader (--upload batches: in batches), but NOT atomic (readers see the graph empty or filling up; a failed load leaves it empty or incomplete); on Fuseki with --upload stream it is the same atomic streamed PUT as without it"},
@@ -77,7 +78,7 @@ func storeOptionsFrom(cmd *cli.Command) storeOptions {
 		caCert:        cmd.String("ca-cert"),
 		batchSize:     cmd.Int("batch-size"),
 		concurrent:    cmd.Int("concurrent-batches"),
-		retries:       cmd.Int("retries"),
+		retries:       cmd.Int("store-retries"),
 		timeout:       cmd.Duration("timeout"),
 		ontologyGraph: cmd.String("ontology-graph"),
 		inPlace:       cmd.Bool("in-place"),
@@ -176,13 +177,17 @@ func (o storeOptions) open(counter loader.Counter, notes io.Writer) (*loader.SPA
 	if err != nil {
 		return nil, usagef("--upload batches", "%v", err)
 	}
+	retries := o.retries
+	if retries == 0 {
+		retries = -1 // loader.Options: 0 is the default, negative is none
+	}
 	st, err := loader.Open(p, loader.Options{
 		Auth:              o.auth(),
 		CAFile:            o.caCert,
 		Timeout:           o.timeout,
 		BatchSize:         o.batchSize,
 		ConcurrentBatches: o.concurrent,
-		Retries:           o.retries,
+		Retries:           retries,
 		Counter:           counter,
 		OnLeftovers:       onLeft,
 		BreakLock:         o.breakLock,
