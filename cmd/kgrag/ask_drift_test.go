@@ -139,6 +139,7 @@ func TestAskBasicAndDrift(t *testing.T) {
 		if err := json.Unmarshal([]byte(stdout), &res); err != nil {
 			t.Fatal(err)
 		}
+		checkRecordFields(t, []byte(stdout))
 		reqs := chatRequests(srv)
 		if res.Answer == nil || *res.Answer != "Bob Cratchit is Scrooge's clerk [Data: Sources (2)]." || len(reqs) != 1 {
 			t.Fatalf("answer %v after %d calls; want the scripted one, in one call", res.Answer, len(reqs))
@@ -185,6 +186,7 @@ func TestAskBasicAndDrift(t *testing.T) {
 		if err := json.Unmarshal([]byte(stdout), &res); err != nil {
 			t.Fatal(err)
 		}
+		checkRecordFields(t, []byte(stdout))
 		calls := len(chatRequests(srv))
 		if res.Answer == nil || *res.Answer != "The ghosts change Scrooge [Data: Sources (1)]." || calls != 12 || res.Drift.LLMCalls != 12 || !res.Drift.Capped {
 			t.Errorf("answer %v, %d calls made, llm_calls %d, capped %v; want the reduce's answer, 12, 12, true", res.Answer, calls, res.Drift.LLMCalls, res.Drift.Capped)

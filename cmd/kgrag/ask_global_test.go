@@ -78,6 +78,7 @@ func TestAskGlobalJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
 		t.Fatalf("%v\n%s", err, stdout)
 	}
+	checkRecordFields(t, []byte(stdout))
 	g := r.Global
 	maps := 0
 	for _, req := range srv.Requests() {

@@ -17,6 +17,7 @@ import (
 	"github.com/kgrag/kgrag/graphrag"
 	"github.com/kgrag/kgrag/internal/llm/llmtest"
 	"github.com/kgrag/kgrag/internal/retrieval"
+	"github.com/kgrag/kgrag/internal/test"
 	"github.com/kgrag/kgrag/internal/tokens"
 	"github.com/kgrag/kgrag/prompts"
 )
@@ -155,11 +156,80 @@ func decodeAsk(t *testing.T, b []byte) askResult {
 			t.Errorf("--json output has an unknown field %q", k)
 		}
 	}
+	checkRecordFields(t, b)
 	var r askResult
 	if err := json.Unmarshal(b, &r); err != nil {
 		t.Fatalf("--json output does not decode: %v\n%s", err, b)
 	}
 	return r
+}
+
+// checkRecordFields checks that every field of an ask --json record b is
+// one internal/answer/testdata/result-fields.txt lists.
+func checkRecordFields(t *testing.T, b []byte) {
+	t.Helper()
+	var raw any
+	if err := json.Unmarshal(b, &raw); err != nil {
+		t.Fatalf("--json output does not decode: %v\n%s", err, b)
+	}
+	fields := recordFields(t)
+	for _, p := range jsonPaths(raw, "", fields) {
+		if !fields[p] {
+			t.Errorf("--json output has field %s, which internal/answer/testdata/result-fields.txt does not list", p)
+		}
+	}
+}
+
+// recordFields reads the field paths of the record, the contract
+// TestResultShape keeps.
+func recordFields(t *testing.T) map[string]bool {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(test.RepoRoot(t), "internal", "answer", "testdata", "result-fields.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]bool{}
+	for _, l := range strings.Split(string(b), "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+			m[l] = true
+		}
+	}
+	return m
+}
+
+// jsonPaths lists the paths of decoded JSON v in the notation of
+// result-fields.txt: an object whose path+"{}" is listed is a map, and
+// "plan" is checked as whichever of its two shapes lists the field.
+func jsonPaths(v any, prefix string, fields map[string]bool) []string {
+	var out []string
+	switch x := v.(type) {
+	case map[string]any:
+		if fields[prefix+"{}"] {
+			for _, e := range x {
+				out = append(out, jsonPaths(e, prefix+"{}", fields)...)
+			}
+			break
+		}
+		for k, e := range x {
+			p := k
+			if prefix != "" {
+				p = prefix + "." + k
+			}
+			if prefix == "plan" {
+				p = "plan (global)." + k
+				if !fields[p] {
+					p = "plan (drift)." + k
+				}
+			}
+			out = append(out, p)
+			out = append(out, jsonPaths(e, p, fields)...)
+		}
+	case []any:
+		for _, e := range x {
+			out = append(out, jsonPaths(e, prefix+"[]", fields)...)
+		}
+	}
+	return out
 }
 
 func TestAskJSON(t *testing.T) {
