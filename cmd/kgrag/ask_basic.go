@@ -9,9 +9,6 @@ import (
 	"github.com/urfave/cli/v3"
 )
 
-// modeBasic is GraphRAG's basic search: vector search over text units.
-const modeBasic = "basic"
-
 // basicFlags are the flags of --mode basic.
 func basicFlags(o *askOptions) []cli.Flag {
 	return []cli.Flag{

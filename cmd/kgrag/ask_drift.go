@@ -13,9 +13,6 @@ import (
 	"github.com/urfave/cli/v3"
 )
 
-// modeDrift is GraphRAG's DRIFT search.
-const modeDrift = "drift"
-
 // driftFlags are the flags of --mode drift alone; it shares --concurrency,
 // --max-llm-calls, --plan and --json-mode with global search.
 func driftFlags(d *driftsearch.Options) []cli.Flag {

@@ -15,6 +15,7 @@ import (
 	"github.com/kgrag/kgrag/internal/globalsearch"
 	"github.com/kgrag/kgrag/internal/llm"
 	"github.com/kgrag/kgrag/internal/localsearch"
+	"github.com/kgrag/kgrag/internal/mode"
 	"github.com/kgrag/kgrag/internal/retrieval"
 	"github.com/kgrag/kgrag/internal/tokens"
 	"github.com/kgrag/kgrag/prompts"
@@ -23,17 +24,26 @@ import (
 
 // Modes of `kgrag ask`.
 const (
-	modeLocal    = localsearch.ModeLocal
-	modeSPARQL   = localsearch.ModeSPARQLTemplates
-	modeSeed     = localsearch.ModeSeed // modeSPARQL's first name, still accepted
-	modeSubgraph = localsearch.ModeSubgraph
-	modeThoughts = localsearch.ModeGraphOfThoughts
-	modeGlobal   = "global"
+	modeLocal    = mode.Local
+	modeGlobal   = mode.Global
+	modeDrift    = mode.Drift
+	modeBasic    = mode.Basic
+	modeSPARQL   = mode.SPARQLTemplates
+	modeSeed     = "seed" // modeSPARQL's first name, still accepted
+	modeSubgraph = mode.Subgraph
+	modeThoughts = mode.GraphOfThoughts
 )
 
-// askModes are the modes --mode takes, as the usage error lists them.
-func askModes() []string {
-	return []string{modeLocal, modeGlobal, modeDrift, modeBasic, modeSPARQL, modeSubgraph, modeThoughts}
+// askModes are the modes --mode takes: the registry's.
+func askModes() []string { return mode.Names() }
+
+// canonicalMode is the registry's name of a mode named by an alias
+// ("seed"); other names are returned as they are, for validate to refuse.
+func canonicalMode(name string) string {
+	if m, ok := mode.Lookup(name); ok && name != m.Model() {
+		return m.Name
+	}
+	return name
 }
 
 // askResult is what --json prints.
@@ -78,7 +88,7 @@ func newAskCommand(term terminal) *cli.Command {
 	opts := newAskOptions()
 	return &cli.Command{
 		Name:      "ask",
-		Usage:     "answer a question from the graph with a local LLM (GraphRAG local or global search)",
+		Usage:     "answer a question from the graph with a local LLM (GraphRAG local, global, DRIFT or basic search, or the articles' modes)",
 		ArgsUsage: "QUESTION",
 		Description: `Answers QUESTION from a GraphRAG knowledge graph, as GraphRAG's local search
 does: the question is embedded, the nearest entities are found in the vector
@@ -218,7 +228,7 @@ func askFlags(o *askOptions) []cli.Flag {
 	p := &o.params
 	flags := []cli.Flag{
 		&cli.StringFlag{Name: "input", Aliases: []string{"i"}, Destination: &o.input, Usage: "GraphRAG output `DIR` to read into memory (instead of --store)", Sources: cli.EnvVars("KGRAG_INPUT")},
-		&cli.StringFlag{Name: "mode", Value: o.mode, Destination: &o.mode, Usage: "retrieval `MODE`: local (GraphRAG local search), global (map-reduce over community reports), sparql-templates (the RDF article's queries; also: seed), subgraph (the NetworkX article's retrieval) or graph-of-thoughts (its graph built by the model, then answered from)", Sources: cli.EnvVars("KGRAG_ASK_MODE")},
+		&cli.StringFlag{Name: "mode", Value: o.mode, Destination: &o.mode, Usage: mode.Help() + " (each is described above)", Sources: cli.EnvVars("KGRAG_ASK_MODE")},
 		&cli.StringSliceFlag{Name: "sub-question", Destination: &o.subQuestions, Usage: "with --mode graph-of-thoughts, a further `QUESTION` the graph is built for beside the one asked (repeatable)"},
 		&cli.Int64Flag{Name: "community-level", Category: "retrieval", Value: p.CommunityLevel, Destination: &p.CommunityLevel, Usage: "deepest community `LEVEL` whose reports are used (seed mode: the one level ranked, default 0)"},
 		&cli.BoolFlag{Name: "roll-up-reports", Category: "retrieval", Destination: &p.RollUpReports, Usage: "offer only each entity's deepest community report up to --community-level, as GraphRAG 1.x did (2.x and 3.x offer every report up to the level)"},
@@ -251,7 +261,7 @@ func (o *askOptions) finish(cmd *cli.Command) {
 	o.quiet = cmd.Bool("quiet")
 	o.index = indexOptionsFrom(cmd)
 	o.llm = llmOptionsFrom(cmd)
-	o.mode = localsearch.CanonicalMode(o.mode)
+	o.mode = canonicalMode(o.mode)
 	o.seed = seedParams(o.params, cmd.IsSet("community-level"))
 	o.subgraph = subgraphParams(o.params, cmd.IsSet("top-k-entities"), cmd.IsSet("top-k-relationships"))
 	g := &o.global.params
@@ -263,7 +273,7 @@ func (o *askOptions) finish(cmd *cli.Command) {
 
 func (o *askOptions) validate() error {
 	const try = `kgrag ask --input ./output "Who is Scrooge?"`
-	o.mode = localsearch.CanonicalMode(o.mode)
+	o.mode = canonicalMode(o.mode)
 	switch {
 	case o.question == "":
 		return usagef(try, "ask needs a question")

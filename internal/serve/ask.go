@@ -12,34 +12,43 @@ import (
 	"github.com/kgrag/kgrag/internal/answer"
 	"github.com/kgrag/kgrag/internal/globalsearch"
 	"github.com/kgrag/kgrag/internal/localsearch"
+	"github.com/kgrag/kgrag/internal/mode"
 	"github.com/kgrag/kgrag/internal/retrieval"
 )
 
-// Modes served, and the model names that choose them.
+// The modes served.
 const (
-	modeLocal    = localsearch.ModeLocal
-	modeSPARQL   = localsearch.ModeSPARQLTemplates
-	modeSubgraph = localsearch.ModeSubgraph
-	modeThoughts = localsearch.ModeGraphOfThoughts
-	modeGlobal   = "global"
+	modeLocal    = mode.Local
+	modeSPARQL   = mode.SPARQLTemplates
+	modeSubgraph = mode.Subgraph
+	modeThoughts = mode.GraphOfThoughts
+	modeGlobal   = mode.Global
 )
 
-// models are the model names /v1/models lists, in order.
-var models = []struct{ name, mode, about string }{
-	{"kgrag-local", modeLocal, "GraphRAG local search: the entities nearest the question, their relationships, text and community reports"},
-	{"kgrag-global", modeGlobal, "GraphRAG global search: map-reduce over the community reports, for questions about the whole corpus"},
-	{"kgrag-sparql-templates", modeSPARQL, "the RDF article's templated SPARQL: top chunks, communities and relationships of the nearest entities"},
-	{"kgrag-subgraph", modeSubgraph, "the NetworkX article's retrieval: the nearest nodes, all their text, their top relationships and community summaries"},
-	{"kgrag-graph-of-thoughts", modeThoughts, "the NetworkX article's graph of thoughts: the model builds a small graph from the subgraph context, then answers from it"},
+// servedModes are the registry's modes this server answers, in the
+// registry's order. DRIFT and basic search are not served yet: their
+// engines are wired in kgrag ask alone (issue 24 moves them behind one
+// interface).
+func servedModes() []mode.Mode {
+	var out []mode.Mode
+	for _, m := range mode.All() {
+		if m.Name != mode.Drift && m.Name != mode.Basic {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // modeOf is the mode a model name chooses: "kgrag-local" or "local";
 // "seed" and "kgrag-seed", sparql-templates' first names, still work.
 func modeOf(model string) (string, bool) {
-	model = localsearch.CanonicalMode(strings.Replace(model, "kgrag-seed", "seed", 1))
-	for _, m := range models {
-		if model == m.name || model == m.mode {
-			return m.mode, true
+	m, ok := mode.Lookup(model)
+	if !ok {
+		return "", false
+	}
+	for _, s := range servedModes() {
+		if s.Name == m.Name {
+			return m.Name, true
 		}
 	}
 	return "", false
@@ -48,8 +57,8 @@ func modeOf(model string) (string, bool) {
 // modeNames lists the modes served, for errors.
 func modeNames() string {
 	var names []string
-	for _, m := range models {
-		names = append(names, m.mode)
+	for _, m := range servedModes() {
+		names = append(names, m.Name)
 	}
 	return strings.Join(names, ", ")
 }

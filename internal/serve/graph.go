@@ -60,12 +60,12 @@ type Loader func(ctx context.Context) (*Graph, error)
 
 // searcher is the engine of a local-kind mode.
 func (g *Graph) searcher(mode string) *localsearch.Searcher {
-	switch localsearch.CanonicalMode(mode) {
-	case localsearch.ModeSPARQLTemplates:
+	switch mode {
+	case modeSPARQL:
 		return g.Seed
-	case localsearch.ModeSubgraph:
+	case modeSubgraph:
 		return g.Subgraph
-	case localsearch.ModeGraphOfThoughts:
+	case modeThoughts:
 		return g.Thoughts
 	}
 	return g.Local

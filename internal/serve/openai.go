@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kgrag/kgrag/internal/mode"
 	"github.com/kgrag/kgrag/internal/retrieval"
 )
 
@@ -29,11 +30,11 @@ func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 		Object string  `json:"object"`
 		Data   []model `json:"data"`
 	}{Object: "list", Data: []model{}}
-	for _, m := range models {
-		if m.mode != modeGlobal && g.Local == nil {
+	for _, m := range servedModes() {
+		if m.Needs&mode.EntityIndex != 0 && g.Local == nil {
 			continue // no index: only global search can answer
 		}
-		out.Data = append(out.Data, model{m.name, "model", g.loaded.Unix(), "kgrag", m.about})
+		out.Data = append(out.Data, model{m.Model(), "model", g.loaded.Unix(), "kgrag", m.About})
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -184,9 +185,9 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	n.model = req.Model
 	mode, ok := modeOf(req.Model)
 	if !ok {
-		names := make([]string, len(models))
-		for i, m := range models {
-			names[i] = m.name
+		var names []string
+		for _, m := range servedModes() {
+			names = append(names, m.Model())
 		}
 		param := "model"
 		writeJSON(w, http.StatusNotFound, errorBody{apiError{Type: "invalid_request_error", Param: &param, Code: ptr("model_not_found"),
