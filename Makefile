@@ -10,7 +10,7 @@ CACHE   ?= $(HOME)/.cache/kgrag
 SERVICES_ENV := .cache/services.env
 DEMO    ?= .cache/demo
 
-.PHONY: all build demo test test-unit test-fuzz services-up services-down bench vet fmt clean
+.PHONY: all build demo test test-unit test-fuzz services-up services-down bench vet fmt clean shellcheck
 
 all: build
 
@@ -63,8 +63,13 @@ vet:
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 
-# Everything: vet, unit tests, the fuzz corpus, and integration tests
-# against real Oxigraph, Fuseki and Virtuoso started here on 127.0.0.1.
+# ShellCheck on scripts/ (installed from PyPI into .cache once).
+shellcheck:
+	bash scripts/shellcheck.sh
+
+# Everything: vet, ShellCheck, unit tests, the fuzz corpus, and
+# integration tests against real Oxigraph, Fuseki and Virtuoso started
+# here on 127.0.0.1.
 test: vet
 	bash scripts/test.sh
 

@@ -451,7 +451,7 @@ conversion_rows() {
 
 if has_step convert; then
 	conv_rows=() targets=()
-	declare -A conv_tps=() conv_rss=()
+	declare -A conv_tps=()
 	for ds in synth sample; do
 		if [[ $ds == synth ]]; then
 			dir=$SYNTH label="synthetic ($N_ENT entities)"
@@ -478,7 +478,6 @@ if has_step convert; then
 		fi
 		convert_kgrag "$ds" "$dir"
 		conv_tps[$ds]=$(div "$K_TRIPLES" "$K_SEC" %.0f)
-		conv_rss[$ds]=$K_RSS
 		if [[ $ds == synth && -n $MEMLIMIT ]]; then
 			targets+=("| $label | peak RSS, default and with GOMEMLIMIT=$MEMLIMIT (wall) | $K_RSS MB ($K_SEC s); $memlimit_rss MB ($memlimit_sec s) | < 1000 MB at 1M | $(verdict "$memlimit_rss" lt 1000) with the limit, $(verdict "$K_RSS" lt 1000) without |")
 		fi

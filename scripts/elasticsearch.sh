@@ -48,7 +48,6 @@ PORT=${KGRAG_ES_PORT:-9200}
 DIR=${KGRAG_ES_DIR:-$KGRAG_RUN/elasticsearch}
 HEAP=${KGRAG_ES_HEAP:-512m}
 ES_USER=${KGRAG_ES_USER:-nobody}
-MEM=0
 cmd=${1:-status}
 shift || true
 kg_parse_args "$@"

@@ -130,6 +130,7 @@ kg_clear_stale() {
 # kg_parse_args: parse --port P, --dir D, --mem and --fresh into PORT, DIR,
 # MEM and FRESH (FRESH defaults to $KGRAG_FRESH: wipe DIR/data before a start).
 # Remaining arguments land in KG_ARGS.
+# shellcheck disable=SC2034 # PORT, DIR, MEM and FRESH are the caller's
 kg_parse_args() {
 	KG_ARGS=()
 	FRESH=${KGRAG_FRESH:-0}

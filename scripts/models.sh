@@ -222,9 +222,9 @@ do_install() {
 	fi
 	"$PYTHON" -m venv "$VENV" || kg_die "$PYTHON -m venv $VENV failed"
 	whl=$(build_llama)
-	kg_log "installing $whl[server] ${PACKAGES[*]} $MINILM into $VENV"
-	"$VENV/bin/python" -m pip install --quiet --progress-bar off "$whl[server]" "${PACKAGES[@]}" >&2 ||
-		kg_die "pip install $whl[server] ${PACKAGES[*]} failed"
+	kg_log "installing ${whl}[server] ${PACKAGES[*]} $MINILM into $VENV"
+	"$VENV/bin/python" -m pip install --quiet --progress-bar off "${whl}[server]" "${PACKAGES[@]}" >&2 ||
+		kg_die "pip install ${whl}[server] ${PACKAGES[*]} failed"
 	# Only llama.cpp's own libraries: numpy's carry AVX-512 kernels that
 	# they choose at run time by what the CPU reports.
 	check_isa "$(llama_libs)" || kg_die "the llama.cpp libraries installed in $VENV are not portable"

@@ -11,7 +11,7 @@
 # KGRAG_TEST_DISALLOW_SKIP=1 (CI) a store or model server that cannot start
 # fails the run, and so do tests that would skip for want of one.
 set -euo pipefail
-KG_NAME=test
+KG_NAME='test'
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib.sh
 . "$here/lib.sh"
@@ -28,6 +28,9 @@ cleanup() {
 	fi
 }
 trap cleanup EXIT
+
+# The shell scripts first: a warning fails the run as a test would.
+"$here/shellcheck.sh"
 
 for n in oxigraph fuseki virtuoso elasticsearch; do
 	if ! "$here/$n.sh" status >/dev/null 2>&1; then

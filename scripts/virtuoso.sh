@@ -28,7 +28,6 @@ KG_NAME=virtuoso
 
 PORT=${KGRAG_VIRTUOSO_PORT:-8890}
 DIR=${KGRAG_VIRTUOSO_DIR:-$KGRAG_RUN/virtuoso}
-MEM=0
 cmd=${1:-status}
 shift || true
 kg_parse_args "$@"
