@@ -1,7 +1,8 @@
 // Package embedindex holds what `kgrag embed` and `kgrag ask` need to find
 // the entities nearest a question: embedders, an embedding cache, and
-// vector indexes behind one Index interface (the local file index in
-// embedindex/flat; Elasticsearch later).
+// vector indexes behind one Index interface: the local file index in
+// embedindex/flat (exact, or HNSW from 20,000 vectors), and Elasticsearch
+// kNN in embedindex/elastic.
 //
 // The layers of an embedding run, outermost first:
 //

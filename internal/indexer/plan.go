@@ -18,7 +18,7 @@ import (
 )
 
 // Rates per 1,000 tokens of text, measured on GraphRAG 3.3.0's own index
-// of A Christmas Carol (../shared/testdata/graphrag/v3: 42 text units of
+// of A Christmas Carol (the v3 sample the tests read: 42 text units of
 // 1,200 tokens, 50,288 tokens in all, extracted by gpt-4o-mini): 91
 // entities and 68 relationships were found in more than one text unit,
 // which is about how many descriptions need a summary, and it made 122

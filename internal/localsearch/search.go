@@ -18,15 +18,16 @@ import (
 const (
 	// ModeLocal is GraphRAG's local search.
 	ModeLocal = "local"
-	// ModeSPARQLTemplates is the RDF/GraphDB article's retrieval
-	// (../shared/seeds/002_*): its templated SPARQL queries, top chunks by
+	// ModeSPARQLTemplates is the retrieval of the article on querying
+	// GraphRAG output in an RDF store (GraphDB): its templated SPARQL
+	// queries, top chunks by
 	// linked-entity count, top communities by rank and weight, inside and
 	// outside relationships (retrieval.SeedBuilder).
 	ModeSPARQLTemplates = "sparql-templates"
 	// ModeSeed is ModeSPARQLTemplates' first name, still accepted.
 	ModeSeed = "seed"
-	// ModeSubgraph is the NetworkX GraphRAG article's retrieval
-	// (../shared/seeds/000_*, section 9): the subgraph around the nearest
+	// ModeSubgraph is the retrieval of the article on GraphRAG with
+	// NetworkX (its section 9): the subgraph around the nearest
 	// nodes (retrieval.SubgraphBuilder).
 	ModeSubgraph = "subgraph"
 	// ModeGraphOfThoughts is the same article's graph of thoughts (section

@@ -27,7 +27,17 @@
 // Builder.LocalContext documents where kgrag follows GraphRAG and where it
 // deliberately differs.
 //
-// Seed mode (NewSeedBuilder over a SeedBackend: MemorySource or
-// SPARQLSource) runs the seed article's five retrievals instead;
-// SeedBackend lists the seed's bugs and how kgrag fixes them.
+// The other modes have builders of their own, over the same backends:
+//
+//	GlobalBuilder    global search: community reports packed into batches
+//	                 for the map calls, the key points into the reduce call
+//	BasicBuilder     basic search: the text units nearest the question
+//	SeedBuilder      sparql-templates: the RDF article's five templated
+//	                 retrievals (over a SeedBackend: MemorySource or
+//	                 SPARQLSource); SeedBackend lists the article's bugs
+//	                 and how kgrag fixes them
+//	SubgraphBuilder  subgraph and graph-of-thoughts: the NetworkX
+//	                 article's retrieval of the nearest nodes' subgraph
+//
+// DRIFT search builds its local contexts with Builder.
 package retrieval

@@ -42,8 +42,9 @@ type SeedCommunity struct {
 // The orders below are the sparqlq templates' orders; every implementation
 // must return the same records in the same order for the same data.
 //
-// Seed mode runs the five retrievals of the seed article (002 in
-// ../shared/seeds), with its bugs fixed. For the entities selected by the
+// Seed mode (sparql-templates) runs the five retrievals of the article on
+// querying GraphRAG output in an RDF store (GraphDB, the gr: ontology),
+// with its bugs fixed. For the entities selected by the
 // vector index the seed fetches (1) the 3 chunks holding most of them,
 // (2) the 3 communities holding them, by rank and weight, (3) the 10
 // "outside" and (4) the 10 "inside" relationships, by rank and weight, and

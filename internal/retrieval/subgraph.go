@@ -88,8 +88,8 @@ type NodeSummary struct {
 	Reports  []ReportRecord
 }
 
-// SubgraphRecords are the records the NetworkX article's query step
-// (section 9 of ../shared/seeds/000_*) selects for the nodes nearest a
+// SubgraphRecords are the records the query step of the article on
+// GraphRAG with NetworkX (its section 9) selects for the nodes nearest a
 // question, before any budget:
 //
 //   - Chunks: every text unit of every selected node, each once. The
