@@ -70,12 +70,15 @@ func askDrift(ctx context.Context, opts askOptions, client *llm.Client, res *ask
 	res.ChatModel = opts.chatModel
 	before := src.requests()
 	p := newGlobalProgress(term, opts)
-	r, err := s.Search(ctx, opts.question, driftsearch.Hooks{Progress: p.showDrift, Answer: p.answer(opts, term)})
+	r, err := s.Search(ctx, opts.question, driftsearch.Hooks{Progress: p.showDrift, Answer: p.answer(opts, term), Reasoning: p.reasoningHook()})
 	p.clear()
 	if err != nil {
 		return driftError(opts, src, err)
 	}
 	res.Drift = r
+	if r.Reduce != nil {
+		p.reasoning.record(res, r.Reduce.Call.ReasoningChars)
+	}
 	answered(opts, src, before, res, term, r.Answer, r.Timings, driftWarnings(r))
 	if term.tty && !opts.quiet && !opts.json {
 		fmt.Fprintf(term.err, "drift: %d model calls (%d follow-ups answered, %d left open) in %s\n",

@@ -123,7 +123,7 @@ func askGlobal(ctx context.Context, opts askOptions, client *llm.Client, res *as
 	res.ChatModel = opts.chatModel
 	before := src.requests()
 	p := newGlobalProgress(term, opts)
-	r, err := s.Search(ctx, opts.question, globalsearch.Hooks{Progress: p.show, Answer: p.answer(opts, term)})
+	r, err := s.Search(ctx, opts.question, globalsearch.Hooks{Progress: p.show, Answer: p.answer(opts, term), Reasoning: p.reasoningHook()})
 	p.clear()
 	var le *globalsearch.LimitError
 	if errors.As(err, &le) {
@@ -133,6 +133,9 @@ func askGlobal(ctx context.Context, opts askOptions, client *llm.Client, res *as
 	}
 	if err != nil {
 		return src.wrap(fmt.Errorf("ask: %w", err))
+	}
+	if r.Reduce != nil {
+		p.reasoning.record(res, r.Reduce.Call.ReasoningChars)
 	}
 	answered(opts, src, before, res, term, r.Answer, r.Timings, globalWarnings(r))
 	res.Global = answerjson.GlobalResult(r, opts.global.params.CommunityLevel)
@@ -230,10 +233,25 @@ type globalProgress struct {
 	w     io.Writer
 	on    bool
 	drawn bool
+	// reasoning is the answer call's thinking, with --show-reasoning.
+	reasoning *reasoningOut
 }
 
 func newGlobalProgress(term terminal, opts askOptions) *globalProgress {
-	return &globalProgress{w: term.err, on: term.tty && !opts.quiet && !opts.json}
+	return &globalProgress{w: term.err, on: term.tty && !opts.quiet && !opts.json, reasoning: &reasoningOut{opts: opts, term: term}}
+}
+
+// reasoningHook is the search's Reasoning hook: the progress line is
+// cleared before the thinking is printed.
+func (p *globalProgress) reasoningHook() func(string) error {
+	h := p.reasoning.hook()
+	if h == nil {
+		return nil
+	}
+	return func(piece string) error {
+		p.clear()
+		return h(piece)
+	}
 }
 
 func (p *globalProgress) show(e globalsearch.Progress) {
@@ -259,6 +277,7 @@ func (p *globalProgress) answer(opts askOptions, term terminal) func(string) err
 	}
 	return func(piece string) error {
 		p.clear()
+		p.reasoning.endLine()
 		_, err := io.WriteString(term.out, piece)
 		return err
 	}

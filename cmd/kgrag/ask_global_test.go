@@ -19,6 +19,13 @@ import (
 // (score from the report id) and the reduce call with a cited answer.
 func globalServer(t *testing.T) *llmtest.Server {
 	srv := llmtest.Start(t, llmtest.Config{})
+	globalScript(srv)
+	return srv
+}
+
+// globalScript makes srv answer global search's map calls with a point
+// per report and its reduce call with a fixed answer.
+func globalScript(srv *llmtest.Server) {
 	row := regexp.MustCompile(`(?m)^(\d+)\|`)
 	srv.Respond(func(r llmtest.Request) (string, bool) {
 		sys := r.Messages[0].Content
@@ -35,7 +42,6 @@ func globalServer(t *testing.T) *llmtest.Server {
 		}
 		return "", false
 	})
-	return srv
 }
 
 // TestAskGlobalJSON runs `kgrag ask --mode global --json` as a user would

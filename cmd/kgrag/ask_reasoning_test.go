@@ -1,10 +1,14 @@
 package main
 
 import (
+	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/kgrag/kgrag/internal/llm/llmtest"
+	"github.com/kgrag/kgrag/internal/mode"
+	"github.com/kgrag/kgrag/internal/test"
 )
 
 // askDraft is a reasoning model's thinking, worded so that it would show
@@ -124,5 +128,67 @@ func TestAskBrokenReplies(t *testing.T) {
 				t.Errorf("answer %v, partial %v; want %q marked partial", r.Answer, r.AnswerPartial, tt.stdout)
 			}
 		})
+	}
+}
+
+// TestShowReasoningEveryMode: in every mode that calls a model, a
+// reasoning model's thinking in the call that writes the answer is kept
+// out of the answer, and --show-reasoning shows it: in the --json record,
+// or on stderr. The model reasons in every call (the map, primer and
+// follow-up calls too); only the answer call's thinking is shown.
+func TestShowReasoningEveryMode(t *testing.T) {
+	in := filepath.Join(test.GraphRAGSamples(t), "v3")
+	index := t.TempDir()
+	plain := llmtest.Start(t, llmtest.Config{Dim: askDim})
+	if _, stderr, code := runKgrag(t, "embed", "-q", "--input", in, "--index", index, "--tables", "all", "--llm-url", plain.URL(), "--embed-model", askEmbedModel); code != 0 {
+		t.Fatalf("kgrag embed: exit %d: %s", code, stderr)
+	}
+	for _, m := range mode.All() {
+		for _, asJSON := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s json=%v", m.Name, asJSON), func(t *testing.T) {
+				srv := llmtest.Start(t, llmtest.Config{Dim: askDim, Reasoning: askDraft})
+				switch m.Name {
+				case mode.Global:
+					globalScript(srv)
+				case mode.Drift:
+					driftScript(srv, nil)
+				case mode.GraphOfThoughts:
+					srv.Respond(func(r llmtest.Request) (string, bool) {
+						if strings.Contains(r.Messages[0].Content, `"nodes"`) {
+							return `{"nodes": [{"name": "SCROOGE", "type": "person", "description": "a miser"}], "edges": []}`, true
+						}
+						return "", false
+					})
+				}
+				args := []string{"ask", "-q", "--mode", m.Name, "--input", in, "--index", index, "--llm-url", srv.URL(),
+					"--embed-model", askEmbedModel, "--chat-model", "test-chat", "--llm-retries", "0", "--show-reasoning"}
+				if m.Name == mode.Global {
+					args = append(args, "--community-level", "1", "--max-context-tokens", "4000")
+				}
+				if asJSON {
+					args = append(args, "--json")
+				}
+				stdout, stderr, code := runKgrag(t, append(args, "Who is Scrooge's clerk?")...)
+				if code != 0 {
+					t.Fatalf("exit %d: %s", code, stderr)
+				}
+				if !asJSON {
+					if strings.Contains(stdout, "DRAFT") {
+						t.Errorf("the thinking is in the answer: %q", stdout)
+					}
+					if !strings.Contains(stderr, askDraft) {
+						t.Errorf("stderr lacks the thinking:\n%s", stderr)
+					}
+					return
+				}
+				r := decodeAsk(t, []byte(stdout))
+				if r.Answer == nil || strings.Contains(*r.Answer, "DRAFT") {
+					t.Errorf("answer = %v; want one without the thinking", r.Answer)
+				}
+				if r.Reasoning == nil || *r.Reasoning != askDraft {
+					t.Errorf("reasoning = %v; want %q", deref(r.Reasoning), askDraft)
+				}
+			})
+		}
 	}
 }

@@ -522,29 +522,15 @@ func searchError(opts askOptions, src source, err error) error {
 // the JSON object) with --show-reasoning, and is counted either way.
 func answer(ctx context.Context, opts askOptions, client *llm.Client, system string, res *askResult, term terminal) error {
 	var hooks localsearch.Hooks
-	var reasoning strings.Builder
-	shown := false // thinking printed to stderr, to be ended by a line break
-	if opts.showReasoning {
-		hooks.Reasoning = func(piece string) error {
-			if opts.json {
-				reasoning.WriteString(piece)
-				return nil
-			}
-			shown = true
-			_, err := io.WriteString(term.err, piece)
-			return err
-		}
-	}
+	reasoning := &reasoningOut{opts: opts, term: term}
+	hooks.Reasoning = reasoning.hook()
 	// Streamed with --json too, so that an answer cut short can be
 	// reported as far as it came.
 	hooks.Answer = func(piece string) error {
 		if opts.json {
 			return nil
 		}
-		if shown {
-			fmt.Fprintln(term.err)
-			shown = false
-		}
+		reasoning.endLine()
 		_, err := io.WriteString(term.out, piece)
 		return err
 	}
@@ -556,10 +542,7 @@ func answer(ctx context.Context, opts askOptions, client *llm.Client, system str
 		fmt.Fprintln(term.out)
 	}
 	res.Timings["llm"] = ms(time.Since(t))
-	if reply.Usage.ReasoningChars > 0 && opts.showReasoning && opts.json {
-		r := strings.TrimSpace(reasoning.String())
-		res.Reasoning = &r
-	}
+	reasoning.record(res, reply.Usage.ReasoningChars)
 	if err != nil {
 		if reply.Partial {
 			res.AddReply(reply)
@@ -579,6 +562,52 @@ func answer(ctx context.Context, opts askOptions, client *llm.Client, system str
 		fmt.Fprintf(term.err, "%s\n", answerLine(res))
 	}
 	return nil
+}
+
+// reasoningOut puts a reasoning model's thinking where --show-reasoning
+// wants it, in every mode: on stderr as it comes, or kept for the --json
+// record. Without the flag it is only counted.
+type reasoningOut struct {
+	opts  askOptions
+	term  terminal
+	buf   strings.Builder
+	shown bool // thinking printed to stderr, to be ended by a line break
+}
+
+// hook is the Reasoning hook of a search; nil without --show-reasoning.
+func (r *reasoningOut) hook() func(string) error {
+	if !r.opts.showReasoning {
+		return nil
+	}
+	return func(piece string) error {
+		if r.opts.json {
+			r.buf.WriteString(piece)
+			return nil
+		}
+		r.shown = true
+		_, err := io.WriteString(r.term.err, piece)
+		return err
+	}
+}
+
+// endLine ends the thinking's line on stderr before the answer comes.
+func (r *reasoningOut) endLine() {
+	if r.shown {
+		fmt.Fprintln(r.term.err)
+		r.shown = false
+	}
+}
+
+// record puts the thinking kept for --json into res, when the answer's
+// call had any (chars, as the client counted it).
+func (r *reasoningOut) record(res *askResult, chars int) {
+	if chars > 0 {
+		res.ReasoningChars = chars
+	}
+	if chars > 0 && r.opts.showReasoning && r.opts.json {
+		s := strings.TrimSpace(r.buf.String())
+		res.Reasoning = &s
+	}
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -93,6 +93,9 @@ type Hooks struct {
 	Progress func(Progress)
 	// Answer gets the final answer piece by piece as it streams.
 	Answer func(piece string) error
+	// Reasoning gets a reasoning model's thinking in the call that writes
+	// the answer, as it streams; it is never part of the answer.
+	Reasoning func(piece string) error
 }
 
 // PrimerCall is one primer call: the reports of its fold and what the
@@ -574,7 +577,15 @@ func (s *Searcher) reduce(ctx context.Context, question string, actions []*Actio
 			return h.Answer(p)
 		}
 	}
-	answer, usage, err := s.chat.ChatStream(ctx, msgs, s.opts.Chat, onDelta)
+	opts := s.opts.Chat
+	if h.Reasoning != nil {
+		opts.OnReasoning = func(p string) error {
+			mu.Lock()
+			defer mu.Unlock()
+			return h.Reasoning(p)
+		}
+	}
+	answer, usage, err := s.chat.ChatStream(ctx, msgs, opts, onDelta)
 	res.LLMCalls++
 	c.Millis = ms(time.Since(t))
 	res.Reduce = &Reduce{Steps: steps, Context: text}

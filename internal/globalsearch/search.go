@@ -133,6 +133,10 @@ type Hooks struct {
 	// Answer, when set, gets the answer piece by piece as the reduce call
 	// streams it. Otherwise the answer comes in one piece.
 	Answer func(piece string) error
+	// Reasoning gets a reasoning model's thinking in the reduce call (the
+	// one that writes the answer), as it streams; it is never part of the
+	// answer. The map calls' thinking is only counted (Call).
+	Reasoning func(piece string) error
 }
 
 // Call is one model call: its token counts (kgrag's own count of the
@@ -489,14 +493,22 @@ func (s *Searcher) reduce(ctx context.Context, question string, points []retriev
 	t := time.Now()
 	var answer string
 	var usage llm.Usage
+	opts := s.opts.Chat
+	if h.Reasoning != nil {
+		opts.OnReasoning = func(p string) error {
+			mu.Lock()
+			defer mu.Unlock()
+			return h.Reasoning(p)
+		}
+	}
 	if h.Answer != nil {
-		answer, usage, err = s.chat.ChatStream(ctx, msgs, s.opts.Chat, func(p string) error {
+		answer, usage, err = s.chat.ChatStream(ctx, msgs, opts, func(p string) error {
 			mu.Lock()
 			defer mu.Unlock()
 			return h.Answer(p)
 		})
 	} else {
-		answer, usage, err = s.chat.Chat(ctx, msgs, s.opts.Chat)
+		answer, usage, err = s.chat.Chat(ctx, msgs, opts)
 	}
 	res.LLMCalls++
 	c.Millis = ms(time.Since(t))
