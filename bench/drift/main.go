@@ -33,6 +33,7 @@ import (
 	"github.com/kgrag/kgrag/graphrag"
 	"github.com/kgrag/kgrag/internal/basicsearch"
 	"github.com/kgrag/kgrag/internal/driftsearch"
+	"github.com/kgrag/kgrag/internal/embedtext"
 	"github.com/kgrag/kgrag/internal/llm"
 	"github.com/kgrag/kgrag/internal/llm/llmtest"
 	"github.com/kgrag/kgrag/internal/localsearch"
@@ -165,7 +166,7 @@ func writeIndexes(ctx context.Context, ds *graphrag.Dataset, dir string) ([3]*fl
 	}{{name: "entities"}, {name: "text_units"}, {name: "community_reports"}}
 	for _, e := range ds.Entities {
 		if !e.Placeholder {
-			tables[0].ids, tables[0].texts = append(tables[0].ids, e.ID), append(tables[0].texts, e.Title+":"+e.Description)
+			tables[0].ids, tables[0].texts = append(tables[0].ids, e.ID), append(tables[0].texts, embedtext.Entity(e))
 		}
 	}
 	for _, u := range ds.TextUnits {

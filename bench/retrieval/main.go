@@ -33,6 +33,7 @@ import (
 
 	"github.com/kgrag/kgrag/embedindex/flat"
 	"github.com/kgrag/kgrag/graphrag"
+	"github.com/kgrag/kgrag/internal/embedtext"
 	"github.com/kgrag/kgrag/internal/llm/llmtest"
 	"github.com/kgrag/kgrag/internal/retrieval"
 	"github.com/kgrag/kgrag/loader"
@@ -172,7 +173,7 @@ func buildIndex(ctx context.Context, ds *graphrag.Dataset, path string) error {
 			continue
 		}
 		ids = append(ids, e.ID)
-		vecs = append(vecs, llmtest.Embed(model, e.Title+":"+e.Description, dim))
+		vecs = append(vecs, llmtest.Embed(model, embedtext.Entity(e), dim))
 	}
 	// What kgrag embed --ann auto would keep: the graph misses recall 0.98
 	// on word-hash vectors and is dropped, after a build of ten minutes at 1M.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kgrag/kgrag/embedindex/flat"
 	"github.com/kgrag/kgrag/graphrag"
+	"github.com/kgrag/kgrag/internal/embedtext"
 	"github.com/kgrag/kgrag/internal/llm/llmtest"
 	"github.com/kgrag/kgrag/internal/test"
 )
@@ -34,7 +35,7 @@ func TestEmbedTables(t *testing.T) {
 	texts := map[string]map[string]string{tableEntities: {}, tableTextUnits: {}, tableReports: {}}
 	for _, e := range ds.Entities {
 		if !e.Placeholder {
-			texts[tableEntities][e.ID] = e.Title + ":" + e.Description
+			texts[tableEntities][e.ID] = embedtext.Entity(e)
 		}
 	}
 	for _, u := range ds.TextUnits {

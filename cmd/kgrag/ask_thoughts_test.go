@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/kgrag/kgrag/internal/embedtext"
 	"github.com/kgrag/kgrag/internal/llm/llmtest"
 	"github.com/kgrag/kgrag/internal/thoughtgraph"
 )
@@ -30,7 +31,7 @@ const thoughtsReply = "<think>The clerk is Bob.</think>\n```json\n" +
 func TestAskGraphOfThoughts(t *testing.T) {
 	f := newAskFixture(t)
 	e := f.entity(t, "EBENEZER SCROOGE")
-	opts := f.options(entityText(e))
+	opts := f.options(embedtext.Entity(e))
 	opts.mode, opts.json = modeThoughts, true
 	opts.subQuestions = []string{"Whom does Scrooge employ?"}
 	opts.subgraph = subgraphParams(opts.params, false, false)
@@ -151,7 +152,7 @@ func TestAskGraphOfThoughtsFailures(t *testing.T) {
 			f.srv.Reset()
 			f.srv.Respond(nil)
 			tt.setup(f.srv)
-			opts := f.options(entityText(e))
+			opts := f.options(embedtext.Entity(e))
 			opts.mode = modeThoughts
 			opts.subgraph = subgraphParams(opts.params, false, false)
 			opts.llm.retries = 0

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/kgrag/kgrag/internal/embedtext"
 	"github.com/kgrag/kgrag/internal/llm/llmtest"
 	"github.com/kgrag/kgrag/internal/test"
 )
@@ -20,7 +21,7 @@ func askQuestions(t *testing.T, f askFixture) []string {
 	t.Helper()
 	qs := []string{"Who is Scrooge's clerk?", "Where does Marley's ghost appear?"}
 	for _, title := range []string{"EBENEZER SCROOGE", "FEZZIWIG"} {
-		qs = append(qs, entityText(f.entity(t, title)))
+		qs = append(qs, embedtext.Entity(f.entity(t, title)))
 	}
 	return qs
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kgrag/kgrag/embedindex/flat"
 	"github.com/kgrag/kgrag/graphrag"
+	"github.com/kgrag/kgrag/internal/embedtext"
 	"github.com/kgrag/kgrag/internal/llm/llmtest"
 	"github.com/kgrag/kgrag/internal/retrieval"
 	"github.com/kgrag/kgrag/internal/test"
@@ -102,7 +103,7 @@ func TestAskContextOnly(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(fmt.Sprint(tt.topK), func(t *testing.T) {
 			f.srv.Reset()
-			opts := f.options(entityText(e))
+			opts := f.options(embedtext.Entity(e))
 			opts.contextOnly = true
 			opts.params.TopKEntities = tt.topK
 			term, out, errb := testTerminal()
@@ -252,7 +253,7 @@ func TestAskJSON(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f.srv.Reset()
-			opts := f.options(entityText(e))
+			opts := f.options(embedtext.Entity(e))
 			opts.json, opts.contextOnly = true, tt.contextOnly
 			// Room for every table: at the default 12,000 tokens this
 			// entity's neighbours leave none for relationships.
@@ -356,7 +357,7 @@ func TestAskSeed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			opts := f.options(entityText(e))
+			opts := f.options(embedtext.Entity(e))
 			opts.mode, opts.contextOnly, opts.json = modeSeed, true, true
 			opts.params.CommunityLevel = tt.level
 			opts.params.TopKRelationships = tt.relations
@@ -657,7 +658,7 @@ func TestAskEncoding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := f.options(entityText(f.entity(t, "EBENEZER SCROOGE")))
+	opts := f.options(embedtext.Entity(f.entity(t, "EBENEZER SCROOGE")))
 	opts.params.Encoding = tokens.EncodingO200K
 	opts.params.MaxContextTokens = 3000
 	got := askContext(t, opts)

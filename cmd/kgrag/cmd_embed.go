@@ -14,6 +14,7 @@ import (
 	"github.com/kgrag/kgrag/embedindex/elastic"
 	"github.com/kgrag/kgrag/embedindex/flat"
 	"github.com/kgrag/kgrag/graphrag"
+	"github.com/kgrag/kgrag/internal/embedtext"
 	"github.com/kgrag/kgrag/internal/redact"
 	"github.com/kgrag/kgrag/internal/snapshot"
 	"github.com/kgrag/kgrag/internal/ui"
@@ -201,9 +202,6 @@ func (o *embedOptions) validate() error {
 	return o.llm.validate()
 }
 
-// entityText is the text GraphRAG embeds for an entity's description.
-func entityText(e graphrag.Entity) string { return e.Title + ":" + e.Description }
-
 // embedChunk is how many texts go to the cache layer at once: the cache
 // keeps each chunk's vectors as soon as it is done, so an interrupted run
 // loses at most one chunk.
@@ -248,7 +246,7 @@ func runEmbed(ctx context.Context, opts embedOptions, term terminal) (err error)
 	}
 	var todo []work
 	for _, t := range opts.tables {
-		ids, texts, empty := tableTexts(ds, t)
+		ids, texts, empty := embedtext.Of(ds, t)
 		if len(ids) == 0 {
 			return fmt.Errorf("embed: %s holds no %s to embed%s", opts.input, tableNoun(t), emptyNote(empty))
 		}

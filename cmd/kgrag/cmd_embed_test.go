@@ -19,6 +19,7 @@ import (
 	"github.com/kgrag/kgrag/embedindex"
 	"github.com/kgrag/kgrag/embedindex/flat"
 	"github.com/kgrag/kgrag/graphrag"
+	"github.com/kgrag/kgrag/internal/embedtext"
 	"github.com/kgrag/kgrag/internal/llm/llmtest"
 	"github.com/kgrag/kgrag/internal/test"
 )
@@ -75,7 +76,7 @@ func TestEmbed(t *testing.T) {
 			continue
 		}
 		checked++
-		hits, err := idx.Search(t.Context(), llmtest.Embed("nomic-embed-text", entityText(e), 48), 1)
+		hits, err := idx.Search(t.Context(), llmtest.Embed("nomic-embed-text", embedtext.Entity(e), 48), 1)
 		if err != nil {
 			t.Fatal(err)
 		}

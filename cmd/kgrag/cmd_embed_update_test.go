@@ -12,6 +12,7 @@ import (
 	"github.com/kgrag/kgrag/embedindex/elastic"
 	"github.com/kgrag/kgrag/embedindex/flat"
 	"github.com/kgrag/kgrag/graphrag"
+	"github.com/kgrag/kgrag/internal/embedtext"
 	"github.com/kgrag/kgrag/internal/llm/llmtest"
 	"github.com/kgrag/kgrag/internal/test"
 )
@@ -120,7 +121,7 @@ func TestEmbedFollowsUpdate(t *testing.T) {
 			if !gone[e.ID] {
 				continue
 			}
-			for _, id := range search(llmtest.Embed(askEmbedModel, entityText(e), askDim)) {
+			for _, id := range search(llmtest.Embed(askEmbedModel, embedtext.Entity(e), askDim)) {
 				if gone[id] {
 					t.Errorf("es %v: the vector of gone entity %s (%s) is still found", es, e.ID, e.Title)
 				}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/kgrag/kgrag/graphrag"
+	"github.com/kgrag/kgrag/internal/embedtext"
 	"github.com/kgrag/kgrag/internal/llm/llmtest"
 	"github.com/kgrag/kgrag/internal/test"
 )
@@ -170,7 +171,7 @@ func leftOutFixture(t *testing.T) (askFixture, string) {
 	if i < 0 {
 		t.Fatalf("no %s in the sample", leftOutEntity)
 	}
-	question := entityText(ds.Entities[i])
+	question := embedtext.Entity(ds.Entities[i])
 	ds.Entities[i].ID = ""
 	in := t.TempDir()
 	if err := graphrag.Write3x(t.Context(), in, ds); err != nil {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/kgrag/kgrag/internal/embedtext"
 	"github.com/kgrag/kgrag/internal/serve"
 	"github.com/kgrag/kgrag/internal/test"
 	"github.com/kgrag/kgrag/ontology"
@@ -35,7 +36,7 @@ func TestProvenanceFromCitation(t *testing.T) {
 	}
 
 	e := f.entity(t, "EBENEZER SCROOGE")
-	q := entityText(e)
+	q := embedtext.Entity(e)
 	opts := f.options(q)
 	ctx := askContext(t, opts).Context
 	if len(ctx.Records.Entities) < 2 {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kgrag/kgrag/internal/embedtext"
 	"github.com/kgrag/kgrag/internal/test"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -169,7 +170,7 @@ func TestServeMCPHTTP(t *testing.T) {
 	e := f.entity(t, "EBENEZER SCROOGE")
 	count := fmt.Sprintf("SELECT (COUNT(*) AS ?n) WHERE { GRAPH <%s> { ?s ?p ?o } }", graph)
 	calls := []mcpCall{
-		{"search_entities", map[string]any{"query": entityText(e), "k": 3}},
+		{"search_entities", map[string]any{"query": embedtext.Entity(e), "k": 3}},
 		{"get_entity", map[string]any{"title": e.Title}},
 		{"get_entity", map[string]any{"title": "NO SUCH ENTITY"}},
 		{"get_community", map[string]any{"community": "0"}},
@@ -219,7 +220,7 @@ func TestMCPStdio(t *testing.T) {
 	e := f.entity(t, "FEZZIWIG")
 	calls := []mcpCall{
 		{"get_entity", map[string]any{"id": e.ID}},
-		{"local_context", map[string]any{"question": entityText(e), "mode": "seed"}},
+		{"local_context", map[string]any{"question": embedtext.Entity(e), "mode": "seed"}},
 	}
 	var out mcpOut
 	runPy(t, "mcp_client.py", &out, append([]string{"--stdio", "--env", "KGRAG_TEST_RUN_MAIN=1", "--env", "PATH=" + os.Getenv("PATH"),
@@ -240,7 +241,7 @@ func TestMCPStdio(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	res, err := s.CallTool(t.Context(), &mcp.CallToolParams{Name: "search_entities", Arguments: map[string]any{"query": entityText(e), "k": 1}})
+	res, err := s.CallTool(t.Context(), &mcp.CallToolParams{Name: "search_entities", Arguments: map[string]any{"query": embedtext.Entity(e), "k": 1}})
 	if err != nil {
 		t.Fatal(err)
 	}

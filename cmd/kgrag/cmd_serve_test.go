@@ -18,6 +18,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/kgrag/kgrag/graphrag"
+	"github.com/kgrag/kgrag/internal/embedtext"
 	"github.com/kgrag/kgrag/internal/globalsearch"
 	"github.com/kgrag/kgrag/internal/llm/llmtest"
 	"github.com/kgrag/kgrag/internal/retrieval"
@@ -147,7 +148,7 @@ func TestServeSameContextAsAsk(t *testing.T) {
 			sf := startServe(t, f, nil)
 			var qs []string
 			for _, e := range f.ds.Entities[:3] {
-				qs = append(qs, entityText(e))
+				qs = append(qs, embedtext.Entity(e))
 			}
 			qs = append(qs, "Who is the main character?")
 			for _, mode := range []string{modeLocal, modeSeed, modeSubgraph} {
@@ -284,7 +285,7 @@ func TestServeOpenAIClient(t *testing.T) {
 	// The model cites an entity and a source that the context holds, and
 	// one that it does not.
 	e := f.entity(t, "EBENEZER SCROOGE")
-	q := entityText(e)
+	q := embedtext.Entity(e)
 	opts := f.options(q)
 	ctxWant := askContext(t, opts).Context
 	ent, src := ctxWant.Records.Entities[0], ctxWant.Records.Sources[0]

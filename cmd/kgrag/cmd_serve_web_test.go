@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/kgrag/kgrag/internal/embedtext"
 	"github.com/kgrag/kgrag/internal/llm/llmtest"
 	"github.com/kgrag/kgrag/internal/test"
 )
@@ -24,7 +25,7 @@ func TestServeWebPage(t *testing.T) {
 	f := newSampleFixture(t, "v3", srv)
 	sf := startServe(t, f, nil)
 	e := f.entity(t, "EBENEZER SCROOGE")
-	q := entityText(e)
+	q := embedtext.Entity(e)
 	ctxWant := askContext(t, f.options(q)).Context
 	ent := ctxWant.Records.Entities[0]
 	reply := fmt.Sprintf("%s is a miser who learns to keep Christmas well, and the tale follows him through one night [Data: Entities (%s)].", ent.Title, ent.ID)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kgrag/kgrag/embedindex/flat"
+	"github.com/kgrag/kgrag/internal/embedtext"
 	"github.com/kgrag/kgrag/internal/llm/llmtest"
 )
 
@@ -49,7 +50,7 @@ func TestEmbedANN(t *testing.T) {
 		e := exact.entity(t, title)
 		var got [2]string
 		for i, f := range []askFixture{exact, ann} {
-			o := f.options(entityText(e))
+			o := f.options(embedtext.Entity(e))
 			o.contextOnly = true
 			term, out, _ := testTerminal()
 			if err := runAsk(t.Context(), o, term); err != nil {

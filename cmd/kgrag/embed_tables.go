@@ -6,20 +6,18 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kgrag/kgrag/graphrag"
+	"github.com/kgrag/kgrag/internal/embedtext"
 )
 
-// The tables whose texts kgrag embed can embed, named as GraphRAG names
-// the tables; GraphRAG 3.x embeds the same three texts (its
-// entity_description, text_unit_text and community_full_content).
+// The tables whose texts kgrag embed can embed (package embedtext).
 const (
-	tableEntities  = graphrag.TableEntities
-	tableTextUnits = graphrag.TableTextUnits
-	tableReports   = graphrag.TableCommunityReports
+	tableEntities  = embedtext.Entities
+	tableTextUnits = embedtext.TextUnits
+	tableReports   = embedtext.Reports
 )
 
 // embedTables are the tables in the order kgrag embed embeds them.
-var embedTables = []string{tableEntities, tableTextUnits, tableReports}
+var embedTables = embedtext.Tables()
 
 // tableNoun names a table's rows in messages.
 func tableNoun(table string) string {
@@ -79,42 +77,6 @@ func tableAlias(entities, table string) string {
 		return base + "-" + table
 	}
 	return entities + "-" + table
-}
-
-// tableTexts are the ids and texts of a table's rows that kgrag embeds,
-// and how many rows were left out for having no text:
-//   - entities: "title:description" (GraphRAG's form), by entity id,
-//     without the placeholders kgrag adds for dangling references;
-//   - text units: the text, by text unit id;
-//   - community reports: the full content, by community number (the id
-//     every kgrag mode gives a report).
-func tableTexts(ds *graphrag.Dataset, table string) (ids, texts []string, empty int) {
-	add := func(id, text string) {
-		if strings.TrimSpace(text) == "" {
-			empty++
-			return
-		}
-		ids, texts = append(ids, id), append(texts, text)
-	}
-	switch table {
-	case tableEntities:
-		for _, e := range ds.Entities {
-			if !e.Placeholder {
-				add(e.ID, entityText(e))
-			}
-		}
-	case tableTextUnits:
-		for _, u := range ds.TextUnits {
-			add(u.ID, u.Text)
-		}
-	case tableReports:
-		for _, c := range ds.Communities {
-			if c.Report != nil {
-				add(c.Community, c.Report.FullContent)
-			}
-		}
-	}
-	return ids, texts, empty
 }
 
 // tableIndexPath is the flat index file of table beside the entities'

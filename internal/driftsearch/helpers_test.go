@@ -16,6 +16,7 @@ import (
 	"github.com/kgrag/kgrag/embedindex/flat"
 	"github.com/kgrag/kgrag/graphrag"
 	"github.com/kgrag/kgrag/internal/driftsearch"
+	"github.com/kgrag/kgrag/internal/embedtext"
 	"github.com/kgrag/kgrag/internal/llm"
 	"github.com/kgrag/kgrag/internal/llm/llmtest"
 	"github.com/kgrag/kgrag/internal/retrieval"
@@ -66,7 +67,7 @@ func newFixture(t *testing.T, sample, question string, visibleAt int64) *fixture
 	}
 	for _, e := range ds.Entities {
 		if !e.Placeholder && (visibleAt < 0 || visible[e.ID]) {
-			ids, vecs = append(ids, e.ID), append(vecs, llmtest.Embed(embedModel, e.Title+":"+e.Description, dim))
+			ids, vecs = append(ids, e.ID), append(vecs, llmtest.Embed(embedModel, embedtext.Entity(e), dim))
 		}
 	}
 	f.entities = writeIndex(t, filepath.Join(dir, "entities.vec"), ids, vecs)

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/kgrag/kgrag/embedindex/flat"
 	"github.com/kgrag/kgrag/graphrag"
+	"github.com/kgrag/kgrag/internal/embedtext"
 	"github.com/kgrag/kgrag/internal/llm/llmtest"
 	"github.com/kgrag/kgrag/internal/retrieval"
 	"github.com/kgrag/kgrag/internal/test"
@@ -35,7 +36,7 @@ func questions(t *testing.T, ds *graphrag.Dataset, n, k int) (qs []string, selec
 		if !e.Placeholder {
 			ids = append(ids, e.ID)
 			titles = append(titles, e.Title)
-			vecs = append(vecs, llmtest.Embed(model, e.Title+":"+e.Description, dim))
+			vecs = append(vecs, llmtest.Embed(model, embedtext.Entity(e), dim))
 		}
 	}
 	path := filepath.Join(t.TempDir(), "entities.vec")
