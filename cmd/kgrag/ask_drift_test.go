@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/kgrag/kgrag/embedindex/flat"
+	"github.com/kgrag/kgrag/embedindex/location"
 	"github.com/kgrag/kgrag/graphrag"
 	"github.com/kgrag/kgrag/internal/embedtext"
 	"github.com/kgrag/kgrag/internal/llm/llmtest"
@@ -47,7 +48,7 @@ func TestEmbedTables(t *testing.T) {
 		}
 	}
 	for table, want := range texts {
-		idx, err := flat.Open(t.Context(), filepath.Join(index, tableFile(table)), flat.Options{})
+		idx, err := flat.Open(t.Context(), filepath.Join(index, location.File(table)), flat.Options{})
 		if err != nil {
 			t.Fatalf("%s: %v", table, err)
 		}
@@ -244,10 +245,10 @@ func TestAskBasicAndDrift(t *testing.T) {
 
 	t.Run("basic without its index", func(t *testing.T) {
 		empty := t.TempDir()
-		if err := os.Rename(filepath.Join(index, tableFile(tableTextUnits)), filepath.Join(empty, "moved.vec")); err != nil {
+		if err := os.Rename(filepath.Join(index, location.File(tableTextUnits)), filepath.Join(empty, "moved.vec")); err != nil {
 			t.Fatal(err)
 		}
-		defer os.Rename(filepath.Join(empty, "moved.vec"), filepath.Join(index, tableFile(tableTextUnits)))
+		defer os.Rename(filepath.Join(empty, "moved.vec"), filepath.Join(index, location.File(tableTextUnits)))
 		_, stderr, code := ask("--mode", "basic", q)
 		if code != exitFailure || !strings.Contains(stderr, "kgrag embed --input DIR --tables text_units") {
 			t.Errorf("exit %d, %q; want 1 naming kgrag embed --tables text_units", code, stderr)

@@ -4,13 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 
 	"github.com/kgrag/kgrag/embedindex"
 	"github.com/kgrag/kgrag/embedindex/elastic"
-	"github.com/kgrag/kgrag/embedindex/flat"
+	"github.com/kgrag/kgrag/embedindex/location"
 	"github.com/kgrag/kgrag/internal/redact"
 	"github.com/urfave/cli/v3"
 )
@@ -103,11 +102,8 @@ func (o *indexOptions) resolve(input string) error {
 // entities' (o resolved), or the Elasticsearch alias named after
 // --index-name (see tableAlias).
 func (o indexOptions) forTable(table string) indexOptions {
-	if o.url != "" {
-		o.name = tableAlias(o.name, table)
-	} else if o.path != "" {
-		o.path = tableIndexPath(o.path, table)
-	}
+	l := o.location().Table(table)
+	o.name, o.path = l.Elastic.Index, l.Path
 	return o
 }
 
@@ -125,37 +121,32 @@ func (o indexOptions) openTable(ctx context.Context, table string) (embedindex.I
 	if table != tableEntities {
 		build += " " + tableFlag(table)
 	}
-	var idx embedindex.Index
-	if t.url != "" {
-		x, err := elastic.Open(ctx, t.elasticConfig())
-		if errors.Is(err, elastic.ErrNotFound) && table != tableEntities {
-			return nil, fmt.Errorf("ask: no embeddings of the %s in Elasticsearch alias %s: build them with %s --index-url %s",
-				tableNoun(table), t.name, build, redact.URL(t.url))
-		}
-		if err != nil {
-			return nil, indexError(t, fmt.Errorf("ask: open vector index: %w", err))
-		}
-		idx = x
-	} else {
-		x, err := flat.Open(ctx, t.path, flat.Options{})
-		if errors.Is(err, fs.ErrNotExist) {
-			if table != tableEntities {
-				return nil, fmt.Errorf("ask: no embeddings of the %s at %s: build them with %s (it writes %s beside %s), or point --index at the folder that holds them",
-					tableNoun(table), t.path, build, tableFile(table), entityIndexFile)
-			}
-			return nil, fmt.Errorf("ask: no vector index at %s: build it with %s (it writes DIR/%s/%s), or point --index at it",
-				t.path, build, defaultIndexDir, entityIndexFile)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("ask: open vector index: %w", err)
-		}
-		idx = x
+	idx, err := o.location().Table(table).Open(ctx)
+	var empty *location.EmptyError
+	switch {
+	case err == nil:
+		return idx, nil
+	case errors.As(err, &empty):
+		return nil, fmt.Errorf("ask: %v: rebuild it with %s", err, build)
+	case errors.Is(err, location.ErrNoIndex) && t.url != "" && table != tableEntities:
+		return nil, fmt.Errorf("ask: no embeddings of the %s in Elasticsearch alias %s: build them with %s --index-url %s",
+			tableNoun(table), t.name, build, redact.URL(t.url))
+	case errors.Is(err, location.ErrNoIndex) && t.url == "" && table != tableEntities:
+		return nil, fmt.Errorf("ask: no embeddings of the %s at %s: build them with %s (it writes %s beside %s), or point --index at the folder that holds them",
+			tableNoun(table), t.path, build, location.File(table), entityIndexFile)
+	case errors.Is(err, location.ErrNoIndex) && t.url == "":
+		return nil, fmt.Errorf("ask: no vector index at %s: build it with %s (it writes DIR/%s/%s), or point --index at it",
+			t.path, build, defaultIndexDir, entityIndexFile)
 	}
-	if info := idx.Info(); info.Count == 0 {
-		idx.Close()
-		return nil, fmt.Errorf("ask: vector index %s is empty: rebuild it with %s", info.Path, build)
+	return nil, indexError(t, fmt.Errorf("ask: open vector index: %w", err))
+}
+
+// location is where the options put the indexes.
+func (o indexOptions) location() location.Location {
+	if o.url != "" {
+		return location.Location{Elastic: o.elasticConfig()}
 	}
-	return idx, nil
+	return location.Location{Path: o.path}
 }
 
 // indexError says which flag to fix when Elasticsearch is down (exit 10,

@@ -3,9 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/kgrag/kgrag/graphrag"
 	"io"
 	"slices"
+
+	"github.com/kgrag/kgrag/graphrag"
 
 	"github.com/kgrag/kgrag/internal/redact"
 	"github.com/kgrag/kgrag/internal/retrieval"

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/kgrag/kgrag/embedindex/location"
 	"github.com/kgrag/kgrag/internal/embedtext"
 	"github.com/kgrag/kgrag/internal/llm/llmtest"
 	"github.com/kgrag/kgrag/internal/test"
@@ -203,7 +204,7 @@ func TestAskTablesElasticsearch(t *testing.T) {
 		}
 		if es.url != "" {
 			for _, table := range embedTables {
-				a := tableAlias(alias, table)
+				a := location.Alias(alias, table)
 				t.Cleanup(func() { deleteAlias(t, url, a) })
 				if !strings.Contains(errb.String(), "alias "+a) {
 					t.Errorf("embed --tables all --index-url: stderr %q names no alias %s", errb, a)
@@ -211,7 +212,7 @@ func TestAskTablesElasticsearch(t *testing.T) {
 			}
 		}
 	}
-	if a := tableAlias(alias, tableTextUnits); !strings.HasSuffix(a, "-text_units") || strings.Contains(a, "entities") {
+	if a := location.Alias(alias, tableTextUnits); !strings.HasSuffix(a, "-text_units") || strings.Contains(a, "entities") {
 		t.Errorf("text units' alias %q; want the entities' with text_units for entities", a)
 	}
 	// Replies from the prompts' content alone, so that two runs meet the

@@ -16,6 +16,7 @@ import (
 	"github.com/kgrag/kgrag/embedindex"
 	"github.com/kgrag/kgrag/embedindex/elastic"
 	"github.com/kgrag/kgrag/embedindex/flat"
+	"github.com/kgrag/kgrag/embedindex/location"
 	"github.com/kgrag/kgrag/internal/cliconfig"
 	"github.com/kgrag/kgrag/internal/llm"
 	"github.com/kgrag/kgrag/internal/redact"
@@ -417,7 +418,7 @@ func checkIndex(ctx context.Context, opts doctorOptions, how map[string]string, 
 		x, err := flat.Open(ctx, o.path, flat.Options{})
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			return fail("build it with "+build+" (it writes DIR/"+defaultIndexDir+"/"+tableFile(table)+"), or correct "+how["index"],
+			return fail("build it with "+build+" (it writes DIR/"+defaultIndexDir+"/"+location.File(table)+"), or correct "+how["index"],
 				"no vector index at %s", o.path)
 		case errors.Is(err, flat.ErrCorrupt):
 			return fail("rebuild it with kgrag embed, or correct "+how["index"], "%v", err)

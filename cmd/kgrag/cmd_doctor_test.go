@@ -16,6 +16,7 @@ import (
 
 	"github.com/kgrag/kgrag/embedindex/elastic"
 	"github.com/kgrag/kgrag/embedindex/flat"
+	"github.com/kgrag/kgrag/embedindex/location"
 	"github.com/kgrag/kgrag/graphrag"
 	"github.com/kgrag/kgrag/internal/llm/llmtest"
 	"github.com/kgrag/kgrag/internal/test"
@@ -505,7 +506,7 @@ func TestDoctorDriftAndBasic(t *testing.T) {
 			ids[i] = fmt.Sprintf("%s-%d", table, i)
 			vecs[i] = llmtest.Embed(model, ids[i], 24)
 		}
-		if err := flat.Write(t.Context(), filepath.Join(dir, tableFile(table)), model, ids, vecs); err != nil {
+		if err := flat.Write(t.Context(), filepath.Join(dir, location.File(table)), model, ids, vecs); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/kgrag/kgrag/embedindex"
 	"github.com/kgrag/kgrag/embedindex/elastic"
 	"github.com/kgrag/kgrag/embedindex/flat"
+	"github.com/kgrag/kgrag/embedindex/location"
 	"github.com/kgrag/kgrag/graphrag"
 	"github.com/kgrag/kgrag/internal/embedtext"
 	"github.com/kgrag/kgrag/internal/redact"
@@ -23,8 +24,8 @@ import (
 
 // Names inside the index directory.
 const (
-	defaultIndexDir = "kgrag-index"  // under --input when --index is unset
-	entityIndexFile = "entities.vec" // the flat index of entity descriptions
+	defaultIndexDir = location.DefaultDir   // under --input when --index is unset
+	entityIndexFile = location.EntitiesFile // the flat index of entity descriptions
 )
 
 // embedOptions is everything `kgrag embed` needs; the Action fills it from
@@ -374,7 +375,7 @@ const defaultESMaxChange = 0.1
 // flat file, when one is built, is reported on term.err.
 func writeIndex(ctx context.Context, opts embedOptions, table, model string, ids []string, vecs [][]float32, term terminal) (string, error) {
 	if opts.es.url == "" {
-		path := filepath.Join(opts.index, tableFile(table))
+		path := filepath.Join(opts.index, location.File(table))
 		bo := flat.BuildOptions{ANN: opts.ann, Threshold: opts.annThreshold}
 		if bo.Threshold == 0 {
 			bo.Threshold = flat.DefaultANNThreshold

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -29,9 +28,6 @@ func tableNoun(table string) string {
 	}
 	return "entities"
 }
-
-// tableFile is the flat index file of a table inside the index folder.
-func tableFile(table string) string { return table + ".vec" }
 
 // tableFlag is how --tables names a table, for messages that say which
 // kgrag embed to run.
@@ -62,28 +58,4 @@ func parseTables(s string) ([]string, error) {
 	}
 	slices.SortFunc(out, func(a, b string) int { return slices.Index(embedTables, a) - slices.Index(embedTables, b) })
 	return out, nil
-}
-
-// tableAlias is the Elasticsearch alias of a table. The entities' alias
-// is --index-name; the others are named after it, so that one
-// --index-name keeps a dataset's three indexes together: kgrag-entities
-// gives kgrag-text_units and kgrag-community_reports, any other name
-// gets the table appended (myset: myset-text_units).
-func tableAlias(entities, table string) string {
-	if table == tableEntities {
-		return entities
-	}
-	if base, ok := strings.CutSuffix(entities, "-"+tableEntities); ok {
-		return base + "-" + table
-	}
-	return entities + "-" + table
-}
-
-// tableIndexPath is the flat index file of table beside the entities'
-// file that --index names (or kgrag embed wrote by default).
-func tableIndexPath(entitiesPath, table string) string {
-	if table == tableEntities {
-		return entitiesPath
-	}
-	return filepath.Join(filepath.Dir(entitiesPath), tableFile(table))
 }
