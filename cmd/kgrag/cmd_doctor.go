@@ -400,8 +400,7 @@ func checkIndex(ctx context.Context, opts doctorOptions, how map[string]string, 
 	}
 	var info embedindex.Info
 	if o.url != "" {
-		x, err := elastic.Open(ctx, elastic.Config{URL: o.url, Index: o.name, APIKey: o.apiKey,
-			Username: o.user, Password: o.password, CAFile: o.caCert})
+		x, err := elastic.Open(ctx, o.elasticConfig())
 		var ee *elastic.Error
 		switch {
 		case elastic.Unreachable(err):
