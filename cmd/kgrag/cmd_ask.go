@@ -37,15 +37,6 @@ const (
 // askModes are the modes --mode takes: the registry's.
 func askModes() []string { return mode.Names() }
 
-// canonicalMode is the registry's name of a mode named by an alias
-// ("seed"); other names are returned as they are, for validate to refuse.
-func canonicalMode(name string) string {
-	if m, ok := mode.Lookup(name); ok && name != m.Model() {
-		return m.Name
-	}
-	return name
-}
-
 // askResult is what --json prints.
 type askResult = answerjson.Result
 
@@ -261,7 +252,7 @@ func (o *askOptions) finish(cmd *cli.Command) {
 	o.quiet = cmd.Bool("quiet")
 	o.index = indexOptionsFrom(cmd)
 	o.llm = llmOptionsFrom(cmd)
-	o.mode = canonicalMode(o.mode)
+	o.mode = mode.Canonical(o.mode)
 	o.seed = seedParams(o.params, cmd.IsSet("community-level"))
 	o.subgraph = subgraphParams(o.params, cmd.IsSet("top-k-entities"), cmd.IsSet("top-k-relationships"))
 	g := &o.global.params
@@ -273,7 +264,7 @@ func (o *askOptions) finish(cmd *cli.Command) {
 
 func (o *askOptions) validate() error {
 	const try = `kgrag ask --input ./output "Who is Scrooge?"`
-	o.mode = canonicalMode(o.mode)
+	o.mode = mode.Canonical(o.mode)
 	switch {
 	case o.question == "":
 		return usagef(try, "ask needs a question")

@@ -9,44 +9,34 @@ import (
 
 	"github.com/kgrag/kgrag/embedindex"
 	"github.com/kgrag/kgrag/internal/llm"
+	"github.com/kgrag/kgrag/internal/mode"
 	"github.com/kgrag/kgrag/internal/retrieval"
 	"github.com/kgrag/kgrag/internal/tokens"
 	"github.com/kgrag/kgrag/prompts"
 )
 
-// Modes a Searcher builds contexts in.
+// Modes a Searcher builds contexts in, as the registry (internal/mode)
+// names them.
 const (
 	// ModeLocal is GraphRAG's local search.
-	ModeLocal = "local"
+	ModeLocal = mode.Local
 	// ModeSPARQLTemplates is the retrieval of the article on querying
 	// GraphRAG output in an RDF store (GraphDB): its templated SPARQL
-	// queries, top chunks by
-	// linked-entity count, top communities by rank and weight, inside and
-	// outside relationships (retrieval.SeedBuilder).
-	ModeSPARQLTemplates = "sparql-templates"
-	// ModeSeed is ModeSPARQLTemplates' first name, still accepted.
-	ModeSeed = "seed"
+	// queries, top chunks by linked-entity count, top communities by rank
+	// and weight, inside and outside relationships (retrieval.SeedBuilder).
+	ModeSPARQLTemplates = mode.SPARQLTemplates
 	// ModeSubgraph is the retrieval of the article on GraphRAG with
-	// NetworkX (its section 9): the subgraph around the nearest
-	// nodes (retrieval.SubgraphBuilder).
-	ModeSubgraph = "subgraph"
+	// NetworkX (its section 9): the subgraph around the nearest nodes
+	// (retrieval.SubgraphBuilder).
+	ModeSubgraph = mode.Subgraph
 	// ModeGraphOfThoughts is the same article's graph of thoughts (section
 	// 10): the subgraph's context, from which the model builds a small
 	// knowledge graph for the question set, then answers from that graph.
-	ModeGraphOfThoughts = "graph-of-thoughts"
+	ModeGraphOfThoughts = mode.GraphOfThoughts
 )
 
 // Modes are the modes a Searcher takes, by their names (not aliases).
 var Modes = []string{ModeLocal, ModeSPARQLTemplates, ModeSubgraph, ModeGraphOfThoughts}
-
-// CanonicalMode is mode with an alias replaced by the mode's name
-// ("seed" is "sparql-templates"); other names come back as they are.
-func CanonicalMode(mode string) string {
-	if mode == ModeSeed {
-		return ModeSPARQLTemplates
-	}
-	return mode
-}
 
 // Chatter is the chat model as a Searcher uses it; *llm.Client is one.
 // It must be safe for concurrent use.
@@ -100,7 +90,7 @@ func New(src retrieval.Source, idx embedindex.Index, emb embedindex.Embedder, ch
 	if opts.ResponseType == "" {
 		opts.ResponseType = prompts.DefaultResponseType
 	}
-	opts.Mode = CanonicalMode(opts.Mode)
+	opts.Mode = mode.Canonical(opts.Mode)
 	s := &Searcher{idx: idx, emb: emb, chat: chat, opts: opts}
 	enc, err := opts.Encoder, error(nil)
 	if enc == nil {

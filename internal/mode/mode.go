@@ -5,7 +5,10 @@
 // mode added here is offered by all of them or a test says which lacks it.
 package mode
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // The names of the modes, as --mode takes them.
 const (
@@ -101,13 +104,25 @@ func Lookup(name string) (Mode, bool) {
 	return Mode{}, false
 }
 
+// Canonical is the name of the mode that name is an alias of ("seed" is
+// "sparql-templates"); any other name comes back as it is.
+func Canonical(name string) string {
+	for _, m := range All() {
+		if slices.Contains(m.Aliases, name) {
+			return m.Name
+		}
+	}
+	return name
+}
+
 // Help is the usage of a --mode flag: every mode by name.
 func Help() string {
 	var b strings.Builder
 	b.WriteString("query `MODE`: ")
-	for i, m := range All() {
+	all := All()
+	for i, m := range all {
 		switch {
-		case i == len(All())-1:
+		case i == len(all)-1:
 			b.WriteString(" or ")
 		case i > 0:
 			b.WriteString(", ")

@@ -50,3 +50,17 @@ func TestAll(t *testing.T) {
 		t.Errorf("%d modes; want 7", got)
 	}
 }
+
+func TestCanonical(t *testing.T) {
+	for in, want := range map[string]string{
+		"seed":             mode.SPARQLTemplates,
+		"sparql-templates": mode.SPARQLTemplates,
+		"local":            mode.Local,
+		"kgrag-seed":       "kgrag-seed", // a model name, not a --mode value
+		"nonsense":         "nonsense",
+	} {
+		if got := mode.Canonical(in); got != want {
+			t.Errorf("Canonical(%q) = %q; want %q", in, got, want)
+		}
+	}
+}
