@@ -955,34 +955,29 @@ func (w *walker) linkIntFaults(ctx context.Context) error {
 		if t == nil {
 			continue
 		}
-		c := newCols(ctx, t)
-		groups := intFields(name)
-		fields := make([]string, 0, len(groups))
-		// By field, as the columns are read concurrently; never grown
-		// past its capacity, so that the pointers into it hold.
-		bad := make([][]int64, 0, len(groups))
-		for _, group := range groups {
+		var fields []string
+		for _, group := range intFields(name) {
 			field := t.first(group...)
 			if field == "" {
 				continue
 			}
 			col := t.pf.Root().Column(field)
-			if k := col.Type().Kind(); !col.Leaf() || (k != parquet.Float && k != parquet.Double) {
-				continue
+			if k := col.Type().Kind(); col.Leaf() && (k == parquet.Float || k == parquet.Double) {
+				fields = append(fields, field)
 			}
-			fields = append(fields, field)
-			bad = append(bad, nil)
-			rows := &bad[len(bad)-1]
+		}
+		if len(fields) == 0 {
+			continue
+		}
+		c := newCols(ctx, t)
+		bad := make([][]int64, len(fields)) // by field: the columns are read concurrently
+		for k, field := range fields {
 			c.add(t.scalar(field, isNumber(), func(i int, v parquet.Value) error {
 				if f := floatOf(v); !math.IsNaN(f) && !integral(f) {
-					*rows = append(*rows, c.lo+int64(i))
+					bad[k] = append(bad[k], c.lo+int64(i))
 				}
 				return nil
 			}))
-		}
-		if len(fields) == 0 {
-			c.close()
-			continue
 		}
 		if err := c.wait(); err != nil {
 			return err

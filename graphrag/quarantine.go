@@ -30,11 +30,27 @@ type quarantine struct {
 
 type leftKey struct{ table, column, cause string }
 
+// What a leftEntry counts.
+type leftKind uint8
+
+const (
+	leftRows   leftKind = iota // rows left out
+	leftRefs                   // references dropped from rows kept
+	leftValues                 // cells read as missing in rows kept
+)
+
 type leftEntry struct {
-	rows   []int64 // the first MaxExamples rows, in the order added
-	n      int     // rows, references or values
-	refs   bool
-	values bool // cells read as missing in rows that are kept
+	kind leftKind
+	rows []int64 // the first MaxExamples rows, in the order added
+	n    int
+}
+
+// count counts one more, at row (an example while there are few).
+func (e *leftEntry) count(row int64) {
+	e.n++
+	if len(e.rows) < MaxExamples {
+		e.rows = append(e.rows, row)
+	}
 }
 
 func newQuarantine() *quarantine {
@@ -53,11 +69,7 @@ func (q *quarantine) add(table, column, cause string, row int64) bool {
 		return false
 	}
 	s[row] = true
-	e := q.entry(leftKey{table, column, cause})
-	e.n++
-	if len(e.rows) < MaxExamples {
-		e.rows = append(e.rows, row)
-	}
+	q.entry(leftKey{table, column, cause}, leftRows).count(row)
 	return true
 }
 
@@ -66,26 +78,21 @@ func (q *quarantine) ref(table, column, cause string, n int) {
 	if n == 0 {
 		return
 	}
-	e := q.entry(leftKey{table, column, cause})
-	e.refs = true
-	e.n += n
+	q.entry(leftKey{table, column, cause}, leftRefs).n += n
 }
 
 // value counts a cell of column that the readers take as missing (a
 // non-integer in an integer column) in row of table, which is kept.
 func (q *quarantine) value(table, column, cause string, row int64) {
-	e := q.entry(leftKey{table, column, cause})
-	e.values = true
-	e.n++
-	if len(e.rows) < MaxExamples {
-		e.rows = append(e.rows, row)
-	}
+	q.entry(leftKey{table, column, cause}, leftValues).count(row)
 }
 
-func (q *quarantine) entry(k leftKey) *leftEntry {
+// entry is the entry of k, made of kind when new. A key has one kind:
+// the causes of rows, references and values differ.
+func (q *quarantine) entry(k leftKey, kind leftKind) *leftEntry {
 	e := q.entries[k]
 	if e == nil {
-		e = &leftEntry{}
+		e = &leftEntry{kind: kind}
 		q.entries[k] = e
 	}
 	return e
@@ -124,24 +131,22 @@ func (q *quarantine) leftOut(ctx context.Context, tables map[string]*table) ([]L
 		e := q.entries[k]
 		t := tables[k.table]
 		l := LeftOut{Table: k.table, Path: t.path, Column: k.column, Cause: k.cause}
-		switch {
-		case e.refs:
+		switch e.kind {
+		case leftRefs:
 			l.Refs = e.n
+		case leftValues:
+			l.Values = e.n
 		default:
-			if e.values {
-				l.Values = e.n
-			} else {
-				l.Rows = e.n
+			l.Rows = e.n
+		}
+		rows := slices.Clone(e.rows) // none for references
+		slices.Sort(rows)
+		for _, r := range rows {
+			br, err := t.badRow(ctx, r)
+			if err != nil {
+				return nil, err
 			}
-			rows := slices.Clone(e.rows)
-			slices.Sort(rows)
-			for _, r := range rows {
-				br, err := t.badRow(ctx, r)
-				if err != nil {
-					return nil, err
-				}
-				l.Examples = append(l.Examples, br)
-			}
+			l.Examples = append(l.Examples, br)
 		}
 		out = append(out, l)
 	}

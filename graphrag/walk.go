@@ -181,14 +181,11 @@ func (w *Walker) Walk(ctx context.Context, v Visitor) error {
 	w.lk = nil
 	// The references dropped while the text units were handed over.
 	for _, r := range []struct {
-		column string
-		n      int
-	}{{"entity_ids", w.w.tuEntityRefs}, {"relationship_ids", w.w.tuRelRefs}} {
+		column, cause string
+		n             int
+	}{{"entity_ids", CauseLeftOutEntity, w.w.tuEntityRefs}, {"relationship_ids", CauseLeftOutRelationship, w.w.tuRelRefs}} {
 		if r.n > 0 {
-			l := LeftOut{Table: TableTextUnits, Path: w.w.tables[TableTextUnits].path, Column: r.column, Cause: CauseLeftOutEntity, Refs: r.n}
-			if r.column == "relationship_ids" {
-				l.Cause = CauseLeftOutRelationship
-			}
+			l := LeftOut{Table: TableTextUnits, Path: w.w.tables[TableTextUnits].path, Column: r.column, Cause: r.cause, Refs: r.n}
 			w.w.ds.LeftOut = append(w.w.ds.LeftOut, l)
 			w.w.ds.Notes = append(w.w.ds.Notes, l.String())
 		}
