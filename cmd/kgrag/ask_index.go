@@ -100,7 +100,7 @@ func (o *indexOptions) resolve(input string) error {
 
 // forTable are the options of table's index: the flat file beside the
 // entities' (o resolved), or the Elasticsearch alias named after
-// --index-name (see tableAlias).
+// --index-name (see location.Alias).
 func (o indexOptions) forTable(table string) indexOptions {
 	l := o.location().Table(table)
 	o.name, o.path = l.Elastic.Index, l.Path
@@ -121,7 +121,7 @@ func (o indexOptions) openTable(ctx context.Context, table string) (embedindex.I
 	if table != tableEntities {
 		build += " " + tableFlag(table)
 	}
-	idx, err := o.location().Table(table).Open(ctx)
+	idx, err := t.location().Open(ctx)
 	var empty *location.EmptyError
 	switch {
 	case err == nil:

@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	"github.com/kgrag/kgrag/graphrag"
-
 	"github.com/kgrag/kgrag/internal/redact"
 	"github.com/kgrag/kgrag/internal/retrieval"
 	"github.com/kgrag/kgrag/loader"

@@ -27,8 +27,7 @@ const (
 
 // servedModes are the registry's modes this server answers, in the
 // registry's order. DRIFT and basic search are not served yet: their
-// engines are wired in kgrag ask alone (issue 24 moves them behind one
-// interface).
+// engines are wired in kgrag ask alone.
 func servedModes() []mode.Mode {
 	var out []mode.Mode
 	for _, m := range mode.All() {
