@@ -36,14 +36,8 @@ func malformedSample(t *testing.T, v string) string {
 // as Oxigraph parses it (scripts/oracle/classes.py).
 func classCountsFile(t *testing.T, path string) map[string]int64 {
 	t.Helper()
-	out, err := exec.Command("python3", filepath.Join(test.RepoRoot(t), "scripts", "oracle", "classes.py"), path).Output()
-	if err != nil {
-		t.Fatalf("Oxigraph could not parse %s: %v", path, err)
-	}
 	var m map[string]int64
-	if err := json.Unmarshal(out, &m); err != nil {
-		t.Fatalf("classes.py output %q: %v", out, err)
-	}
+	oracleJSON(t, "classes.py", &m, path)
 	return m
 }
 
@@ -239,11 +233,6 @@ func TestLoadNonIntegerValues(t *testing.T) {
 	for _, v := range test.Samples() {
 		t.Run(v, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), v)
-			script := filepath.Join(test.RepoRoot(t), "scripts", "oracle", "nonint.py")
-			out, err := exec.Command("python3", script, filepath.Join(test.GraphRAGSamples(t), v), dir).Output()
-			if err != nil {
-				t.Fatalf("nonint.py: %v", err)
-			}
 			type column struct {
 				File    string            `json:"file"`
 				Column  string            `json:"column"`
@@ -255,9 +244,7 @@ func TestLoadNonIntegerValues(t *testing.T) {
 				TextUnits     column `json:"text_units"`
 				Relationships column `json:"relationships"`
 			}
-			if err := json.Unmarshal(out, &report); err != nil {
-				t.Fatalf("nonint.py output %q: %v", out, err)
-			}
+			oracleJSON(t, "nonint.py", &report, filepath.Join(test.GraphRAGSamples(t), v), dir)
 			damaged := map[string]column{graphrag.TableTextUnits: report.TextUnits, graphrag.TableRelationships: report.Relationships}
 			ttl := loadSaying(t, dir, "read 3 values that are not integers as missing")
 			for table, prop := range map[string]string{graphrag.TableTextUnits: "n_tokens", graphrag.TableRelationships: "rank"} {
@@ -325,15 +312,26 @@ func TestLoadNonIntegerValues(t *testing.T) {
 // none.
 func turtleValues(t *testing.T, path, prop string) map[string]*string {
 	t.Helper()
-	out, err := exec.Command("python3", filepath.Join(test.RepoRoot(t), "scripts", "oracle", "values.py"), path, prop).Output()
-	if err != nil {
-		t.Fatalf("values.py %s: %v", prop, err)
-	}
 	var got map[string]*string
-	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatal(err)
-	}
+	oracleJSON(t, "values.py", &got, path, prop)
 	return got
+}
+
+// oracleJSON runs scripts/oracle/script with args and decodes the JSON it
+// prints into out; the caller has checked the tools are there
+// (externalTools), so a failure fails the test.
+func oracleJSON(t *testing.T, script string, out any, args ...string) {
+	t.Helper()
+	var stderr strings.Builder
+	cmd := exec.Command("python3", append([]string{filepath.Join(test.RepoRoot(t), "scripts", "oracle", script)}, args...)...)
+	cmd.Stderr = &stderr
+	b, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s %q: %v\n%s", script, args, err, stderr.String())
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		t.Fatalf("%s output %q: %v", script, b, err)
+	}
 }
 
 func deref[T any](p *T) any {
