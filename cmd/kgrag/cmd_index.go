@@ -13,6 +13,7 @@ import (
 	"github.com/kgrag/kgrag/internal/extraction"
 	"github.com/kgrag/kgrag/internal/graphbuild"
 	"github.com/kgrag/kgrag/internal/indexer"
+	"github.com/kgrag/kgrag/internal/llmcall"
 	"github.com/kgrag/kgrag/internal/prompttune"
 	"github.com/kgrag/kgrag/internal/redact"
 	"github.com/kgrag/kgrag/internal/ui"
@@ -289,7 +290,7 @@ func runIndex(ctx context.Context, o indexRunOptions, term terminal) error {
 			return err
 		}
 	}
-	var model indexer.Chatter
+	var model llmcall.Chatter
 	client, err := o.llm.client()
 	if err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	"github.com/kgrag/kgrag/internal/basicsearch"
 	"github.com/kgrag/kgrag/internal/driftsearch"
 	"github.com/kgrag/kgrag/internal/globalsearch"
+	"github.com/kgrag/kgrag/internal/llmcall"
 	"github.com/kgrag/kgrag/internal/localsearch"
 	"github.com/kgrag/kgrag/internal/retrieval"
 	"github.com/kgrag/kgrag/internal/thoughtgraph"
@@ -298,7 +299,7 @@ type Batch struct {
 	Truncated     int      `json:"truncated_reports,omitempty"`
 	// Text is the batch's report table, with --context-only.
 	Text string `json:"text,omitempty"`
-	*globalsearch.Call
+	*llmcall.Call
 	Points        []Point `json:"points,omitempty"`
 	DroppedPoints int     `json:"dropped_points,omitempty"`
 }
@@ -311,7 +312,7 @@ type Point struct {
 
 // Reduce is the answer call of a global search.
 type Reduce struct {
-	globalsearch.Call
+	llmcall.Call
 	ContextTokens int `json:"context_tokens"`
 	// Points are the points in the context, best first: batch index and
 	// score.

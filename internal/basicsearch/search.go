@@ -7,6 +7,7 @@ import (
 
 	"github.com/kgrag/kgrag/embedindex"
 	"github.com/kgrag/kgrag/internal/llm"
+	"github.com/kgrag/kgrag/internal/llmcall"
 	"github.com/kgrag/kgrag/internal/localsearch"
 	"github.com/kgrag/kgrag/internal/retrieval"
 	"github.com/kgrag/kgrag/internal/tokens"
@@ -31,14 +32,14 @@ type Options struct {
 type Searcher struct {
 	idx  embedindex.Index
 	emb  embedindex.Embedder
-	chat localsearch.Chatter
+	chat llmcall.Streamer
 	b    *retrieval.BasicBuilder
 	opts Options
 }
 
 // New checks that idx was built with emb's model and returns a Searcher
 // over src. chat may be nil for contexts alone.
-func New(src retrieval.Backend, idx embedindex.Index, emb embedindex.Embedder, chat localsearch.Chatter, opts Options) (*Searcher, error) {
+func New(src retrieval.Backend, idx embedindex.Index, emb embedindex.Embedder, chat llmcall.Streamer, opts Options) (*Searcher, error) {
 	if err := embedindex.Check(idx.Info(), emb.Model(), 0); err != nil {
 		return nil, err
 	}

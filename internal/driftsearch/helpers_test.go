@@ -19,6 +19,7 @@ import (
 	"github.com/kgrag/kgrag/internal/embedtext"
 	"github.com/kgrag/kgrag/internal/llm"
 	"github.com/kgrag/kgrag/internal/llm/llmtest"
+	"github.com/kgrag/kgrag/internal/llmcall"
 	"github.com/kgrag/kgrag/internal/retrieval"
 	"github.com/kgrag/kgrag/internal/test"
 )
@@ -195,12 +196,12 @@ func mustJSON(v any) string {
 }
 
 // searcher is a DRIFT searcher over the fixture's sample in memory.
-func (f *fixture) searcher(t *testing.T, chat driftsearch.Chatter, opts driftsearch.Options) *driftsearch.Searcher {
+func (f *fixture) searcher(t *testing.T, chat llmcall.Streamer, opts driftsearch.Options) *driftsearch.Searcher {
 	t.Helper()
 	return f.searcherOver(t, retrieval.NewMemorySource(f.ds), chat, opts)
 }
 
-func (f *fixture) searcherOver(t *testing.T, src driftsearch.Source, chat driftsearch.Chatter, opts driftsearch.Options) *driftsearch.Searcher {
+func (f *fixture) searcherOver(t *testing.T, src driftsearch.Source, chat llmcall.Streamer, opts driftsearch.Options) *driftsearch.Searcher {
 	t.Helper()
 	opts.Chat.Model = chatModel
 	s, err := driftsearch.New(src, f.entities, f.reports, f.client.Embedder(), chat, nil, opts)

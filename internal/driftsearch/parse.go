@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/kgrag/kgrag/internal/globalsearch"
+	"github.com/kgrag/kgrag/internal/llmcall"
 )
 
 // reply is what a primer or follow-up reply held.
@@ -26,8 +27,8 @@ type reply struct {
 func parseReply(text, answerKey string) reply {
 	v, parse, fixes := globalsearch.Decode(text)
 	m, ok := v.(map[string]any)
-	if parse == globalsearch.ParseUnusable || !ok {
-		return reply{answer: strings.TrimSpace(text), parse: globalsearch.ParseUnusable}
+	if parse == llmcall.ParseUnusable || !ok {
+		return reply{answer: strings.TrimSpace(text), parse: llmcall.ParseUnusable}
 	}
 	r := reply{parse: parse, fixes: fixes}
 	for _, k := range []string{answerKey, "response", "answer", "intermediate_answer"} {

@@ -12,8 +12,7 @@ import (
 	"time"
 
 	"github.com/kgrag/kgrag/embedindex"
-	"github.com/kgrag/kgrag/internal/globalsearch"
-	"github.com/kgrag/kgrag/internal/llm"
+	"github.com/kgrag/kgrag/internal/llmcall"
 	"github.com/kgrag/kgrag/internal/localsearch"
 	"github.com/kgrag/kgrag/internal/retrieval"
 	"github.com/kgrag/kgrag/internal/tokens"
@@ -28,9 +27,6 @@ type Source interface {
 	retrieval.ReportSource
 }
 
-// Chatter is the model server as DRIFT uses it; *llm.Client is one.
-type Chatter = globalsearch.Chatter
-
 // Searcher runs DRIFT searches over one graph with its entities' and
 // reports' vector indexes, one embedding model and one chat model. It is
 // safe for concurrent use.
@@ -39,17 +35,16 @@ type Searcher struct {
 	entities embedindex.Index
 	reports  embedindex.Index
 	emb      embedindex.Embedder
-	chat     Chatter
+	chat     *llmcall.Caller // nil for Plan alone
 	local    *retrieval.Builder
 	enc      *tokens.Encoder
 	opts     Options
-	jsonMode llm.JSONFallback
 }
 
 // New checks that both indexes were built with emb's model and returns a
 // Searcher. enc counts tokens with opts.Local.Encoding (nil builds one);
 // chat may be nil for Plan alone.
-func New(src Source, entities, reports embedindex.Index, emb embedindex.Embedder, chat Chatter, enc *tokens.Encoder, opts Options) (*Searcher, error) {
+func New(src Source, entities, reports embedindex.Index, emb embedindex.Embedder, chat llmcall.Streamer, enc *tokens.Encoder, opts Options) (*Searcher, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
@@ -68,7 +63,11 @@ func New(src Source, entities, reports embedindex.Index, emb embedindex.Embedder
 	if err != nil {
 		return nil, err
 	}
-	return &Searcher{src: src, entities: entities, reports: reports, emb: emb, chat: chat, local: local, enc: enc, opts: opts}, nil
+	s := &Searcher{src: src, entities: entities, reports: reports, emb: emb, local: local, enc: enc, opts: opts}
+	if chat != nil {
+		s.chat = llmcall.NewCaller(chat, opts.Chat, opts.JSONMode, enc)
+	}
+	return s, nil
 }
 
 // Phases of a search, for Progress.
@@ -101,7 +100,7 @@ type Hooks struct {
 // PrimerCall is one primer call: the reports of its fold and what the
 // reply held.
 type PrimerCall struct {
-	globalsearch.Call
+	llmcall.Call
 	Fold               int      `json:"fold"`
 	ReportIDs          []string `json:"report_ids"`
 	IntermediateAnswer string   `json:"intermediate_answer,omitempty"`
@@ -117,9 +116,9 @@ type Result struct {
 	// Template is the report whose shape the expansion imitates, and
 	// Expanded the expansion (the question itself when the call failed or
 	// gave nothing).
-	Template   string            `json:"template_report"`
-	Expanded   string            `json:"expanded_query"`
-	ExpandCall globalsearch.Call `json:"expand_call"`
+	Template   string       `json:"template_report"`
+	Expanded   string       `json:"expanded_query"`
+	ExpandCall llmcall.Call `json:"expand_call"`
 	// Primed are the reports nearest the expansion, nearest first.
 	Primed []string     `json:"primed_reports"`
 	Primer []PrimerCall `json:"primer"`
@@ -141,7 +140,7 @@ type Result struct {
 
 // Reduce is the final call and its context.
 type Reduce struct {
-	globalsearch.Call
+	llmcall.Call
 	Steps   int    `json:"steps"`
 	Context string `json:"-"`
 }
@@ -211,10 +210,10 @@ func (s *Searcher) Search(ctx context.Context, question string, h Hooks) (*Resul
 	if err != nil {
 		return nil, err
 	}
-	expanded, call, err := s.call(ctx, "", expand, nil)
+	expanded, call, err := s.chat.Call(ctx, "", expand, nil)
 	res.ExpandCall = call
 	res.LLMCalls++
-	if err != nil && fatal(err) {
+	if err != nil && llmcall.Fatal(err) {
 		return nil, fmt.Errorf("driftsearch: expand the question: %w", err)
 	}
 	if err != nil {
@@ -379,9 +378,9 @@ func (s *Searcher) prime(ctx context.Context, question string, primed []retrieva
 		if err != nil {
 			return err
 		}
-		reply, call, err := s.call(ctx, "", prompt, primerSchema)
+		reply, call, err := s.chat.Call(ctx, "", prompt, primerSchema)
 		pc.Call, errs[i] = call, err
-		if err != nil && fatal(err) {
+		if err != nil && llmcall.Fatal(err) {
 			return err
 		}
 		if err == nil {
@@ -501,10 +500,10 @@ func (s *Searcher) answer(ctx context.Context, question string, a *Action, round
 	if err != nil {
 		return err
 	}
-	reply, call, err := s.call(ctx, system, a.Query, followUpSchema)
+	reply, call, err := s.chat.Call(ctx, system, a.Query, followUpSchema)
 	a.Call, a.Round = &call, round
 	if err != nil {
-		if fatal(err) {
+		if llmcall.Fatal(err) {
 			return fmt.Errorf("follow-up %q: %w", a.Query, err)
 		}
 		a.Failed = true
@@ -566,37 +565,18 @@ func (s *Searcher) reduce(ctx context.Context, question string, actions []*Actio
 		return err
 	}
 	progress(Progress{Phase: PhaseReduce, Total: 1})
-	msgs := []llm.Message{{Role: llm.RoleSystem, Content: system}, {Role: llm.RoleUser, Content: question}}
-	c := globalsearch.Call{PromptTokens: s.enc.Count(system) + s.enc.Count(question)}
-	t := time.Now()
-	onDelta := func(string) error { return nil }
-	if h.Answer != nil {
-		onDelta = func(p string) error {
-			mu.Lock()
-			defer mu.Unlock()
-			return h.Answer(p)
-		}
+	// Streamed even with no one listening, so that the answer call is
+	// made the same way for ask, serve and the tests' recording server.
+	hooks := llmcall.Hooks{Answer: h.Answer, Reasoning: h.Reasoning}.Serialized(mu)
+	if hooks.Answer == nil {
+		hooks.Answer = func(string) error { return nil }
 	}
-	opts := s.opts.Chat
-	if h.Reasoning != nil {
-		opts.OnReasoning = func(p string) error {
-			mu.Lock()
-			defer mu.Unlock()
-			return h.Reasoning(p)
-		}
-	}
-	answer, usage, err := s.chat.ChatStream(ctx, msgs, opts, onDelta)
+	answer, c, err := s.chat.Answer(ctx, system, question, hooks)
 	res.LLMCalls++
-	c.Millis = ms(time.Since(t))
 	res.Reduce = &Reduce{Steps: steps, Context: text}
 	if err != nil {
-		c.Err = err.Error()
 		res.Reduce.Call = c
 		return fmt.Errorf("driftsearch: answer: %w", err)
-	}
-	c.CompletionTokens, c.ReasoningChars = s.enc.Count(answer), usage.ReasoningChars
-	if usage.Tokens() {
-		c.Server = &globalsearch.ServerUsage{Prompt: usage.PromptTokens, Completion: usage.CompletionTokens}
 	}
 	res.Reduce.Call = c
 	res.Answer = answer
@@ -604,45 +584,9 @@ func (s *Searcher) reduce(ctx context.Context, question string, actions []*Actio
 	return nil
 }
 
-// call makes one model call: system (none when "") and user messages.
-// With a schema it asks for JSON of that shape (unless the server
-// refused JSON mode).
-func (s *Searcher) call(ctx context.Context, system, user string, schema json.RawMessage) (string, globalsearch.Call, error) {
-	opts := s.opts.Chat
-	opts.JSON = schema != nil && s.opts.JSONMode
-	if opts.JSON {
-		opts.JSONSchema = schema
-	}
-	var msgs []llm.Message
-	if system != "" {
-		msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: system})
-	}
-	msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: user})
-	c := globalsearch.Call{PromptTokens: s.enc.Count(system) + s.enc.Count(user)}
-	t := time.Now()
-	reply, usage, err := s.jsonMode.Chat(ctx, s.chat.Chat, msgs, opts)
-	c.Millis = ms(time.Since(t))
-	if err != nil {
-		c.Err = err.Error()
-		return "", c, err
-	}
-	c.CompletionTokens, c.Reply, c.ReasoningChars = s.enc.Count(reply), reply, usage.ReasoningChars
-	if usage.Tokens() {
-		c.Server = &globalsearch.ServerUsage{Prompt: usage.PromptTokens, Completion: usage.CompletionTokens}
-	}
-	return reply, c, nil
-}
-
-// each runs fn for 0..n-1, Concurrency at a time (globalsearch.Each).
+// each runs fn for 0..n-1, Concurrency at a time.
 func (s *Searcher) each(ctx context.Context, n int, fn func(ctx context.Context, i int) error) error {
-	return globalsearch.Each(ctx, s.opts.Concurrency, n, fn)
-}
-
-// fatal says err would fail every other call as well: no such model, a
-// refused key, a bad request, or a server that cannot be reached.
-func fatal(err error) bool {
-	return errors.Is(err, llm.ErrModelNotFound) || errors.Is(err, llm.ErrAuth) || errors.Is(err, llm.ErrRequest) ||
-		errors.Is(err, llm.ErrUnreachable) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+	return llmcall.Each(ctx, s.opts.Concurrency, n, fn)
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

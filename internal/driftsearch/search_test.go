@@ -12,6 +12,7 @@ import (
 	"github.com/kgrag/kgrag/internal/driftsearch"
 	"github.com/kgrag/kgrag/internal/llm"
 	"github.com/kgrag/kgrag/internal/llm/llmtest"
+	"github.com/kgrag/kgrag/internal/llmcall"
 )
 
 const question = "How do the ghosts change Scrooge?"
@@ -19,7 +20,7 @@ const question = "How do the ghosts change Scrooge?"
 // failing is a chat model that fails the calls fail picks with err and
 // sends the others to the fixture's scripted server.
 type failing struct {
-	next driftsearch.Chatter
+	next llmcall.Streamer
 	fail func(msgs []llm.Message) bool
 	err  error
 	n    atomic.Int64

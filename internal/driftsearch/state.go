@@ -1,6 +1,6 @@
 package driftsearch
 
-import "github.com/kgrag/kgrag/internal/globalsearch"
+import "github.com/kgrag/kgrag/internal/llmcall"
 
 // Action is one step of a DRIFT search: a question and, once answered,
 // its answer, score and follow-up questions. The question itself is
@@ -23,7 +23,7 @@ type Action struct {
 	// Call is the model call that answered it (not for the primer's
 	// action, whose calls are Result.Primer); Parse says how its reply
 	// parsed.
-	Call *globalsearch.Call `json:"call,omitempty"`
+	Call *llmcall.Call `json:"call,omitempty"`
 	// Failed says its call failed for good; it is not asked again.
 	Failed bool `json:"failed,omitempty"`
 }

@@ -10,21 +10,15 @@ import (
 
 	"github.com/kgrag/kgrag/internal/extraction/tuples"
 	"github.com/kgrag/kgrag/internal/llm"
+	"github.com/kgrag/kgrag/internal/llmcall"
 	"github.com/kgrag/kgrag/internal/tokens"
 	"github.com/kgrag/kgrag/prompts"
 )
 
-// Chatter is the model server as the extractor uses it; *llm.Client and
-// llmcache's Chat are ones. It must be safe for concurrent use when Run
-// goes concurrently.
-type Chatter interface {
-	Chat(ctx context.Context, msgs []llm.Message, opts llm.ChatOptions) (string, llm.Usage, error)
-}
-
 // Extractor holds the settings and the fixed prompts of an extraction
 // run. It is safe for concurrent use if its Chatter is.
 type Extractor struct {
-	model  Chatter
+	model  llmcall.Chatter
 	enc    *tokens.Encoder
 	opts   Options
 	delims tuples.Delimiters
@@ -37,7 +31,7 @@ type Extractor struct {
 // New returns an Extractor that calls model with opts. enc counts tokens
 // for Stats; nil leaves kgrag's own counts at zero (the server's usage is
 // still added up).
-func New(model Chatter, enc *tokens.Encoder, opts Options) (*Extractor, error) {
+func New(model llmcall.Chatter, enc *tokens.Encoder, opts Options) (*Extractor, error) {
 	if model == nil {
 		return nil, errors.New("extraction: no model")
 	}

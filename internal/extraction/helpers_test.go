@@ -12,6 +12,7 @@ import (
 	"github.com/kgrag/kgrag/internal/extraction"
 	"github.com/kgrag/kgrag/internal/llm"
 	"github.com/kgrag/kgrag/internal/llm/llmtest"
+	"github.com/kgrag/kgrag/internal/llmcall"
 	"github.com/kgrag/kgrag/internal/tokens"
 )
 
@@ -57,7 +58,7 @@ func client(t testing.TB, srv *llmtest.Server) *llm.Client {
 	return c
 }
 
-func extractor(t testing.TB, model extraction.Chatter, opts extraction.Options) *extraction.Extractor {
+func extractor(t testing.TB, model llmcall.Chatter, opts extraction.Options) *extraction.Extractor {
 	t.Helper()
 	x, err := extraction.New(model, encoder(t), opts)
 	if err != nil {

@@ -7,26 +7,27 @@ import (
 	"strings"
 
 	"github.com/kgrag/kgrag/internal/jsonrepair"
+	"github.com/kgrag/kgrag/internal/llmcall"
 	"github.com/kgrag/kgrag/internal/retrieval"
 )
 
 // Decode repairs a model's JSON reply where that is safe and decodes it,
-// saying how it parsed: ParseValid, ParseRepaired (with the fixes) or
-// ParseUnusable. Every mode that asks for JSON reads replies with it.
+// saying how it parsed: llmcall.ParseValid, llmcall.ParseRepaired (with the fixes) or
+// llmcall.ParseUnusable. Every mode that asks for JSON reads replies with it.
 func Decode(reply string) (any, string, []string) {
 	var v any
 	fixes, err := jsonrepair.Unmarshal(reply, &v)
 	if err != nil {
-		return nil, ParseUnusable, nil
+		return nil, llmcall.ParseUnusable, nil
 	}
 	if len(fixes) == 0 {
-		return v, ParseValid, nil
+		return v, llmcall.ParseValid, nil
 	}
 	names := make([]string, len(fixes))
 	for i, f := range fixes {
 		names[i] = string(f)
 	}
-	return v, ParseRepaired, names
+	return v, llmcall.ParseRepaired, names
 }
 
 // parsePoints reads a map reply: {"points": [{"description": ..., "score":
@@ -36,7 +37,7 @@ func Decode(reply string) (any, string, []string) {
 // is dropped and counted; scores are clamped to 0..100.
 func parsePoints(reply string, batch int) (points []retrieval.KeyPoint, dropped int, parse string, fixes []string) {
 	v, parse, fixes := Decode(reply)
-	if parse == ParseUnusable {
+	if parse == llmcall.ParseUnusable {
 		return nil, 0, parse, nil
 	}
 	var items []any
@@ -47,12 +48,12 @@ func parsePoints(reply string, batch int) (points []retrieval.KeyPoint, dropped 
 		} else if _, ok := x["points"]; !ok && (x["description"] != nil || x["answer"] != nil) {
 			items = []any{x}
 		} else if x["points"] != nil {
-			return nil, 0, ParseUnusable, fixes
+			return nil, 0, llmcall.ParseUnusable, fixes
 		}
 	case []any:
 		items = x
 	default:
-		return nil, 0, ParseUnusable, fixes
+		return nil, 0, llmcall.ParseUnusable, fixes
 	}
 	for _, it := range items {
 		m, _ := it.(map[string]any)
@@ -75,12 +76,12 @@ func parsePoints(reply string, batch int) (points []retrieval.KeyPoint, dropped 
 func parseRating(reply string) (rating int, ok bool, parse string, fixes []string) {
 	v, parse, fixes := Decode(reply)
 	m, isObj := v.(map[string]any)
-	if parse == ParseUnusable || !isObj {
-		return 0, false, ParseUnusable, fixes
+	if parse == llmcall.ParseUnusable || !isObj {
+		return 0, false, llmcall.ParseUnusable, fixes
 	}
 	f, ok := Number(m["rating"])
 	if !ok {
-		return 0, false, ParseUnusable, fixes
+		return 0, false, llmcall.ParseUnusable, fixes
 	}
 	return int(math.Round(min(max(f, 0), 5))), true, parse, fixes
 }

@@ -12,17 +12,10 @@ import (
 	"time"
 
 	"github.com/kgrag/kgrag/internal/llm"
+	"github.com/kgrag/kgrag/internal/llmcall"
 	"github.com/kgrag/kgrag/internal/retrieval"
 	"github.com/kgrag/kgrag/prompts"
-	"golang.org/x/sync/errgroup"
 )
-
-// Chatter is the model server as global search uses it; *llm.Client is
-// one. It must be safe for concurrent use.
-type Chatter interface {
-	Chat(ctx context.Context, msgs []llm.Message, opts llm.ChatOptions) (string, llm.Usage, error)
-	ChatStream(ctx context.Context, msgs []llm.Message, opts llm.ChatOptions, onDelta func(string) error) (string, llm.Usage, error)
-}
 
 // Options are the knobs of global search beyond the context
 // (retrieval.GlobalParams). DefaultOptions returns GraphRAG's defaults
@@ -97,18 +90,20 @@ func (o Options) Validate() error {
 type Searcher struct {
 	src  retrieval.ReportSource
 	b    *retrieval.GlobalBuilder
-	chat Chatter
+	chat *llmcall.Caller // nil for Plan alone
 	opts Options
-	// jsonMode drops JSON mode once the server refused response_format.
-	jsonMode llm.JSONFallback
 }
 
 // New returns a Searcher; chat may be nil for Plan alone.
-func New(src retrieval.ReportSource, b *retrieval.GlobalBuilder, chat Chatter, opts Options) (*Searcher, error) {
+func New(src retrieval.ReportSource, b *retrieval.GlobalBuilder, chat llmcall.Streamer, opts Options) (*Searcher, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	return &Searcher{src: src, b: b, chat: chat, opts: opts}, nil
+	s := &Searcher{src: src, b: b, opts: opts}
+	if chat != nil {
+		s.chat = llmcall.NewCaller(chat, opts.Chat, opts.JSONMode, b.Encoder())
+	}
+	return s, nil
 }
 
 // Phase names for Progress.
@@ -139,53 +134,9 @@ type Hooks struct {
 	Reasoning func(piece string) error
 }
 
-// Call is one model call: its token counts (kgrag's own count of the
-// prompt and the reply, with the encoding of the budget, and the server's
-// usage when it reported one), how long it took and how its reply parsed.
-type Call struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
-	// Server is the usage the server reported, when it did.
-	Server *ServerUsage `json:"server_usage,omitempty"`
-	Millis float64      `json:"ms"`
-	// ReasoningChars counts a reasoning model's thinking, which was taken
-	// out of Reply before it was parsed.
-	ReasoningChars int `json:"reasoning_chars,omitempty"`
-	// Reply is the model's reply to a map or rating call, as it came: what
-	// to look at when a small model's replies are unusable.
-	Reply string `json:"reply,omitempty"`
-	// Parse is ParseValid, ParseRepaired or ParseUnusable; "" for the
-	// reduce call and for a call that failed.
-	Parse string   `json:"parse,omitempty"`
-	Fixes []string `json:"fixes,omitempty"`
-	// Err is the error of a call that failed for good (after the client's
-	// retries).
-	Err string `json:"error,omitempty"`
-}
-
-// ServerUsage is a call's token usage as the model server counted it.
-type ServerUsage struct {
-	Prompt     int `json:"prompt_tokens"`
-	Completion int `json:"completion_tokens"`
-}
-
-func serverUsage(u llm.Usage) *ServerUsage {
-	if !u.Tokens() {
-		return nil
-	}
-	return &ServerUsage{u.PromptTokens, u.CompletionTokens}
-}
-
-// How a reply parsed.
-const (
-	ParseValid    = "valid"
-	ParseRepaired = "repaired"
-	ParseUnusable = "unusable"
-)
-
 // BatchResult is one map call.
 type BatchResult struct {
-	Call
+	llmcall.Call
 	Index         int                  `json:"index"`
 	ReportIDs     []string             `json:"report_ids"`
 	ContextTokens int                  `json:"context_tokens"`
@@ -205,11 +156,11 @@ type ParseCounts struct {
 
 func (p *ParseCounts) add(how string) {
 	switch how {
-	case ParseValid:
+	case llmcall.ParseValid:
 		p.Valid++
-	case ParseRepaired:
+	case llmcall.ParseRepaired:
 		p.Repaired++
-	case ParseUnusable:
+	case llmcall.ParseUnusable:
 		p.Unusable++
 	}
 }
@@ -243,7 +194,7 @@ type Result struct {
 
 // ReduceResult is the reduce call and its context.
 type ReduceResult struct {
-	Call
+	llmcall.Call
 	Context retrieval.ReduceContext
 }
 
@@ -351,9 +302,9 @@ func (s *Searcher) mapAll(ctx context.Context, question string, batches []retrie
 		if err != nil {
 			return err
 		}
-		reply, call, err := s.call(ctx, system, question, pointsSchema)
+		reply, call, err := s.chat.Call(ctx, system, question, pointsSchema)
 		br.Call, errs[i] = call, err
-		if err != nil && fatal(err) {
+		if err != nil && llmcall.Fatal(err) {
 			return err
 		}
 		if err == nil {
@@ -386,32 +337,9 @@ func (s *Searcher) mapAll(ctx context.Context, question string, batches []retrie
 	return nil
 }
 
-// each runs fn for 0..n-1, Concurrency at a time (see Each).
+// each runs fn for 0..n-1, Concurrency at a time.
 func (s *Searcher) each(ctx context.Context, n int, fn func(ctx context.Context, i int) error) error {
-	return Each(ctx, s.opts.Concurrency, n, fn)
-}
-
-// Each runs fn for 0..n-1, limit at a time: the model calls of a phase of
-// a search. The first error fn returns cancels the calls still running
-// and is returned; so is the cause of ctx ending.
-func Each(ctx context.Context, limit, n int, fn func(ctx context.Context, i int) error) error {
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(limit)
-	for i := range n {
-		if gctx.Err() != nil {
-			break
-		}
-		g.Go(func() error { return fn(gctx, i) })
-	}
-	if err := g.Wait(); err != nil {
-		return err
-	}
-	return context.Cause(ctx)
-}
-
-// fatal says err would fail every other call as well.
-func fatal(err error) bool {
-	return errors.Is(err, llm.ErrModelNotFound) || errors.Is(err, llm.ErrAuth) || errors.Is(err, llm.ErrRequest)
+	return llmcall.Each(ctx, s.opts.Concurrency, n, fn)
 }
 
 // JSON schemas of the replies, sent with JSON mode so that servers that
@@ -424,46 +352,6 @@ var (
 	ratingSchema = json.RawMessage(`{"type":"object","properties":{"reason":{"type":"string"},` +
 		`"rating":{"type":"integer","minimum":0,"maximum":5}},"required":["reason","rating"]}`)
 )
-
-// call makes one model call with system and question, returning the reply
-// and what it cost. With a schema it asks for JSON of that shape (unless
-// the server refused JSON mode).
-func (s *Searcher) call(ctx context.Context, system, question string, schema json.RawMessage) (string, Call, error) {
-	opts := s.opts.Chat
-	opts.JSON = schema != nil && s.opts.JSONMode
-	if opts.JSON {
-		opts.JSONSchema = schema
-	}
-	msgs := []llm.Message{{Role: llm.RoleSystem, Content: system}, {Role: llm.RoleUser, Content: question}}
-	enc := s.b.Encoder()
-	var c Call
-	counted := s.countPrompt(&c, system, question)
-	defer counted()
-	t := time.Now()
-	reply, usage, err := s.jsonMode.Chat(ctx, s.chat.Chat, msgs, opts)
-	c.Millis = ms(time.Since(t))
-	counted()
-	if err != nil {
-		c.Err = err.Error()
-		return "", c, err
-	}
-	c.CompletionTokens, c.Server, c.Reply, c.ReasoningChars = enc.Count(reply), serverUsage(usage), reply, usage.ReasoningChars
-	return reply, c, nil
-}
-
-// countPrompt counts the prompt's tokens into c.PromptTokens while the
-// model works on it: a map prompt is a whole batch, whose counting would
-// otherwise delay the call. The returned function waits for the count; it
-// may be called more than once.
-func (s *Searcher) countPrompt(c *Call, system, question string) func() {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		enc := s.b.Encoder()
-		c.PromptTokens = enc.Count(system) + enc.Count(question)
-	}()
-	return func() { <-done }
-}
 
 // reduce ranks the points, and unless none scored, asks for the answer.
 func (s *Searcher) reduce(ctx context.Context, question string, points []retrieval.KeyPoint, res *Result, h Hooks, progress func(Progress), mu *sync.Mutex) error {
@@ -485,38 +373,11 @@ func (s *Searcher) reduce(ctx context.Context, question string, points []retriev
 		return err
 	}
 	progress(Progress{Phase: PhaseReduce, Total: 1})
-	msgs := []llm.Message{{Role: llm.RoleSystem, Content: system}, {Role: llm.RoleUser, Content: question}}
-	enc := s.b.Encoder()
-	var c Call
-	counted := s.countPrompt(&c, system, question)
-	defer counted()
-	t := time.Now()
-	var answer string
-	var usage llm.Usage
-	opts := s.opts.Chat
-	if h.Reasoning != nil {
-		opts.OnReasoning = func(p string) error {
-			mu.Lock()
-			defer mu.Unlock()
-			return h.Reasoning(p)
-		}
-	}
-	if h.Answer != nil {
-		answer, usage, err = s.chat.ChatStream(ctx, msgs, opts, func(p string) error {
-			mu.Lock()
-			defer mu.Unlock()
-			return h.Answer(p)
-		})
-	} else {
-		answer, usage, err = s.chat.Chat(ctx, msgs, opts)
-	}
+	answer, c, err := s.chat.Answer(ctx, system, question, llmcall.Hooks{Answer: h.Answer, Reasoning: h.Reasoning}.Serialized(mu))
 	res.LLMCalls++
-	c.Millis = ms(time.Since(t))
-	counted()
 	if err != nil {
 		return fmt.Errorf("globalsearch: reduce: %w", err)
 	}
-	c.CompletionTokens, c.Server, c.ReasoningChars = enc.Count(answer), serverUsage(usage), usage.ReasoningChars
 	res.Reduce.Call = c
 	res.Answer = answer
 	return nil

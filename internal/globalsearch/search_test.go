@@ -18,6 +18,7 @@ import (
 	"github.com/kgrag/kgrag/internal/globalsearch"
 	"github.com/kgrag/kgrag/internal/llm"
 	"github.com/kgrag/kgrag/internal/llm/llmtest"
+	"github.com/kgrag/kgrag/internal/llmcall"
 	"github.com/kgrag/kgrag/internal/retrieval"
 	"github.com/kgrag/kgrag/internal/test"
 	"github.com/kgrag/kgrag/internal/tokens"
@@ -147,7 +148,7 @@ func defaults(t *testing.T, sampleName string, budget int) setup {
 	return setup{src: retrieval.NewMemoryBackend(sample(t, sampleName)), params: p, opts: globalsearch.DefaultOptions()}
 }
 
-func (s setup) searcher(t *testing.T, chat globalsearch.Chatter) *globalsearch.Searcher {
+func (s setup) searcher(t *testing.T, chat llmcall.Streamer) *globalsearch.Searcher {
 	t.Helper()
 	b, err := retrieval.NewGlobalBuilder(s.params, enc(t))
 	if err != nil {
@@ -308,27 +309,30 @@ func TestSearch(t *testing.T) {
 }
 
 // TestSearchFailedMapCalls: a map call that fails once is retried by the
-// client and counts as a success; one that fails every attempt is skipped
-// and said, and the answer comes from the others; when all fail, or the
-// model does not exist, the search fails.
+// client and counts as a success; one that fails every attempt with an
+// error of its own (500) is skipped and said, and the answer comes from
+// the others; a server unavailable after the retries (503), or a model
+// that does not exist, fails the search at once (llmcall.Fatal).
 func TestSearchFailedMapCalls(t *testing.T) {
 	const retries = 2
 	tests := []struct {
 		name       string
-		failures   int // 503s queued before the first map call
+		failures   int // failures queued before the first map call
+		status     int // their status
 		cfg        llmtest.Config
 		wantFailed int
 		wantErr    error
 	}{
-		{"one 503, retried", 1, llmtest.Config{}, 0, nil},
-		{"first batch fails every attempt", retries + 1, llmtest.Config{}, 1, nil},
-		{"every call fails", 1000, llmtest.Config{}, 0, llm.ErrUnreachable},
-		{"no such model", 0, llmtest.Config{Models: []string{"other"}}, 0, llm.ErrModelNotFound},
+		{"one 503, retried", 1, 503, llmtest.Config{}, 0, nil},
+		{"first batch fails every attempt", retries + 1, 500, llmtest.Config{}, 1, nil},
+		{"server unavailable", retries + 1, 503, llmtest.Config{}, 0, llm.ErrUnreachable},
+		{"every call fails", 1000, 503, llmtest.Config{}, 0, llm.ErrUnreachable},
+		{"no such model", 0, 503, llmtest.Config{Models: []string{"other"}}, 0, llm.ErrModelNotFound},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := server(t, tt.cfg)
-			srv.FailN(tt.failures, llmtest.Failure{Path: "/chat/completions", Status: 503})
+			srv.FailN(tt.failures, llmtest.Failure{Path: "/chat/completions", Status: tt.status})
 			s := defaults(t, "v3", 3000)
 			s.params.CommunityLevel = 0
 			s.opts.Concurrency = 1 // the queued failures all hit the first batch
@@ -337,8 +341,8 @@ func TestSearchFailedMapCalls(t *testing.T) {
 				if !errors.Is(err, tt.wantErr) {
 					t.Fatalf("err = %v; want %v", err, tt.wantErr)
 				}
-				if tt.wantErr == llm.ErrModelNotFound && srv.Count("/chat/completions") > 1 {
-					t.Errorf("%d calls after the model was not found; want the search stopped at once", srv.Count("/chat/completions"))
+				if n := srv.Count("/chat/completions"); tt.failures < 1000 && n > tt.failures+1 {
+					t.Errorf("%d calls after a fatal error; want the search stopped at once", n)
 				}
 				return
 			}
@@ -380,16 +384,16 @@ func TestSearchMalformedReplies(t *testing.T) {
 		points     int
 		wantScores []int
 	}{
-		{`{"points": [{"description": "A [Data: Reports (1)]", "score": 70}]}`, globalsearch.ParseValid, 1, []int{70}},
-		{"```json\n{\"points\": [{\"description\": \"B\", \"score\": 60}]}\n```", globalsearch.ParseRepaired, 1, []int{60}},
-		{"Sure! Here are the points:\n{\"points\": [{\"description\": \"C\", \"score\": 50}]}\nHope this helps.", globalsearch.ParseRepaired, 1, []int{50}},
-		{`{"points": [{"description": "D", "score": 40}, {"description": "E was cut`, globalsearch.ParseRepaired, 1, []int{40}},
-		{`{'points': [{'description': "F's point", 'score': 30}]}`, globalsearch.ParseRepaired, 1, []int{30}},
-		{`{"points": [{"description": "G", "score": "20"}, {"description": "no score"}, {"score": 5}]}`, globalsearch.ParseValid, 1, []int{20}},
-		{`[{"description": "H", "score": 150}]`, globalsearch.ParseValid, 1, []int{100}},
-		{`I could not find anything relevant.`, globalsearch.ParseUnusable, 0, nil},
-		{``, globalsearch.ParseUnusable, 0, nil},
-		{`{"points": "none"}`, globalsearch.ParseUnusable, 0, nil},
+		{`{"points": [{"description": "A [Data: Reports (1)]", "score": 70}]}`, llmcall.ParseValid, 1, []int{70}},
+		{"```json\n{\"points\": [{\"description\": \"B\", \"score\": 60}]}\n```", llmcall.ParseRepaired, 1, []int{60}},
+		{"Sure! Here are the points:\n{\"points\": [{\"description\": \"C\", \"score\": 50}]}\nHope this helps.", llmcall.ParseRepaired, 1, []int{50}},
+		{`{"points": [{"description": "D", "score": 40}, {"description": "E was cut`, llmcall.ParseRepaired, 1, []int{40}},
+		{`{'points': [{'description': "F's point", 'score': 30}]}`, llmcall.ParseRepaired, 1, []int{30}},
+		{`{"points": [{"description": "G", "score": "20"}, {"description": "no score"}, {"score": 5}]}`, llmcall.ParseValid, 1, []int{20}},
+		{`[{"description": "H", "score": 150}]`, llmcall.ParseValid, 1, []int{100}},
+		{`I could not find anything relevant.`, llmcall.ParseUnusable, 0, nil},
+		{``, llmcall.ParseUnusable, 0, nil},
+		{`{"points": "none"}`, llmcall.ParseUnusable, 0, nil},
 	}
 	srv := server(t, llmtest.Config{})
 	var n atomic.Int64
@@ -427,9 +431,9 @@ func TestSearchMalformedReplies(t *testing.T) {
 			t.Errorf("reply %q: parse %s, points %d, scores %v; want %s, %d, %v", r.reply, b.Parse, len(b.Points), scores, r.parse, r.points, r.wantScores)
 		}
 		switch r.parse {
-		case globalsearch.ParseValid:
+		case llmcall.ParseValid:
 			want.Valid++
-		case globalsearch.ParseRepaired:
+		case llmcall.ParseRepaired:
 			want.Repaired++
 			if len(b.Fixes) == 0 {
 				t.Errorf("reply %q repaired without naming a fix", r.reply)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/kgrag/kgrag/internal/llmcall"
 	"github.com/kgrag/kgrag/internal/retrieval"
 	"github.com/kgrag/kgrag/prompts"
 )
@@ -34,7 +35,7 @@ type Rating struct {
 	Community string `json:"community"`
 	Level     int64  `json:"level"`
 	Rating    int    `json:"rating"`
-	Call
+	llmcall.Call
 }
 
 // LevelCount is one level of the descent.
@@ -130,9 +131,9 @@ func (s *Searcher) rateAll(ctx context.Context, question string, ids []string, b
 		if err != nil {
 			return err
 		}
-		reply, call, err := s.call(ctx, system, question, ratingSchema)
+		reply, call, err := s.chat.Call(ctx, system, question, ratingSchema)
 		out[i].Call = call
-		if err != nil && fatal(err) {
+		if err != nil && llmcall.Fatal(err) {
 			return err
 		}
 		if err == nil {

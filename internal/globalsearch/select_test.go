@@ -13,6 +13,7 @@ import (
 
 	"github.com/kgrag/kgrag/internal/globalsearch"
 	"github.com/kgrag/kgrag/internal/llm/llmtest"
+	"github.com/kgrag/kgrag/internal/llmcall"
 	"github.com/kgrag/kgrag/internal/retrieval"
 )
 
@@ -355,7 +356,7 @@ func TestSearchReasoningModel(t *testing.T) {
 			t.Fatalf("apart %v: %d batches; want %d", apart, len(got.Batches), len(plain.Batches))
 		}
 		for i, b := range got.Batches {
-			if b.Parse != globalsearch.ParseValid || b.ReasoningChars < len(draft) {
+			if b.Parse != llmcall.ParseValid || b.ReasoningChars < len(draft) {
 				t.Errorf("apart %v: batch %d parsed %s, %d characters of reasoning counted; want valid, %d", apart, i, b.Parse, b.ReasoningChars, len(draft))
 			}
 			if fmt.Sprint(b.Points) != fmt.Sprint(plain.Batches[i].Points) {

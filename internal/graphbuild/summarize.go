@@ -9,16 +9,11 @@ import (
 	"sync"
 
 	"github.com/kgrag/kgrag/internal/llm"
+	"github.com/kgrag/kgrag/internal/llmcall"
 	"github.com/kgrag/kgrag/internal/tokens"
 	"github.com/kgrag/kgrag/prompts"
 	"golang.org/x/sync/errgroup"
 )
-
-// Chatter is the model server as the summarizer uses it; *llm.Client is
-// one. It must be safe for concurrent use.
-type Chatter interface {
-	Chat(ctx context.Context, msgs []llm.Message, opts llm.ChatOptions) (string, llm.Usage, error)
-}
 
 // GraphRAG 3.3.0's summarize_descriptions defaults.
 const (
@@ -54,7 +49,7 @@ const (
 // Model and Encoder must be set; zero numbers mean the defaults above. A
 // Summarizer is safe for concurrent use if Progress is.
 type Summarizer struct {
-	Model Chatter
+	Model llmcall.Chatter
 	// Chat is passed to every call: model, temperature, max tokens.
 	Chat llm.ChatOptions
 	// Encoder counts tokens for MaxInputTokens and JoinUnder.

@@ -36,6 +36,7 @@ import (
 	"github.com/kgrag/kgrag/internal/leiden"
 	"github.com/kgrag/kgrag/internal/llm"
 	"github.com/kgrag/kgrag/internal/llmcache"
+	"github.com/kgrag/kgrag/internal/llmcall"
 	"github.com/kgrag/kgrag/internal/nounphrase"
 	"github.com/kgrag/kgrag/internal/reports"
 	"github.com/kgrag/kgrag/internal/tokens"
@@ -57,11 +58,6 @@ const (
 	defaultConcurrency = 4
 	maxDroppedShown    = 5
 )
-
-// Chatter is the model server; *llm.Client is one.
-type Chatter interface {
-	Chat(ctx context.Context, msgs []llm.Message, opts llm.ChatOptions) (string, llm.Usage, error)
-}
 
 // Options configure a run. Start from DefaultOptions.
 type Options struct {
@@ -195,7 +191,7 @@ type Summary struct {
 }
 
 // Run indexes opts.Input into opts.Output with model.
-func Run(ctx context.Context, model Chatter, opts Options) (*Summary, error) {
+func Run(ctx context.Context, model llmcall.Chatter, opts Options) (*Summary, error) {
 	r, err := newRun(model, opts)
 	if err != nil {
 		return nil, err
@@ -294,7 +290,7 @@ func (r *run) chatOptions() llm.ChatOptions {
 }
 
 // newRun checks opts and fills in the defaults Run and Plan share.
-func newRun(model Chatter, opts Options) (*run, error) {
+func newRun(model llmcall.Chatter, opts Options) (*run, error) {
 	if opts.Input == "" || opts.Output == "" {
 		return nil, errors.New("indexer: input and output folders are required")
 	}
@@ -333,7 +329,7 @@ func newRun(model Chatter, opts Options) (*run, error) {
 type run struct {
 	opts  Options
 	enc   *tokens.Encoder
-	model Chatter
+	model llmcall.Chatter
 	cache *llmcache.Cache
 	paths map[string]string // document id to its path under the input
 	// previous is the output this run replaces, whose communities the
@@ -356,9 +352,9 @@ func (r *run) progress(stage string, done, total int) {
 // one) and the function that records its counts in sum when it is done.
 // Stages run one after the other, so the cache's hits between the two are
 // the stage's.
-func (r *run) stage(name string, sum *Summary) (Chatter, func()) {
+func (r *run) stage(name string, sum *Summary) (llmcall.Chatter, func()) {
 	r.current = name
-	var next Chatter = r.model
+	var next llmcall.Chatter = r.model
 	var hits0 int64
 	if r.cache != nil {
 		next = r.cache.Wrap(r.model, r.opts.Model)
@@ -845,7 +841,7 @@ func replaceable(dir string, keep []string) error {
 
 // counting counts a stage's calls and tokens.
 type counting struct {
-	next                              Chatter
+	next                              llmcall.Chatter
 	enc                               *tokens.Encoder
 	calls, failed, prompt, completion atomic.Int64
 	counted                           atomic.Int64

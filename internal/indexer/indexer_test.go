@@ -10,6 +10,7 @@ import (
 	"github.com/kgrag/kgrag/graphrag"
 	"github.com/kgrag/kgrag/internal/indexer"
 	"github.com/kgrag/kgrag/internal/indexer/indexertest"
+	"github.com/kgrag/kgrag/internal/llmcall"
 )
 
 func TestRunChristmasCarol(t *testing.T) {
@@ -280,7 +281,7 @@ func carolOptions(t *testing.T, words int) indexer.Options {
 }
 
 // runAndOpen runs the indexer and reads its output back.
-func runAndOpen(t *testing.T, model indexer.Chatter, opts indexer.Options) (*indexer.Summary, *graphrag.Dataset) {
+func runAndOpen(t *testing.T, model llmcall.Chatter, opts indexer.Options) (*indexer.Summary, *graphrag.Dataset) {
 	t.Helper()
 	sum, err := indexer.Run(t.Context(), model, opts)
 	if err != nil {

@@ -29,12 +29,8 @@ import (
 	"time"
 
 	"github.com/kgrag/kgrag/internal/llm"
+	"github.com/kgrag/kgrag/internal/llmcall"
 )
-
-// Chatter is what the cache sits in front of; *llm.Client is one.
-type Chatter interface {
-	Chat(ctx context.Context, msgs []llm.Message, opts llm.ChatOptions) (string, llm.Usage, error)
-}
 
 // Cache is a directory of cached replies. It is safe for concurrent use,
 // also by several processes.
@@ -163,12 +159,12 @@ func (c *Cache) shard(key string) error {
 // model next uses when ChatOptions.Model is empty.
 type Chat struct {
 	cache *Cache
-	next  Chatter
+	next  llmcall.Chatter
 	model string
 }
 
 // Wrap returns next seen through c.
-func (c *Cache) Wrap(next Chatter, model string) *Chat {
+func (c *Cache) Wrap(next llmcall.Chatter, model string) *Chat {
 	return &Chat{cache: c, next: next, model: model}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kgrag/kgrag/embedindex"
 	"github.com/kgrag/kgrag/internal/llm"
+	"github.com/kgrag/kgrag/internal/llmcall"
 	"github.com/kgrag/kgrag/internal/mode"
 	"github.com/kgrag/kgrag/internal/retrieval"
 	"github.com/kgrag/kgrag/internal/tokens"
@@ -37,12 +38,6 @@ const (
 
 // Modes are the modes a Searcher takes, by their names (not aliases).
 var Modes = []string{ModeLocal, ModeSPARQLTemplates, ModeSubgraph, ModeGraphOfThoughts}
-
-// Chatter is the chat model as a Searcher uses it; *llm.Client is one.
-// It must be safe for concurrent use.
-type Chatter interface {
-	ChatStream(ctx context.Context, msgs []llm.Message, opts llm.ChatOptions, onDelta func(string) error) (string, llm.Usage, error)
-}
 
 // Options are what a Searcher is built with.
 type Options struct {
@@ -73,7 +68,7 @@ type Options struct {
 type Searcher struct {
 	idx      embedindex.Index
 	emb      embedindex.Embedder
-	chat     Chatter
+	chat     llmcall.Streamer
 	local    *retrieval.Builder
 	seed     *retrieval.SeedBuilder
 	subgraph *retrieval.SubgraphBuilder
@@ -83,7 +78,7 @@ type Searcher struct {
 // New checks that the index was built with emb's model and builds the
 // context builder of opts.Mode over src. chat may be nil for contexts
 // alone.
-func New(src retrieval.Source, idx embedindex.Index, emb embedindex.Embedder, chat Chatter, opts Options) (*Searcher, error) {
+func New(src retrieval.Source, idx embedindex.Index, emb embedindex.Embedder, chat llmcall.Streamer, opts Options) (*Searcher, error) {
 	if err := embedindex.Check(idx.Info(), emb.Model(), 0); err != nil {
 		return nil, err
 	}
@@ -292,7 +287,7 @@ func (s *Searcher) Search(ctx context.Context, q Question, h Hooks) (*Result, er
 // answer that is empty because a reasoning model spent its tokens
 // thinking; an answer cut by the connection is returned, Partial, with
 // an error wrapping llm.ErrResponse.
-func Answer(ctx context.Context, chat Chatter, o llm.ChatOptions, system, question string, h Hooks) (Reply, error) {
+func Answer(ctx context.Context, chat llmcall.Streamer, o llm.ChatOptions, system, question string, h Hooks) (Reply, error) {
 	if chat == nil {
 		return Reply{}, errors.New("localsearch: no chat model")
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/kgrag/kgrag/internal/extraction"
 	"github.com/kgrag/kgrag/internal/extraction/tuples"
 	"github.com/kgrag/kgrag/internal/llm"
+	"github.com/kgrag/kgrag/internal/llmcall"
 	"github.com/kgrag/kgrag/internal/tokens"
 	"github.com/kgrag/kgrag/prompts"
 )
@@ -37,11 +38,6 @@ const (
 	// tuning found; kgrag index reads its entity types.
 	ManifestName = "prompt-tune.json"
 )
-
-// Chatter is the model server; *llm.Client is one.
-type Chatter interface {
-	Chat(ctx context.Context, msgs []llm.Message, opts llm.ChatOptions) (string, llm.Usage, error)
-}
 
 // Options configure Tune. The zero value of a number means its default.
 type Options struct {
@@ -132,7 +128,7 @@ type Manifest struct {
 
 // tuner is one run of Tune.
 type tuner struct {
-	model Chatter
+	model llmcall.Chatter
 	enc   *tokens.Encoder
 	opts  Options
 	res   *Result
@@ -143,7 +139,7 @@ type tuner struct {
 // for input that cannot be read or sampled and for a failed model call;
 // a reply that cannot be used is not one: the step falls back to a
 // default and says so in Warnings.
-func Tune(ctx context.Context, model Chatter, opts Options) (*Result, error) {
+func Tune(ctx context.Context, model llmcall.Chatter, opts Options) (*Result, error) {
 	opts.defaults()
 	if opts.Input == "" {
 		return nil, errors.New("prompttune: no input folder")

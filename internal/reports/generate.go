@@ -13,15 +13,10 @@ import (
 	"github.com/kgrag/kgrag/graphrag"
 	"github.com/kgrag/kgrag/internal/jsonrepair"
 	"github.com/kgrag/kgrag/internal/llm"
+	"github.com/kgrag/kgrag/internal/llmcall"
 	"github.com/kgrag/kgrag/prompts"
 	"golang.org/x/sync/errgroup"
 )
-
-// Chatter is the model server as the generator uses it; *llm.Client (and
-// llmcache's wrapper of it) is one. It must be safe for concurrent use.
-type Chatter interface {
-	Chat(ctx context.Context, msgs []llm.Message, opts llm.ChatOptions) (string, llm.Usage, error)
-}
 
 // Options tune report generation. DefaultOptions returns GraphRAG's
 // defaults where it has them.
@@ -69,13 +64,13 @@ func (o Options) Validate() error {
 // concurrent use, though one Run at a time is the intended use.
 type Generator struct {
 	b        *Builder
-	chat     Chatter
+	chat     llmcall.Chatter
 	opts     Options
 	jsonMode llm.JSONFallback // drops JSON mode once the server refused response_format
 }
 
 // NewGenerator returns a Generator over the contexts of b.
-func NewGenerator(b *Builder, chat Chatter, opts Options) (*Generator, error) {
+func NewGenerator(b *Builder, chat llmcall.Chatter, opts Options) (*Generator, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
@@ -356,7 +351,7 @@ func (g *Generator) community(ctx context.Context, c *community, report func(str
 		if err != nil {
 			call.Err = err.Error()
 			cr.Calls = append(cr.Calls, call)
-			if fatal(err) || ctx.Err() != nil {
+			if llmcall.Fatal(err) || ctx.Err() != nil {
 				return cr, nil, fmt.Errorf("community %s: %w", c.num, err)
 			}
 			cr.Outcome, cr.err = OutcomeFailed, err
@@ -399,10 +394,4 @@ func (g *Generator) call(ctx context.Context, prompt string) (string, Call, erro
 	}
 	c.CompletionTokens, c.Server = enc.Count(reply), usage
 	return reply, c, nil
-}
-
-// fatal says err would fail the other calls as well.
-func fatal(err error) bool {
-	return llm.Unreachable(err) || errors.Is(err, llm.ErrModelNotFound) || errors.Is(err, llm.ErrAuth) ||
-		errors.Is(err, llm.ErrRateLimited)
 }

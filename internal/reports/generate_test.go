@@ -14,6 +14,7 @@ import (
 	"github.com/kgrag/kgrag/graphrag"
 	"github.com/kgrag/kgrag/internal/llm"
 	"github.com/kgrag/kgrag/internal/llm/llmtest"
+	"github.com/kgrag/kgrag/internal/llmcall"
 	"github.com/kgrag/kgrag/internal/reports"
 	"github.com/kgrag/kgrag/prompts"
 )
@@ -62,7 +63,7 @@ func builder(t *testing.T, name string, budget int) *reports.Builder {
 	return b
 }
 
-func run(t *testing.T, b *reports.Builder, chat reports.Chatter, opts reports.Options, h reports.Hooks) (*reports.Result, error) {
+func run(t *testing.T, b *reports.Builder, chat llmcall.Chatter, opts reports.Options, h reports.Hooks) (*reports.Result, error) {
 	t.Helper()
 	g, err := reports.NewGenerator(b, chat, opts)
 	if err != nil {
