@@ -55,7 +55,7 @@ set -x
 $(BIN) embed --input $(DEMO)/output
 $(BIN) ask --input $(DEMO)/output --context-only --top-k-entities 3 --max-context-tokens 3000 "What does Lady Macbeth urge Macbeth to do to King Duncan?"
 { set +x; } 2>/dev/null
-echo "demo: that is the context kgrag ask would send to a chat model (see README: kgrag ask)"
+echo "demo: that is the context kgrag ask would send to a chat model (see docs/ask.md)"
 endef
 export demo_ask
 

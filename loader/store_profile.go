@@ -41,7 +41,7 @@ type Quirks struct {
 	// Options.Upload leaves the choice to the profile. The store must run a
 	// PUT as one transaction and abort it when the body breaks off. Fuseki
 	// 5 on TDB2 does, and there it beats batches into a temporary graph
-	// and the copy that swaps it in several times over (see the README).
+	// and the copy that swaps it in several times over (see docs/performance.md).
 	StreamPut bool
 	// StreamBulk makes LoadInPlace send the whole graph as one Graph Store
 	// Protocol POST to the bulk path (BulkParam), streamed as it is

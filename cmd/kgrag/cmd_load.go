@@ -125,7 +125,7 @@ graph for questions:
 			&cli.StringFlag{Name: "ntriples", Usage: "write N-Triples to `FILE` ('-' for stdout)"},
 			&cli.StringFlag{Name: "base", Value: defaultBase, Usage: "base `IRI` of the dataset's instances (must end in / or #)", Sources: cli.EnvVars("KGRAG_BASE")},
 			&cli.BoolFlag{Name: "with-ontology", Usage: "also write the gr: ontology (into the Turtle file, or into --ontology-graph of the store)"},
-			&cli.StringFlag{Name: "iris", Value: "ids", Usage: "what entity and relationship IRIs are made from: `ids` (GraphRAG's ids: exact, but Microsoft GraphRAG makes new UUIDs each run) or keys (titles, and a relationship's end titles: the same IRIs across runs and re-indexes; see the README)"},
+			&cli.StringFlag{Name: "iris", Value: "ids", Usage: "what entity and relationship IRIs are made from: `ids` (GraphRAG's ids: exact, but Microsoft GraphRAG makes new UUIDs each run) or keys (titles, and a relationship's end titles: the same IRIs across runs and re-indexes; see docs/load.md)"},
 			&cli.BoolFlag{Name: "omit-document-text", Usage: "leave out the full text of documents (their chunks still carry it)"},
 			&cli.BoolFlag{Name: "embed", Category: "vector index", Usage: "after loading, embed the entities into the vector index, as kgrag embed does"},
 			&cli.StringFlag{Name: "index", Category: "vector index", Usage: "with --embed: index `DIR` to write (default: kgrag-index inside --input)", Sources: cli.EnvVars("KGRAG_INDEX")},
