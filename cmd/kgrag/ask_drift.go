@@ -1,15 +1,11 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/kgrag/kgrag/internal/driftsearch"
-	"github.com/kgrag/kgrag/internal/llm"
 	"github.com/urfave/cli/v3"
 )
 
@@ -36,57 +32,6 @@ func (o askOptions) driftOptions(source string) driftsearch.Options {
 	return d
 }
 
-// askDrift answers with DRIFT search, or with --plan says what it can
-// cost.
-func askDrift(ctx context.Context, opts askOptions, client *llm.Client, res *askResult, term terminal) error {
-	t := time.Now()
-	idx, src, emb, err := openIndexed(ctx, opts, tableEntities, client, res, term)
-	if err != nil {
-		return err
-	}
-	defer idx.Close()
-	reports, err := opts.index.openTable(ctx, tableReports)
-	if err != nil {
-		return err
-	}
-	defer reports.Close()
-	s, err := driftsearch.New(src.retrieval(), idx, reports, emb, client, nil, opts.driftOptions(src.name))
-	if err != nil {
-		return err
-	}
-	res.Timings["open"] = ms(time.Since(t))
-	if opts.global.plan {
-		pl, err := s.Plan(ctx, opts.question)
-		if err != nil {
-			return driftError(opts, src, err)
-		}
-		if opts.json {
-			res.Plan = pl
-			return nil
-		}
-		return writeDriftPlan(term.out, pl, opts)
-	}
-
-	res.ChatModel = opts.chatModel
-	before := src.requests()
-	p := newGlobalProgress(term, opts)
-	r, err := s.Search(ctx, opts.question, driftsearch.Hooks{Progress: p.showDrift, Answer: p.answer(opts, term), Reasoning: p.reasoningHook()})
-	p.clear()
-	if err != nil {
-		return driftError(opts, src, err)
-	}
-	res.Drift = r
-	if r.Reduce != nil {
-		p.reasoning.record(res, r.Reduce.Call.ReasoningChars)
-	}
-	answered(opts, src, before, res, term, r.Answer, r.Timings, driftWarnings(r))
-	if term.tty && !opts.quiet && !opts.json {
-		fmt.Fprintf(term.err, "drift: %d model calls (%d follow-ups answered, %d left open) in %s\n",
-			r.LLMCalls, answeredActions(r)-1, r.Open, msText(r.Timings["expand"]+r.Timings["primer"]+r.Timings["follow_ups"]+r.Timings["reduce"]))
-	}
-	return nil
-}
-
 // answeredActions counts the actions answered, the question included.
 func answeredActions(r *driftsearch.Result) int {
 	n := 0
@@ -96,18 +41,6 @@ func answeredActions(r *driftsearch.Result) int {
 		}
 	}
 	return n
-}
-
-// driftError names the flag to fix for a call limit that is too low, and
-// which service failed otherwise.
-func driftError(opts askOptions, src source, err error) error {
-	var le *driftsearch.LimitError
-	if errors.As(err, &le) {
-		return usagef(fmt.Sprintf("--max-llm-calls %d (or see the calls with --plan)", le.Need),
-			"--max-llm-calls %d is too low for DRIFT: it needs at least %d calls (1 expansion, %d primer, 1 answer) before any follow-up",
-			le.Max, le.Need, le.Folds)
-	}
-	return searchError(opts, src, err)
 }
 
 // driftWarnings are what the user must know about a DRIFT answer.
@@ -134,23 +67,6 @@ func driftWarnings(r *driftsearch.Result) []string {
 		out = append(out, fmt.Sprintf("--max-llm-calls stopped the follow-ups: %d were left unanswered", r.Open))
 	}
 	return out
-}
-
-func (p *globalProgress) showDrift(e driftsearch.Progress) {
-	if !p.on {
-		return
-	}
-	switch e.Phase {
-	case driftsearch.PhaseExpand:
-		fmt.Fprintf(p.w, "\rexpanding the question...\x1b[K")
-	case driftsearch.PhasePrimer:
-		fmt.Fprintf(p.w, "\rprimer: %d/%d calls\x1b[K", e.Done, e.Total)
-	case driftsearch.PhaseFollowUps:
-		fmt.Fprintf(p.w, "\rfollow-ups, round %d: %d/%d\x1b[K", e.Round, e.Done, e.Total)
-	case driftsearch.PhaseReduce:
-		fmt.Fprintf(p.w, "\rwriting the answer...\x1b[K")
-	}
-	p.drawn = true
 }
 
 // writeDriftPlan prints --plan's bounds for DRIFT.

@@ -1,16 +1,14 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	answerjson "github.com/kgrag/kgrag/internal/answer"
+	"github.com/kgrag/kgrag/internal/driftsearch"
+	"github.com/kgrag/kgrag/internal/engine"
 	"github.com/kgrag/kgrag/internal/globalsearch"
-	"github.com/kgrag/kgrag/internal/llm"
 	"github.com/kgrag/kgrag/internal/retrieval"
 	"github.com/urfave/cli/v3"
 )
@@ -81,96 +79,15 @@ func (o *askOptions) checkGlobal() error {
 	return nil
 }
 
-// askGlobal answers with global search: map-reduce over the community
-// reports, or with --plan, --context-only only says what it would send.
-func askGlobal(ctx context.Context, opts askOptions, client *llm.Client, res *askResult, term terminal) error {
-	t := time.Now()
-	src, err := openSource(ctx, opts, term.err)
-	if err != nil {
-		return err
-	}
-	res.Source = src.name
-	res.LeftOut = src.leftOut
-	rs := src.retrieval()
-	b, err := retrieval.NewGlobalBuilder(opts.global.params, nil)
-	if err != nil {
-		return err
-	}
-	so := opts.global.search
-	so.ResponseType = opts.responseType
-	so.Chat = opts.chatOptions()
-	s, err := globalsearch.New(rs, b, client, so)
-	if err != nil {
-		return err
-	}
-	res.Timings["open"] = ms(time.Since(t))
-
-	switch {
-	case opts.global.plan:
-		pl, err := s.Plan(ctx, opts.question)
-		if err != nil {
-			return src.wrap(err)
-		}
-		if opts.json {
-			res.Plan = pl
-			return nil
-		}
-		return writePlan(term.out, pl, opts)
-	case opts.contextOnly:
-		return globalContextOnly(ctx, opts, rs, b, res, term, src)
-	}
-
-	res.ChatModel = opts.chatModel
-	before := src.requests()
-	p := newGlobalProgress(term, opts)
-	r, err := s.Search(ctx, opts.question, globalsearch.Hooks{Progress: p.show, Answer: p.answer(opts, term), Reasoning: p.reasoningHook()})
-	p.clear()
-	var le *globalsearch.LimitError
-	if errors.As(err, &le) {
-		return usagef(fmt.Sprintf("--max-llm-calls %d (or see the calls with --plan)", le.Need),
-			"the question needs %d model calls (%d map, 1 answer, %d rating), more than --max-llm-calls %d",
-			le.Need, le.Batches, le.Spent, le.Max)
-	}
-	if err != nil {
-		return src.wrap(fmt.Errorf("ask: %w", err))
-	}
-	if r.Reduce != nil {
-		p.reasoning.record(res, r.Reduce.Call.ReasoningChars)
-	}
-	answered(opts, src, before, res, term, r.Answer, r.Timings, globalWarnings(r))
-	res.Global = answerjson.GlobalResult(r, opts.global.params.CommunityLevel)
-	if !opts.json {
-		if term.tty && !opts.quiet {
-			fmt.Fprintln(term.err, globalLine(r, opts))
-		}
-	}
-	return nil
-}
-
-// globalContextOnly prints the map batches that would be sent.
-func globalContextOnly(ctx context.Context, opts askOptions, rs retrieval.ReportSource, b *retrieval.GlobalBuilder, res *askResult, term terminal, src source) error {
-	t, before := time.Now(), src.requests()
-	all, err := rs.CommunityReports(ctx, opts.global.params.CommunityLevel)
-	if err != nil {
-		return src.wrap(fmt.Errorf("ask: read the community reports: %w", err))
-	}
-	batches := b.Batches(b.Select(all))
-	res.Timings["retrieval"] = ms(time.Since(t))
+// printBatches prints the map batches global search would send (its
+// --context-only), or keeps them for --json.
+func printBatches(opts askOptions, src source, before int, res *askResult, term terminal) error {
 	if src.counted() {
 		n := src.requests() - before
 		res.SPARQLRequests = &n
 	}
-	g := &answerjson.Global{CommunityLevel: opts.global.params.CommunityLevel, Reports: len(all)}
-	for i, bt := range batches {
-		bj := answerjson.Batch{Index: i, ContextTokens: bt.Tokens, Truncated: bt.Truncated, Text: bt.Text}
-		for _, r := range bt.Reports {
-			bj.ReportIDs = append(bj.ReportIDs, r.ID)
-		}
-		g.SelectedReports += len(bt.Reports)
-		g.Batches = append(g.Batches, bj)
-	}
+	g := res.Global
 	if opts.json {
-		res.Global = g
 		return nil
 	}
 	for i, bj := range g.Batches {
@@ -183,6 +100,17 @@ func globalContextOnly(ctx context.Context, opts askOptions, rs retrieval.Report
 		fmt.Fprintf(term.err, "kgrag: no community report at level <= %d in %s\n", opts.global.params.CommunityLevel, src.name)
 	}
 	return nil
+}
+
+// writeModePlan prints --plan's bounds for people.
+func writeModePlan(w io.Writer, plan any, opts askOptions) error {
+	switch pl := plan.(type) {
+	case *globalsearch.Plan:
+		return writePlan(w, pl, opts)
+	case *driftsearch.Plan:
+		return writeDriftPlan(w, pl, opts)
+	}
+	return fmt.Errorf("ask: --mode %s has no plan to print", opts.mode)
 }
 
 // writePlan prints a plan for people.
@@ -228,22 +156,26 @@ func writePlan(w io.Writer, pl *globalsearch.Plan, opts askOptions) error {
 	return err
 }
 
-// globalProgress draws "map 3/12" on a terminal's stderr.
-type globalProgress struct {
+// progress draws a search's steps ("map 3/12") on a terminal's stderr,
+// and streams the answer and the thinking where they go.
+type progress struct {
 	w     io.Writer
 	on    bool
 	drawn bool
+	res   *askResult
+	// open: the answer printed so far does not end its line.
+	open bool
 	// reasoning is the answer call's thinking, with --show-reasoning.
 	reasoning *reasoningOut
 }
 
-func newGlobalProgress(term terminal, opts askOptions) *globalProgress {
-	return &globalProgress{w: term.err, on: term.tty && !opts.quiet && !opts.json, reasoning: &reasoningOut{opts: opts, term: term}}
+func newProgress(term terminal, opts askOptions, res *askResult) *progress {
+	return &progress{w: term.err, on: term.tty && !opts.quiet && !opts.json, res: res, reasoning: &reasoningOut{opts: opts, term: term}}
 }
 
 // reasoningHook is the search's Reasoning hook: the progress line is
 // cleared before the thinking is printed.
-func (p *globalProgress) reasoningHook() func(string) error {
+func (p *progress) reasoningHook() func(string) error {
 	h := p.reasoning.hook()
 	if h == nil {
 		return nil
@@ -254,7 +186,7 @@ func (p *globalProgress) reasoningHook() func(string) error {
 	}
 }
 
-func (p *globalProgress) show(e globalsearch.Progress) {
+func (p *progress) show(e engine.Progress) {
 	if !p.on {
 		return
 	}
@@ -263,50 +195,86 @@ func (p *globalProgress) show(e globalsearch.Progress) {
 		fmt.Fprintf(p.w, "\rrating reports at level %d: %d/%d\x1b[K", e.Level, e.Done, e.Total)
 	case globalsearch.PhaseMap:
 		fmt.Fprintf(p.w, "\rmap: %d/%d batches\x1b[K", e.Done, e.Total)
+	case driftsearch.PhaseExpand:
+		fmt.Fprintf(p.w, "\rexpanding the question...\x1b[K")
+	case driftsearch.PhasePrimer:
+		fmt.Fprintf(p.w, "\rprimer: %d/%d calls\x1b[K", e.Done, e.Total)
+	case driftsearch.PhaseFollowUps:
+		fmt.Fprintf(p.w, "\rfollow-ups, round %d: %d/%d\x1b[K", e.Round, e.Done, e.Total)
 	case globalsearch.PhaseReduce:
 		fmt.Fprintf(p.w, "\rwriting the answer...\x1b[K")
+	case engine.PhaseThoughts:
+		if g := p.res.GraphOfThoughts; g != nil {
+			fmt.Fprintf(p.w, "graph of thoughts: %d nodes, %d edges, built in %s\n", len(g.Nodes), len(g.Edges), msText(p.res.Timings["llm_graph"]))
+		}
+		return
+	default:
+		return
 	}
 	p.drawn = true
 }
 
 // answer is the Answer hook of a search that streams its answer: to
 // stdout after the progress line is cleared, or nowhere with --json.
-func (p *globalProgress) answer(opts askOptions, term terminal) func(string) error {
+func (p *progress) answer(opts askOptions, term terminal) func(string) error {
 	if opts.json {
 		return nil
 	}
 	return func(piece string) error {
 		p.clear()
 		p.reasoning.endLine()
+		if piece != "" {
+			p.open = !strings.HasSuffix(piece, "\n")
+		}
 		_, err := io.WriteString(term.out, piece)
 		return err
 	}
 }
 
-// answered records a search's answer in res with its timings and the
-// store requests since before; on stdout it ends the streamed answer's
-// line and prints the warnings to stderr.
-func answered(opts askOptions, src source, before int, res *askResult, term terminal, answer string, timings map[string]float64, warnings []string) {
+// endAnswer ends the line of an answer streamed to stdout, whole or cut.
+func (p *progress) endAnswer(term terminal) {
+	if p.open {
+		fmt.Fprintln(term.out)
+		p.open = false
+	}
+}
+
+// answered ends the answer of a search of many calls: the store
+// requests since before, the end of the streamed answer's line, the
+// warnings (to stderr whether or not it is a terminal) and the summary.
+func answered(opts askOptions, src source, before int, res *askResult, term terminal, p *progress) {
 	if src.counted() {
 		n := src.requests() - before
 		res.SPARQLRequests = &n
 	}
-	for k, v := range timings {
-		res.Timings[k] = v
-	}
-	res.Answer = &answer
 	if opts.json {
 		return
 	}
-	if answer != "" && !strings.HasSuffix(answer, "\n") {
-		fmt.Fprintln(term.out)
+	p.endAnswer(term)
+	var warnings []string
+	switch {
+	case res.Global != nil:
+		warnings = globalWarnings(res.Global)
+	case res.Drift != nil:
+		warnings = driftWarnings(res.Drift)
 	}
 	for _, w := range warnings {
 		fmt.Fprintln(term.err, "kgrag: warning:", w)
 	}
+	if !term.tty || opts.quiet {
+		return
+	}
+	switch {
+	case res.Global != nil:
+		fmt.Fprintln(term.err, globalLine(res, opts))
+	case res.Drift != nil:
+		r := res.Drift
+		fmt.Fprintf(term.err, "drift: %d model calls (%d follow-ups answered, %d left open) in %s\n",
+			r.LLMCalls, answeredActions(r)-1, r.Open, msText(r.Timings["expand"]+r.Timings["primer"]+r.Timings["follow_ups"]+r.Timings["reduce"]))
+	}
 }
 
-func (p *globalProgress) clear() {
+func (p *progress) clear() {
 	if p.drawn {
 		fmt.Fprint(p.w, "\r\x1b[K")
 		p.drawn = false
@@ -314,30 +282,29 @@ func (p *globalProgress) clear() {
 }
 
 // globalWarnings are what the user must know about an answer: calls that
-// failed, replies that could not be read, made-up citations. They go to
-// stderr whether or not it is a terminal.
-func globalWarnings(r *globalsearch.Result) []string {
+// failed, replies that could not be read, made-up citations.
+func globalWarnings(g *answerjson.Global) []string {
 	var out []string
-	n := len(r.Batches)
-	if r.MapFailed > 0 {
+	n := len(g.Batches)
+	if g.MapFailed > 0 {
 		first := ""
-		for _, b := range r.Batches {
-			if b.Err != "" {
+		for _, b := range g.Batches {
+			if b.Call != nil && b.Err != "" {
 				first = b.Err
 				break
 			}
 		}
 		out = append(out, fmt.Sprintf("%d of %d map calls failed and were skipped: the answer rests on the other %d batches of reports (first error: %s)",
-			r.MapFailed, n, n-r.MapFailed, first))
+			g.MapFailed, n, n-g.MapFailed, first))
 	}
-	if r.MapParse.Unusable > 0 {
-		w := fmt.Sprintf("%d of %d map replies were not usable JSON and were skipped", r.MapParse.Unusable, n)
-		if r.MapParse.Unusable*2 > n {
+	if mp := g.MapParse; mp != nil && mp.Unusable > 0 {
+		w := fmt.Sprintf("%d of %d map replies were not usable JSON and were skipped", mp.Unusable, n)
+		if mp.Unusable*2 > n {
 			w += " (does the model follow JSON instructions? --json shows each reply; a larger model, or a server that honours --json-mode, helps)"
 		}
 		out = append(out, w)
 	}
-	if sel := r.Selection; sel != nil {
+	if sel := g.Dynamic; sel != nil {
 		if sel.Failed+sel.Parse.Unusable > 0 {
 			out = append(out, fmt.Sprintf("%d of %d rating calls failed or gave no rating; those reports were rated 1", sel.Failed+sel.Parse.Unusable, len(sel.Rated)))
 		}
@@ -345,31 +312,31 @@ func globalWarnings(r *globalsearch.Result) []string {
 			out = append(out, "dynamic selection "+sel.Stopped)
 		}
 	}
-	if len(r.UnknownCited) > 0 {
-		out = append(out, fmt.Sprintf("the answer cites reports that were not given to the model: %s", strings.Join(r.UnknownCited, ", ")))
+	if len(g.UnknownCited) > 0 {
+		out = append(out, fmt.Sprintf("the answer cites reports that were not given to the model: %s", strings.Join(g.UnknownCited, ", ")))
 	}
 	return out
 }
 
 // globalLine is the terminal summary of a global search, on stderr.
-func globalLine(r *globalsearch.Result, opts askOptions) string {
+func globalLine(res *askResult, opts askOptions) string {
+	g := res.Global
 	var b strings.Builder
-	fmt.Fprintf(&b, "global: %d reports up to level %d", r.Reports, opts.global.params.CommunityLevel)
-	if sel := r.Selection; sel != nil {
+	fmt.Fprintf(&b, "global: %d reports up to level %d", g.Reports, opts.global.params.CommunityLevel)
+	if sel := g.Dynamic; sel != nil {
 		fmt.Fprintf(&b, ", %d rated, %d kept", len(sel.Rated), len(sel.Reports))
 	}
-	points := 0
-	for _, x := range r.Batches {
-		points += len(x.Points)
+	var repaired, unusable int
+	if mp := g.MapParse; mp != nil {
+		repaired, unusable = mp.Repaired, mp.Unusable
 	}
-	fmt.Fprintf(&b, " · %d map calls (%d repaired, %d unusable, %d failed), %d points", len(r.Batches),
-		r.MapParse.Repaired, r.MapParse.Unusable, r.MapFailed, points)
-	if r.Reduce != nil {
-		fmt.Fprintf(&b, ", %d of %d scored in the answer's context", len(r.Reduce.Context.Points), r.Reduce.Context.Scored)
+	fmt.Fprintf(&b, " · %d map calls (%d repaired, %d unusable, %d failed), %d points", len(g.Batches), repaired, unusable, g.MapFailed, g.Points)
+	if g.Reduce != nil {
+		fmt.Fprintf(&b, ", %d of %d scored in the answer's context", len(g.Reduce.Points), g.ScoredPoints)
 	}
-	fmt.Fprintf(&b, " · %d model calls in %s", r.LLMCalls, msText(r.Timings["rate"]+r.Timings["map"]+r.Timings["reduce"]))
-	if len(r.Cited) > 0 {
-		fmt.Fprintf(&b, " · cites reports %s", strings.Join(r.Cited, ", "))
+	fmt.Fprintf(&b, " · %d model calls in %s", g.LLMCalls, msText(res.Timings["rate"]+res.Timings["map"]+res.Timings["reduce"]))
+	if len(g.Cited) > 0 {
+		fmt.Fprintf(&b, " · cites reports %s", strings.Join(g.Cited, ", "))
 	}
 	return b.String()
 }

@@ -116,29 +116,49 @@ func (o indexOptions) open(ctx context.Context) (embedindex.Index, error) {
 // a missing one is named with the kgrag embed that builds it. The caller
 // closes the index.
 func (o indexOptions) openTable(ctx context.Context, table string) (embedindex.Index, error) {
+	idx, err := o.forTable(table).location().Open(ctx)
+	if err != nil {
+		return nil, o.openError(table, err)
+	}
+	return idx, nil
+}
+
+// openOptional opens table's index if kgrag embed built it; if not,
+// missing says so and what builds it. err is any other failure.
+func (o indexOptions) openOptional(ctx context.Context, table string) (idx embedindex.Index, missing, err error) {
+	idx, err = o.forTable(table).location().Open(ctx)
+	switch {
+	case errors.Is(err, location.ErrNoIndex):
+		return nil, o.openError(table, err), nil
+	case err != nil:
+		return nil, nil, o.openError(table, err)
+	}
+	return idx, nil, nil
+}
+
+// openError is the error of opening table's index, with the command
+// that builds a missing or empty one.
+func (o indexOptions) openError(table string, err error) error {
 	t := o.forTable(table)
 	build := "kgrag embed --input DIR"
 	if table != tableEntities {
 		build += " " + tableFlag(table)
 	}
-	idx, err := t.location().Open(ctx)
 	var empty *location.EmptyError
 	switch {
-	case err == nil:
-		return idx, nil
 	case errors.As(err, &empty):
-		return nil, fmt.Errorf("ask: %v: rebuild it with %s", err, build)
+		return fmt.Errorf("ask: %v: rebuild it with %s", err, build)
 	case errors.Is(err, location.ErrNoIndex) && t.url != "" && table != tableEntities:
-		return nil, fmt.Errorf("ask: no embeddings of the %s in Elasticsearch alias %s: build them with %s --index-url %s",
+		return fmt.Errorf("ask: no embeddings of the %s in Elasticsearch alias %s: build them with %s --index-url %s",
 			tableNoun(table), t.name, build, redact.URL(t.url))
 	case errors.Is(err, location.ErrNoIndex) && t.url == "" && table != tableEntities:
-		return nil, fmt.Errorf("ask: no embeddings of the %s at %s: build them with %s (it writes %s beside %s), or point --index at the folder that holds them",
+		return fmt.Errorf("ask: no embeddings of the %s at %s: build them with %s (it writes %s beside %s), or point --index at the folder that holds them",
 			tableNoun(table), t.path, build, location.File(table), entityIndexFile)
 	case errors.Is(err, location.ErrNoIndex) && t.url == "":
-		return nil, fmt.Errorf("ask: no vector index at %s: build it with %s (it writes DIR/%s/%s), or point --index at it",
+		return fmt.Errorf("ask: no vector index at %s: build it with %s (it writes DIR/%s/%s), or point --index at it",
 			t.path, build, defaultIndexDir, entityIndexFile)
 	}
-	return nil, indexError(t, fmt.Errorf("ask: open vector index: %w", err))
+	return indexError(t, fmt.Errorf("ask: open vector index: %w", err))
 }
 
 // location is where the options put the indexes.

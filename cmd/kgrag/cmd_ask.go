@@ -9,9 +9,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kgrag/kgrag/embedindex"
 	answerjson "github.com/kgrag/kgrag/internal/answer"
+	"github.com/kgrag/kgrag/internal/basicsearch"
 	"github.com/kgrag/kgrag/internal/driftsearch"
+	"github.com/kgrag/kgrag/internal/engine"
 	"github.com/kgrag/kgrag/internal/globalsearch"
 	"github.com/kgrag/kgrag/internal/llm"
 	"github.com/kgrag/kgrag/internal/localsearch"
@@ -382,7 +383,8 @@ func runAsk(ctx context.Context, opts askOptions, term terminal) error {
 }
 
 // ask retrieves the context, unless --no-context, and answers, unless
-// --context-only, filling res.
+// --context-only or --plan, filling res. The mode's engine does the work;
+// ask shows it on the terminal.
 func ask(ctx context.Context, opts askOptions, client *llm.Client, res *askResult, term terminal) error {
 	if opts.noContext {
 		res.Mode = "no-context"
@@ -392,73 +394,112 @@ func ask(ctx context.Context, opts askOptions, client *llm.Client, res *askResul
 		}
 		return answer(ctx, opts, client, system, res, term)
 	}
-	switch opts.mode {
-	case modeGlobal:
-		return askGlobal(ctx, opts, client, res, term)
-	case modeBasic:
-		return askBasic(ctx, opts, client, res, term)
-	case modeDrift:
-		return askDrift(ctx, opts, client, res, term)
-	}
 	t := time.Now()
-	idx, src, emb, err := openIndexed(ctx, opts, tableEntities, client, res, term)
+	eng, src, closeAll, err := openEngine(ctx, opts, client, res, term)
 	if err != nil {
 		return err
 	}
-	defer idx.Close()
-	s, err := localsearch.New(src.retrieval(), idx, emb, client, opts.localOptions(src.name))
-	if err != nil {
-		return err
-	}
+	defer closeAll()
 	res.Timings["open"] = ms(time.Since(t))
 
+	q := engine.Question{Text: opts.question, SubQuestions: opts.subQuestions}
 	before := src.requests()
-	q := localsearch.Question{Text: opts.question, SubQuestions: opts.subQuestions}
-	r, err := s.Context(ctx, q)
-	if err != nil {
-		return searchError(opts, src, err)
-	}
-	res.AddSearch(r)
-	if stop, err := retrieved(opts, src, before, res, term, r.Text()); stop {
+	switch {
+	case opts.global.plan:
+		if err := eng.Plan(ctx, q, res); err != nil {
+			return modeError(opts, src, err)
+		}
+		if opts.json {
+			return nil
+		}
+		return writeModePlan(term.out, res.Plan, opts)
+	case opts.contextOnly:
+		if err := eng.Context(ctx, q, res); err != nil {
+			return modeError(opts, src, err)
+		}
+		if res.Global != nil {
+			return printBatches(opts, src, before, res, term)
+		}
+		_, err := retrieved(opts, src, before, res, term, res.Context.Text)
 		return err
 	}
-	if opts.mode == modeThoughts {
-		res.ChatModel = opts.chatModel
-		if err := s.BuildGraph(ctx, q, r); err != nil {
-			return fmt.Errorf("ask: %w", err)
+
+	p := newProgress(term, opts, res)
+	hooks := engine.Hooks{Progress: p.show, Answer: p.answer(opts, term), Reasoning: p.reasoningHook(),
+		Retrieved: func(*askResult) error {
+			_, err := retrieved(opts, src, before, res, term, "")
+			return err
+		}}
+	err = eng.Search(ctx, q, hooks, res)
+	p.clear()
+	p.reasoning.record(res, res.ReasoningChars)
+	switch opts.mode {
+	case modeGlobal, modeDrift:
+		if err != nil {
+			return modeError(opts, src, err)
 		}
-		res.AddThoughts(r.Thoughts)
-		res.Timings["llm_graph"] = r.Timings["llm_graph"]
-		if term.tty && !opts.quiet && !opts.json {
-			g := r.Thoughts.Graph
-			fmt.Fprintf(term.err, "graph of thoughts: %d nodes, %d edges, built in %s\n", len(g.Nodes), len(g.Edges), msText(r.Timings["llm_graph"]))
-		}
+		answered(opts, src, before, res, term, p)
+		return nil
 	}
-	system, err := s.AnswerPrompt(r)
-	if err != nil {
-		return err
-	}
-	return answer(ctx, opts, client, system, res, term)
+	return answeredOnce(opts, src, res, term, p, err)
 }
 
-// openIndexed opens table's vector index and the graph for a mode that
-// embeds the question, and records both in res. The caller closes the
-// index.
-func openIndexed(ctx context.Context, opts askOptions, table string, client *llm.Client, res *askResult, term terminal) (embedindex.Index, source, llm.Embedder, error) {
-	idx, err := opts.index.openTable(ctx, table)
-	if err != nil {
-		return nil, source{}, llm.Embedder{}, err
+// openEngine opens the vector indexes the mode searches, the graph and
+// the mode's engine over them, and records the source in res. closeAll
+// releases them.
+func openEngine(ctx context.Context, opts askOptions, client *llm.Client, res *askResult, term terminal) (_ engine.Engine, _ source, closeAll func(), err error) {
+	var closers []func() error
+	release := func() {
+		for _, c := range closers {
+			c()
+		}
+	}
+	defer func() {
+		if err != nil {
+			release()
+		}
+	}()
+	m, _ := mode.Lookup(opts.mode)
+	deps := engine.Deps{Embedder: client.Embedder(), Chat: client}
+	for _, t := range engine.Tables(m) {
+		idx, err := opts.index.openTable(ctx, t)
+		if err != nil {
+			return nil, source{}, nil, err
+		}
+		closers = append(closers, idx.Close)
+		deps.SetIndex(t, idx)
 	}
 	src, err := openSource(ctx, opts, term.err)
 	if err != nil {
-		idx.Close()
-		return nil, source{}, llm.Embedder{}, err
+		return nil, source{}, nil, err
 	}
-	res.Source = src.name
-	res.LeftOut = src.leftOut
-	emb := client.Embedder()
-	res.EmbedModel = emb.Model()
-	return idx, src, emb, nil
+	closers = append(closers, src.close)
+	res.Source, res.LeftOut = src.name, src.leftOut
+	deps.Source, deps.Name = src.retrieval(), src.name
+	eng, err := engine.Open(opts.mode, deps, opts.engineOptions(src.name))
+	if err != nil {
+		return nil, source{}, nil, err
+	}
+	return eng, src, release, nil
+}
+
+// answeredOnce ends the answer of a mode that asks the model once (after
+// any graph of thoughts): the line on stdout, the warnings, the summary.
+func answeredOnce(opts askOptions, src source, res *askResult, term terminal, p *progress, err error) error {
+	p.endAnswer(term)
+	switch {
+	case err != nil && res.AnswerPartial:
+		return fmt.Errorf("ask: %w; the answer printed is incomplete", err)
+	case err != nil:
+		return modeError(opts, src, err)
+	}
+	if res.FinishReason == "length" {
+		fmt.Fprintf(term.err, "warning: the answer was cut short by the token limit (finish_reason length): raise --max-tokens (now %d; 0 is the server's limit)\n", opts.maxTokens)
+	}
+	if term.tty && !opts.quiet && !opts.json {
+		fmt.Fprintf(term.err, "%s\n", answerLine(res))
+	}
+	return nil
 }
 
 // retrieved reports a context built: the store requests it took since
@@ -493,18 +534,28 @@ func (o askOptions) chatOptions() llm.ChatOptions {
 	return llm.ChatOptions{Model: o.chatModel, Temperature: &temp, MaxTokens: o.maxTokens}
 }
 
-// searchError says which service a failed search needs checked.
-func searchError(opts askOptions, src source, err error) error {
+// modeError says what to fix for a search that failed: the flag, for a
+// call limit too low for the question, or which service.
+func modeError(opts askOptions, src source, err error) error {
+	var gle *globalsearch.LimitError
+	var dle *driftsearch.LimitError
 	var ie *localsearch.IndexError
 	var se *localsearch.SourceError
-	err = fmt.Errorf("ask: %w", err)
 	switch {
+	case errors.As(err, &gle):
+		return usagef(fmt.Sprintf("--max-llm-calls %d (or see the calls with --plan)", gle.Need),
+			"the question needs %d model calls (%d map, 1 answer, %d rating), more than --max-llm-calls %d",
+			gle.Need, gle.Batches, gle.Spent, gle.Max)
+	case errors.As(err, &dle):
+		return usagef(fmt.Sprintf("--max-llm-calls %d (or see the calls with --plan)", dle.Need),
+			"--max-llm-calls %d is too low for DRIFT: it needs at least %d calls (1 expansion, %d primer, 1 answer) before any follow-up",
+			dle.Max, dle.Need, dle.Folds)
 	case errors.As(err, &ie):
-		return indexError(opts.index, err)
+		return indexError(opts.index, fmt.Errorf("ask: %w", err))
 	case errors.As(err, &se):
-		return src.wrap(err)
+		return src.wrap(fmt.Errorf("ask: %w", err))
 	}
-	return err
+	return src.wrap(fmt.Errorf("ask: %w", err))
 }
 
 // answer asks the chat model: system prompt, then the question. The answer
@@ -512,47 +563,15 @@ func searchError(opts askOptions, src source, err error) error {
 // reasoning model's thinking is never part of it: it goes to stderr (or
 // the JSON object) with --show-reasoning, and is counted either way.
 func answer(ctx context.Context, opts askOptions, client *llm.Client, system string, res *askResult, term terminal) error {
-	var hooks localsearch.Hooks
-	reasoning := &reasoningOut{opts: opts, term: term}
-	hooks.Reasoning = reasoning.hook()
-	// Streamed with --json too, so that an answer cut short can be
-	// reported as far as it came.
-	hooks.Answer = func(piece string) error {
-		if opts.json {
-			return nil
-		}
-		reasoning.endLine()
-		_, err := io.WriteString(term.out, piece)
-		return err
-	}
+	p := newProgress(term, opts, res)
 	res.ChatModel = opts.chatModel
 	t := time.Now()
-	reply, err := localsearch.Answer(ctx, client, opts.chatOptions(), system, opts.question, hooks)
-	text := reply.Answer
-	if !opts.json && text != "" && !strings.HasSuffix(text, "\n") {
-		fmt.Fprintln(term.out)
-	}
+	reply, err := localsearch.Answer(ctx, client, opts.chatOptions(), system, opts.question,
+		localsearch.Hooks{Answer: p.answer(opts, term), Reasoning: p.reasoningHook()})
 	res.Timings["llm"] = ms(time.Since(t))
-	reasoning.record(res, reply.Usage.ReasoningChars)
-	if err != nil {
-		if reply.Partial {
-			res.AddReply(reply)
-			return fmt.Errorf("ask: %w; the answer printed is incomplete", err)
-		}
-		res.ReasoningChars, res.FinishReason = reply.Usage.ReasoningChars, reply.Usage.FinishReason
-		if reply.Usage.Tokens() {
-			res.Usage = &answerjson.Usage{Prompt: reply.Usage.PromptTokens, Completion: reply.Usage.CompletionTokens, Total: reply.Usage.TotalTokens}
-		}
-		return fmt.Errorf("ask: %w", err)
-	}
-	res.AddReply(reply)
-	if reply.Usage.FinishReason == "length" {
-		fmt.Fprintf(term.err, "warning: the answer was cut short by the token limit (finish_reason length): raise --max-tokens (now %d; 0 is the server's limit)\n", opts.maxTokens)
-	}
-	if term.tty && !opts.quiet && !opts.json {
-		fmt.Fprintf(term.err, "%s\n", answerLine(res))
-	}
-	return nil
+	res.RecordReply(reply, err)
+	p.reasoning.record(res, res.ReasoningChars)
+	return answeredOnce(opts, source{}, res, term, p, err)
 }
 
 // reasoningOut puts a reasoning model's thinking where --show-reasoning
@@ -629,4 +648,15 @@ func subgraphParams(p retrieval.Params, nodesSet, relsSet bool) retrieval.Subgra
 	}
 	s.MaxContextTokens, s.Encoding = p.MaxContextTokens, p.Encoding
 	return s
+}
+
+// engineOptions are every engine's options from the flags.
+func (o askOptions) engineOptions(source string) engine.Options {
+	so := o.global.search
+	so.ResponseType, so.Chat = o.responseType, o.chatOptions()
+	bp := o.basic
+	bp.MaxContextTokens, bp.Encoding = o.params.MaxContextTokens, o.params.Encoding
+	return engine.Options{Local: o.localOptions(source), Global: so, GlobalParams: o.global.params,
+		Basic: basicsearch.Options{Params: bp, ResponseType: o.responseType, Chat: o.chatOptions(), Source: source},
+		Drift: o.driftOptions(source)}
 }

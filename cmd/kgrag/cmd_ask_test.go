@@ -15,6 +15,7 @@ import (
 
 	"github.com/kgrag/kgrag/embedindex/flat"
 	"github.com/kgrag/kgrag/graphrag"
+	"github.com/kgrag/kgrag/internal/driftsearch"
 	"github.com/kgrag/kgrag/internal/embedtext"
 	"github.com/kgrag/kgrag/internal/llm/llmtest"
 	"github.com/kgrag/kgrag/internal/retrieval"
@@ -63,6 +64,8 @@ func (f askFixture) options(question string) askOptions {
 		params:       retrieval.DefaultParams(),
 		seed:         retrieval.DefaultSeedParams(),
 		subgraph:     retrieval.DefaultSubgraphParams(),
+		basic:        retrieval.DefaultBasicParams(),
+		drift:        driftsearch.DefaultOptions(),
 		chatModel:    "test-chat",
 		responseType: prompts.DefaultResponseType,
 		quiet:        true,

@@ -13,12 +13,13 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
-	"github.com/kgrag/kgrag/internal/globalsearch"
+	"github.com/kgrag/kgrag/embedindex"
+	"github.com/kgrag/kgrag/internal/engine"
 	"github.com/kgrag/kgrag/internal/localsearch"
-	"github.com/kgrag/kgrag/internal/retrieval"
 	"github.com/kgrag/kgrag/internal/serve"
 	"github.com/kgrag/kgrag/internal/tokens"
 	"github.com/kgrag/kgrag/ontology"
@@ -101,15 +102,17 @@ func newServeCommand(term terminal) *cli.Command {
 or --store URL --graph IRI, with --index), and answers over HTTP on --addr
 (default ` + defaultServeAddr + `, this machine only) with the same retrieval:
 
-   GET  /v1/models              kgrag-local, kgrag-global, kgrag-sparql-templates,
-                                kgrag-subgraph, kgrag-graph-of-thoughts: one model per
-                                mode (kgrag-seed still names kgrag-sparql-templates)
+   GET  /v1/models              one model per mode: kgrag-local, kgrag-global,
+                                kgrag-drift, kgrag-basic, kgrag-sparql-templates,
+                                kgrag-subgraph, kgrag-graph-of-thoughts (kgrag-seed
+                                still names kgrag-sparql-templates); DRIFT and basic
+                                search when kgrag embed --tables all built their indexes
    POST /v1/chat/completions    OpenAI's chat API; streamed with "stream": true. Earlier
                                 turns of the conversation join the question, as in
                                 GraphRAG's local search. The records the answer cites come
                                 back in "citations" (URLs) and "kgrag" (the ask --json record)
-   POST /api/ask                {"question", "mode", "context_only", "history"}: the record
-                                kgrag ask --json prints
+   POST /api/ask                {"question", "mode", "context_only", "plan", "history"}: the
+                                record kgrag ask --json prints
    GET  /api/entities/ID        an entity with its relationships, text units, communities
                                 and IRI (?by=title to name it by title)
    GET  /api/entities?q=TEXT    the entities nearest TEXT in the vector index
@@ -128,6 +131,7 @@ swaps them in whole: requests in flight finish on the graph they started
 with. SIGTERM stops taking requests and lets those in flight end, up to
 --drain-timeout. At most --max-model-calls questions ask the model at once
 and --max-queued wait; beyond that the answer is 429 with Retry-After.
+--max-llm-calls bounds the model calls of each global or DRIFT question.
 One access log line per request goes to stderr, without the question
 unless --log-questions.
 ` + exitStatusHelp,
@@ -186,8 +190,14 @@ func runServe(ctx context.Context, o serveOptions, term terminal) error {
 	}
 	g := s.Graph()
 	fmt.Fprintf(term.err, "kgrag: serving %s on http://%s (OpenAI API at http://%s/v1)\n", g.Name, ln.Addr(), ln.Addr())
-	if g.Local == nil {
+	if g.Nearest == nil {
 		fmt.Fprintln(term.err, "kgrag: warning: no vector index: only kgrag-global answers (build one with kgrag embed)")
+	} else {
+		for _, m := range engine.Modes() {
+			if err := g.Missing[m.Name]; err != nil {
+				fmt.Fprintf(term.err, "kgrag: %s is not served: %v\n", m.Model(), err)
+			}
+		}
 	}
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
@@ -239,50 +249,63 @@ func (o serveOptions) load(ctx context.Context) (_ *serve.Graph, err error) {
 			closeAll()
 		}
 	}()
-	g := &serve.Graph{Name: src.name, Source: src.retrieval(), GlobalLevel: a.global.params.CommunityLevel,
-		Store: src.c, StoreGraph: src.graph, Close: closeAll}
+	g := &serve.Graph{Name: src.name, Source: src.retrieval(), Store: src.c, StoreGraph: src.graph, Close: closeAll,
+		Engines: map[string]engine.Engine{}, Missing: map[string]error{}}
 	if a.input != "" {
 		g.Base = o.base
 	}
-	// One token encoder for the three searchers: building one parses the
-	// BPE ranks (about 10 ms).
+	// One token encoder for every engine: building one parses the BPE
+	// ranks (about 10 ms).
 	enc, err := tokens.NewEncoder(a.params.Encoding)
 	if err != nil {
-		return nil, err
-	}
-	gb, err := retrieval.NewGlobalBuilder(a.global.params, enc)
-	if err != nil {
-		return nil, err
-	}
-	so := a.global.search
-	so.ResponseType, so.Chat = a.responseType, a.chatOptions()
-	if g.Global, err = globalsearch.New(src.retrieval(), gb, client, so); err != nil {
 		return nil, err
 	}
 	if g.Reports, err = src.retrieval().CommunityReports(ctx, math.MaxInt64); err != nil {
 		return nil, src.wrap(fmt.Errorf("serve: read the community reports: %w", err))
 	}
+	deps := engine.Deps{Source: src.retrieval(), Name: src.name, Embedder: client.Embedder(), Chat: client, Encoder: enc}
+	missing := map[string]error{} // why a table's index is not there
 	idx, err := a.index.open(ctx)
-	if err != nil && !o.indexGiven && a.index.url == "" && errors.Is(statErr(a.index.path), fs.ErrNotExist) {
-		return g, nil // global search only; runServe warns
-	}
-	if err != nil {
+	switch {
+	case err != nil && !o.indexGiven && a.index.url == "" && errors.Is(statErr(a.index.path), fs.ErrNotExist):
+		// Global search only; runServe warns.
+	case err != nil:
 		return nil, err
+	default:
+		closers = append(closers, idx.Close)
+		deps.Entities = idx
+		emb := deps.Embedder
+		g.Nearest = func(ctx context.Context, text string, k int) ([]embedindex.Hit, error) {
+			return localsearch.Neighbours(ctx, idx, emb, text, k, map[string]float64{})
+		}
+		// The other tables' indexes serve DRIFT and basic search when
+		// kgrag embed built them; without, those modes are left out.
+		for _, t := range []string{tableTextUnits, tableReports} {
+			ti, why, err := a.index.openOptional(ctx, t)
+			if err != nil {
+				return nil, err
+			}
+			if why != nil {
+				missing[t] = errors.New(strings.TrimPrefix(why.Error(), "ask: "))
+				continue
+			}
+			closers = append(closers, ti.Close)
+			deps.SetIndex(t, ti)
+		}
 	}
-	closers = append(closers, idx.Close)
-	emb := client.Embedder()
-	local := a.localOptions(src.name)
-	local.Encoder = enc
-	if g.Local, err = localsearch.New(src.retrieval(), idx, emb, client, local); err != nil {
-		return nil, err
-	}
-	for _, m := range []struct {
-		mode string
-		s    **localsearch.Searcher
-	}{{localsearch.ModeSPARQLTemplates, &g.Seed}, {localsearch.ModeSubgraph, &g.Subgraph}, {localsearch.ModeGraphOfThoughts, &g.Thoughts}} {
-		local.Mode = m.mode
-		if *m.s, err = localsearch.New(src.retrieval(), idx, emb, client, local); err != nil {
-			return nil, err
+	opts := a.engineOptions(src.name)
+	for _, m := range engine.Modes() {
+		e, err := engine.Open(m.Name, deps, opts)
+		var mi *engine.MissingIndexError
+		switch {
+		case errors.As(err, &mi) && missing[mi.Table] != nil:
+			g.Missing[m.Name] = missing[mi.Table]
+		case errors.As(err, &mi):
+			g.Missing[m.Name] = mi
+		case err != nil:
+			return nil, fmt.Errorf("serve: %s: %w", m.Name, err)
+		default:
+			g.Engines[m.Name] = e
 		}
 	}
 	return g, nil
@@ -311,6 +334,8 @@ tools are served over HTTP at kgrag serve's /mcp:
    get_community     a community's report
    local_context     GraphRAG's local search context for a question (no chat model)
    global_answer     GraphRAG's global search answer (many model calls)
+   ask               a question in any mode (local, global, drift, basic, ...): the
+                     record kgrag ask --json prints
    sparql_select     a read-only SELECT or ASK on the store (with --store only)
 
 An MCP client's configuration, for example:

@@ -188,7 +188,7 @@ func TestServeMCPHTTP(t *testing.T) {
 		isError bool
 		holds   string
 	}
-	checkTools(t, out, []string{"get_community", "get_entity", "global_answer", "local_context", "search_entities", "sparql_select"}, []w{
+	checkTools(t, out, []string{"ask", "get_community", "get_entity", "global_answer", "local_context", "search_entities", "sparql_select"}, []w{
 		{false, e.Title}, {false, e.ID}, {true, "no entity titled"}, {false, "title"}, {false, "-----Entities-----"},
 		{false, "answer"}, {false, `"n"`}, {false, `"truncated":true`}, {true, "only SELECT and ASK"}, {true, "not DROP"}, {false, `"n"`},
 	})
@@ -229,7 +229,7 @@ func TestMCPStdio(t *testing.T) {
 		isError bool
 		holds   string
 	}
-	checkTools(t, out, []string{"get_community", "get_entity", "global_answer", "local_context", "search_entities"},
+	checkTools(t, out, []string{"ask", "get_community", "get_entity", "global_answer", "local_context", "search_entities"},
 		[]w{{false, e.Title}, {false, e.Title}})
 
 	// The Go SDK's own client, over the same command.

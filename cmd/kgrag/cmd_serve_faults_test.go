@@ -78,8 +78,9 @@ func TestServeBadRequests(t *testing.T) {
 		{"no key", "/v1/chat/completions", "", chatBody("kgrag-local", "Who?"), 401, "authentication_error", "missing_api_key", "Bearer"},
 		{"wrong key", "/v1/chat/completions", "wrong", chatBody("kgrag-local", "Who?"), 401, "authentication_error", "invalid_api_key", "wrong"},
 		{"wrong key on the API", "/api/ask", "wrong", map[string]any{"question": "Who?"}, 401, "authentication_error", "invalid_api_key", ""},
-		{"bad mode", "/api/ask", key, map[string]any{"question": "Who?", "mode": "drift"}, 400, "invalid_request_error", "", `mode "drift"`},
-		{"context only for global", "/api/ask", key, map[string]any{"question": "Who?", "mode": "global", "context_only": true}, 400, "invalid_request_error", "", "context_only"},
+		{"bad mode", "/api/ask", key, map[string]any{"question": "Who?", "mode": "deep"}, 400, "invalid_request_error", "", `mode "deep"`},
+		{"mode without its index", "/api/ask", key, map[string]any{"question": "Who?", "mode": "drift"}, 400, "invalid_request_error", "", "kgrag embed --input DIR --tables community_reports"},
+		{"no plan for local", "/api/ask", key, map[string]any{"question": "Who?", "mode": "local", "plan": true}, 400, "invalid_request_error", "", "no plan"},
 		{"no endpoint", "/v1/embeddings", key, map[string]any{}, 404, "not_found_error", "", "no endpoint"},
 	}
 	for _, tt := range tests {

@@ -2,30 +2,46 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
+	answerjson "github.com/kgrag/kgrag/internal/answer"
+
+	"github.com/kgrag/kgrag/internal/driftsearch"
+	"github.com/kgrag/kgrag/internal/engine"
 	"github.com/kgrag/kgrag/internal/mode"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// notServedYet are the registry's modes kgrag serve does not answer yet
-// (their engines are wired in kgrag ask alone). TestModesEverywhere fails
-// when one of them is served, so that the list shrinks with the gap.
-var notServedYet = []string{mode.Drift, mode.Basic}
+// newAllTablesFixture is newAskFixture with every table embedded
+// (kgrag embed --tables all), so that every mode can be served.
+func newAllTablesFixture(t *testing.T) askFixture {
+	t.Helper()
+	f := newAskFixture(t)
+	o := embedTestOptions(f.input, f.index, f.srv.URL(), askEmbedModel)
+	o.tables = []string{tableEntities, tableTextUnits, tableReports}
+	term, _, _ := testTerminal()
+	if err := runEmbed(t.Context(), o, term); err != nil {
+		t.Fatal(err)
+	}
+	f.srv.Reset()
+	return f
+}
 
-// TestModesEverywhere: every mode of the registry (internal/mode) is
-// described in kgrag ask --help, taken by --mode, and listed by kgrag
-// serve's /v1/models (through go-openai) and taken as a model name by
-// /v1/chat/completions, but for notServedYet; and nothing is offered that
-// the registry lacks.
+// TestModesEverywhere: every mode of the registry (internal/mode) has an
+// engine, is described in kgrag ask --help and taken by --mode, is listed
+// by kgrag serve's /v1/models (through go-openai) and offered by the MCP
+// ask tool (through the MCP SDK's client); nothing is offered that the
+// registry lacks.
 func TestModesEverywhere(t *testing.T) {
 	help, _, code := runKgrag(t, "ask", "--help")
 	if code != 0 {
 		t.Fatalf("ask --help: exit %d", code)
 	}
-	f := newAskFixture(t)
+	f := newAllTablesFixture(t)
 	sf := startServe(t, f, nil)
 	list, err := sf.openaiClient("").ListModels(context.Background())
 	if err != nil {
@@ -35,7 +51,15 @@ func TestModesEverywhere(t *testing.T) {
 	for _, m := range list.Models {
 		served = append(served, m.ID)
 	}
+	tools := mcpAskModes(t, sf)
+	var engines []string
+	for _, m := range engine.Modes() {
+		engines = append(engines, m.Name)
+	}
 	for _, m := range mode.All() {
+		if !slices.Contains(engines, m.Name) {
+			t.Errorf("mode %s has no engine", m.Name)
+		}
 		if !regexp.MustCompile(`(?m)^ {3,8}` + regexp.QuoteMeta(m.Name) + `\s`).MatchString(help) {
 			t.Errorf("ask --help does not describe mode %s", m.Name)
 		}
@@ -44,9 +68,11 @@ func TestModesEverywhere(t *testing.T) {
 		if err := opts.validate(); err != nil && strings.Contains(err.Error(), "--mode must be one of") {
 			t.Errorf("ask --mode %s: %v", m.Name, err)
 		}
-		want := !slices.Contains(notServedYet, m.Name)
-		if got := slices.Contains(served, m.Model()); got != want {
-			t.Errorf("serve lists %s: %v; want %v", m.Model(), got, want)
+		if !slices.Contains(served, m.Model()) {
+			t.Errorf("serve does not list %s", m.Model())
+		}
+		if !slices.Contains(tools, m.Name) {
+			t.Errorf("the MCP ask tool does not offer mode %s", m.Name)
 		}
 	}
 	for _, id := range served {
@@ -54,4 +80,148 @@ func TestModesEverywhere(t *testing.T) {
 			t.Errorf("serve lists %s, which the registry lacks", id)
 		}
 	}
+	for _, name := range tools {
+		if _, ok := mode.Lookup(name); !ok {
+			t.Errorf("the MCP ask tool offers mode %s, which the registry lacks", name)
+		}
+	}
+}
+
+// mcpAskModes are the modes the MCP ask tool's input schema offers, as
+// the MCP SDK's client lists them from the server's /mcp.
+func mcpAskModes(t *testing.T, sf *serveFixture) []string {
+	t.Helper()
+	client := mcp.NewClient(&mcp.Implementation{Name: "kgrag-test"}, nil)
+	s, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: sf.http.URL + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	res, err := s.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range res.Tools {
+		if tl.Name != "ask" {
+			continue
+		}
+		raw, err := json.Marshal(tl.InputSchema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var schema struct {
+			Properties struct {
+				Mode struct {
+					Enum []string `json:"enum"`
+				} `json:"mode"`
+			} `json:"properties"`
+		}
+		if err := json.Unmarshal(raw, &schema); err != nil {
+			t.Fatal(err)
+		}
+		return schema.Properties.Mode.Enum
+	}
+	t.Fatal("no MCP tool named ask")
+	return nil
+}
+
+// TestServeDriftAndBasic asks kgrag serve in DRIFT and basic mode through
+// PyPI openai and gets what kgrag ask --mode drift|basic --json gets from
+// the same scripted model: the same context, follow-ups and answer; serve's
+// --max-llm-calls caps each request's DRIFT calls as it caps ask's.
+func TestServeDriftAndBasic(t *testing.T) {
+	f := newAllTablesFixture(t)
+	driftScript(f.srv, nil) // also answers basic search's call
+	const q = "Who is Scrooge's clerk?"
+	askJSON := func(m string) askResult {
+		t.Helper()
+		f.srv.Reset()
+		stdout, stderr, code := runKgrag(t, "ask", "-q", "--input", f.input, "--index", f.index, "--llm-url", f.srv.URL(),
+			"--embed-model", askEmbedModel, "--chat-model", "test-chat", "--mode", m, "--max-llm-calls", "12", "--concurrency", "1", "--json", q)
+		if code != 0 {
+			t.Fatalf("ask --mode %s: exit %d: %s", m, code, stderr)
+		}
+		checkRecordFields(t, []byte(stdout))
+		var res askResult
+		if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	// One call at a time: the script numbers follow-ups in the order it
+	// gets them, and the cap decides which are asked.
+	sf := startServe(t, f, func(o *serveOptions) {
+		o.ask.global.search.MaxLLMCalls, o.ask.global.search.Concurrency = 12, 1
+	})
+	type answerOut struct {
+		Answer, Stream string
+		KGRAG          *serveReply `json:"kgrag"`
+		Error          *struct{ Type, Message string }
+	}
+	var out struct{ Answers []answerOut }
+
+	want := askJSON(mode.Basic)
+	f.srv.Reset()
+	runPy(t, "openai_client.py", &out, "--base-url", sf.http.URL+"/v1", "--model", "kgrag-basic", q)
+	a := out.Answers[0]
+	switch {
+	case a.Error != nil:
+		t.Fatalf("basic: openai raised %+v", a.Error)
+	case a.Answer != *want.Answer || a.Stream != *want.Answer:
+		t.Errorf("basic: answer %q, streamed %q; ask answered %q", a.Answer, a.Stream, *want.Answer)
+	case a.KGRAG == nil || a.KGRAG.Context == nil || a.KGRAG.Context.Text != want.Context.Text:
+		t.Errorf("basic: serve's context differs from ask's")
+	case !slices.Equal(hitIDs(a.KGRAG.Neighbours), hitIDs(want.Neighbours)):
+		t.Errorf("basic: neighbours %v; ask's %v", hitIDs(a.KGRAG.Neighbours), hitIDs(want.Neighbours))
+	}
+
+	// The script numbers the follow-ups it writes: start it again for
+	// each, so that serve's first (plain) request is numbered as ask's.
+	driftScript(f.srv, nil)
+	want = askJSON(mode.Drift)
+	f.srv.Reset()
+	driftScript(f.srv, nil)
+	runPy(t, "openai_client.py", &out, "--base-url", sf.http.URL+"/v1", "--model", "kgrag-drift", q)
+	a = out.Answers[0]
+	if a.Error != nil {
+		t.Fatalf("drift: openai raised %+v", a.Error)
+	}
+	if a.Answer != *want.Answer || a.Stream != *want.Answer {
+		t.Errorf("drift: answer %q, streamed %q; ask answered %q", a.Answer, a.Stream, *want.Answer)
+	}
+	got := a.KGRAG.Drift
+	if got == nil || want.Drift == nil {
+		t.Fatalf("drift: no drift record (serve %v, ask %v)", got != nil, want.Drift != nil)
+	}
+	if got.LLMCalls != 12 || !got.Capped || got.LLMCalls != want.Drift.LLMCalls {
+		t.Errorf("drift: %d calls (capped %v); ask made %d: want both capped at --max-llm-calls 12", got.LLMCalls, got.Capped, want.Drift.LLMCalls)
+	}
+	if n := len(chatRequests(f.srv)); n != 2*12 {
+		t.Errorf("drift: the model server got %d chat calls for a plain and a streamed question; want 2 × 12", n)
+	}
+	if !slices.Equal(actionQueries(got), actionQueries(want.Drift)) {
+		t.Errorf("drift: serve's follow-ups %q; ask's %q", actionQueries(got), actionQueries(want.Drift))
+	}
+	if got.Reduce == nil || want.Drift.Reduce == nil || got.Reduce.Context != want.Drift.Reduce.Context {
+		t.Errorf("drift: serve's answer context differs from ask's")
+	}
+}
+
+func hitIDs(hs []answerjson.Hit) []string {
+	ids := make([]string, len(hs))
+	for i, h := range hs {
+		ids[i] = h.ID
+	}
+	return ids
+}
+
+// actionQueries are a DRIFT search's questions, sorted: the follow-ups of
+// one round are answered concurrently.
+func actionQueries(r *driftsearch.Result) []string {
+	var qs []string
+	for _, a := range r.Actions {
+		qs = append(qs, a.Query)
+	}
+	slices.Sort(qs)
+	return qs
 }

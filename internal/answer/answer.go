@@ -205,6 +205,20 @@ func (r *Result) AddReply(rp localsearch.Reply) {
 	}
 }
 
+// RecordReply records the answer call's reply, err its error: the answer
+// whole, or as far as it came when the stream was cut (Partial); after
+// another error only what the call spent (usage, thinking).
+func (r *Result) RecordReply(rp localsearch.Reply, err error) {
+	if err == nil || rp.Partial {
+		r.AddReply(rp)
+		return
+	}
+	r.ReasoningChars, r.FinishReason = rp.Usage.ReasoningChars, rp.Usage.FinishReason
+	if u := rp.Usage; u.Tokens() {
+		r.Usage = &Usage{Prompt: u.PromptTokens, Completion: u.CompletionTokens, Total: u.TotalTokens}
+	}
+}
+
 // LocalContext is a local search context as --json prints it.
 func LocalContext(c *retrieval.Context) *Context {
 	return &Context{Text: c.Text, Tokens: c.Tokens, HistoryTurns: c.HistoryTurns, HistoryTokens: c.HistoryTokens,

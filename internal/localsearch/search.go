@@ -135,6 +135,9 @@ type Hooks struct {
 	// Retrieved is called with the result once the context is built,
 	// before the model is asked.
 	Retrieved func(*Result) error
+	// Built is called in ModeGraphOfThoughts once the graph is built
+	// (res.Thoughts), before the answer is asked for.
+	Built func(*Result) error
 	// Answer gets the answer as it streams.
 	Answer func(piece string) error
 	// Reasoning gets a reasoning model's thinking as it streams; it is
@@ -270,6 +273,11 @@ func (s *Searcher) Search(ctx context.Context, q Question, h Hooks) (*Result, er
 	if s.opts.Mode == ModeGraphOfThoughts {
 		if err := s.BuildGraph(ctx, q, res); err != nil {
 			return res, err
+		}
+		if h.Built != nil {
+			if err := h.Built(res); err != nil {
+				return res, err
+			}
 		}
 	}
 	system, err := s.AnswerPrompt(res)

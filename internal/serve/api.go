@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kgrag/kgrag/internal/engine"
 	"github.com/kgrag/kgrag/internal/localsearch"
 	"github.com/kgrag/kgrag/internal/retrieval"
 )
@@ -18,6 +19,9 @@ type askRequest struct {
 	Question    string `json:"question"`
 	Mode        string `json:"mode"`
 	ContextOnly bool   `json:"context_only"`
+	// Plan asks what the question would cost, without the chat model
+	// (global and DRIFT search).
+	Plan bool `json:"plan"`
 	// History are the earlier turns, oldest first.
 	History []struct {
 		Role    string `json:"role"`
@@ -34,7 +38,7 @@ func (s *Server) handleAsk(w http.ResponseWriter, r *http.Request) {
 	}
 	mode := req.Mode
 	if mode == "" {
-		mode = modeLocal
+		mode = engine.Modes()[0].Name
 	}
 	if _, ok := modeOf(mode); !ok {
 		badRequest(w, "mode", fmt.Sprintf("mode %q: want %s", req.Mode, modeNames()))
@@ -57,7 +61,7 @@ func (s *Server) handleAsk(w http.ResponseWriter, r *http.Request) {
 	g, done := s.pin()
 	defer done()
 	w.Header().Set("X-Kgrag-Graph-Version", fmt.Sprint(g.version))
-	rep, err := s.ask(ctx, g, question{mode: mode, text: text, history: history, contextOnly: req.ContextOnly}, nil)
+	rep, err := s.ask(ctx, g, question{mode: mode, text: text, history: history, contextOnly: req.ContextOnly, plan: req.Plan}, nil)
 	if err != nil {
 		s.askError(w, r, err)
 		return
@@ -229,7 +233,7 @@ func (s *Server) search(ctx context.Context, g *Graph, q string, k int) ([]hitJS
 	if len([]rune(q)) > s.cfg.MaxQuestionChars {
 		return nil, fmt.Errorf("%w: the search text is over %d characters", errBadQuestion, s.cfg.MaxQuestionChars)
 	}
-	if g.Local == nil {
+	if g.Nearest == nil {
 		return nil, errNoIndex
 	}
 	release, err := s.limit.acquire(ctx)
@@ -237,7 +241,7 @@ func (s *Server) search(ctx context.Context, g *Graph, q string, k int) ([]hitJS
 		return nil, err
 	}
 	defer release()
-	hits, err := g.Local.Nearest(ctx, q, k)
+	hits, err := g.Nearest(ctx, q, k)
 	if err != nil {
 		return nil, err
 	}

@@ -10,33 +10,10 @@ import (
 	"time"
 
 	"github.com/kgrag/kgrag/internal/answer"
-	"github.com/kgrag/kgrag/internal/globalsearch"
-	"github.com/kgrag/kgrag/internal/localsearch"
+	"github.com/kgrag/kgrag/internal/engine"
 	"github.com/kgrag/kgrag/internal/mode"
 	"github.com/kgrag/kgrag/internal/retrieval"
 )
-
-// The modes served.
-const (
-	modeLocal    = mode.Local
-	modeSPARQL   = mode.SPARQLTemplates
-	modeSubgraph = mode.Subgraph
-	modeThoughts = mode.GraphOfThoughts
-	modeGlobal   = mode.Global
-)
-
-// servedModes are the registry's modes this server answers, in the
-// registry's order. DRIFT and basic search are not served yet: their
-// engines are wired in kgrag ask alone.
-func servedModes() []mode.Mode {
-	var out []mode.Mode
-	for _, m := range mode.All() {
-		if m.Name != mode.Drift && m.Name != mode.Basic {
-			out = append(out, m)
-		}
-	}
-	return out
-}
 
 // modeOf is the mode a model name chooses: "kgrag-local" or "local";
 // "seed" and "kgrag-seed", sparql-templates' first names, still work.
@@ -45,7 +22,7 @@ func modeOf(model string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	for _, s := range servedModes() {
+	for _, s := range engine.Modes() {
 		if s.Name == m.Name {
 			return m.Name, true
 		}
@@ -56,7 +33,7 @@ func modeOf(model string) (string, bool) {
 // modeNames lists the modes served, for errors.
 func modeNames() string {
 	var names []string
-	for _, m := range servedModes() {
+	for _, m := range engine.Modes() {
 		names = append(names, m.Name)
 	}
 	return strings.Join(names, ", ")
@@ -68,6 +45,8 @@ type question struct {
 	text        string
 	history     []retrieval.Turn
 	contextOnly bool
+	// plan asks what the question would cost (global and DRIFT search).
+	plan bool
 }
 
 // reply is an answered question: the record kgrag ask --json prints, and
@@ -77,8 +56,8 @@ type reply struct {
 	Citations []Citation `json:"citations"`
 }
 
-// errNoIndex: a local-kind mode on a graph served without a vector index.
-var errNoIndex = errors.New("no vector index is loaded: kgrag serve needs --index (or an index in --input) for this mode")
+// errNoIndex: a mode whose vector index the server has not loaded.
+var errNoIndex = errors.New("no vector index is loaded for this mode")
 
 // ask answers q on g, streaming the answer to onAnswer (which may be nil).
 // The limiter bounds it. The reply is returned with the error when the
@@ -89,46 +68,33 @@ func (s *Server) ask(ctx context.Context, g *Graph, q question, onAnswer func(st
 		return nil, err
 	}
 	defer release()
+	eng, err := g.engine(q.mode)
+	if err != nil {
+		return nil, err
+	}
 	t := time.Now()
 	res := &answer.Result{Question: q.text, Mode: q.mode, Source: g.Name, Timings: map[string]float64{}}
 	out := &reply{Result: res, Citations: []Citation{}}
-	if q.mode == modeGlobal {
-		if q.contextOnly {
-			return nil, fmt.Errorf("%w: context_only is for the modes that start from the nearest entities", errBadQuestion)
-		}
-		gr, err := g.Global.Search(ctx, q.text, globalsearch.Hooks{Answer: onAnswer})
-		if err != nil {
-			return nil, err
-		}
-		for k, v := range gr.Timings {
-			res.Timings[k] = v
-		}
-		res.Answer = &gr.Answer
-		res.Global = answer.GlobalResult(gr, g.GlobalLevel)
-		out.Citations = citations(gr.Answer, g, res)
-		res.Timings["total"] = ms(time.Since(t))
-		return out, nil
+	eq := engine.Question{Text: q.text, History: q.history}
+	switch {
+	case q.plan && q.contextOnly:
+		return nil, fmt.Errorf("%w: plan and context_only exclude each other", errBadQuestion)
+	case q.plan:
+		err = eng.Plan(ctx, eq, res)
+	case q.contextOnly:
+		err = eng.Context(ctx, eq, res)
+	default:
+		err = eng.Search(ctx, eq, engine.Hooks{Answer: onAnswer}, res)
 	}
-	ls := g.searcher(q.mode)
-	if ls == nil {
-		return nil, errNoIndex
+	switch {
+	case errors.Is(err, engine.ErrNoPlan), errors.Is(err, engine.ErrNoContext):
+		return nil, fmt.Errorf("%w: mode %s: %w", errBadQuestion, q.mode, err)
+	case err != nil && res.Context == nil && res.Answer == nil:
+		return nil, err
 	}
-	res.EmbedModel = ls.EmbedModel()
-	lq := localsearch.Question{Text: q.text, History: q.history}
-	var r *localsearch.Result
-	if q.contextOnly {
-		r, err = ls.Context(ctx, lq)
-	} else {
-		res.ChatModel = ls.ChatModel()
-		r, err = ls.Search(ctx, lq, localsearch.Hooks{Answer: onAnswer})
-	}
-	if r != nil {
-		res.AddSearch(r)
-		if !q.contextOnly && (err == nil || r.Reply.Partial) {
-			res.AddReply(r.Reply)
-			out.Citations = citations(r.Reply.Answer, g, res)
-			addIRIs(ctx, g, out.Citations)
-		}
+	if res.Answer != nil {
+		out.Citations = citations(*res.Answer, g, res)
+		addIRIs(ctx, g, out.Citations)
 	}
 	res.Timings["total"] = ms(time.Since(t))
 	if err != nil {

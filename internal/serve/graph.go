@@ -2,12 +2,13 @@ package serve
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/kgrag/kgrag/internal/globalsearch"
-	"github.com/kgrag/kgrag/internal/localsearch"
+	"github.com/kgrag/kgrag/embedindex"
+	"github.com/kgrag/kgrag/internal/engine"
 	"github.com/kgrag/kgrag/internal/retrieval"
 	"github.com/kgrag/kgrag/ontology"
 	"github.com/kgrag/kgrag/sparqlq"
@@ -22,16 +23,14 @@ type Graph struct {
 	// Source answers record lookups (entity, community and text unit
 	// pages).
 	Source retrieval.Source
-	// Local, Seed, Subgraph and Thoughts answer the kgrag-local,
-	// kgrag-sparql-templates, kgrag-subgraph and kgrag-graph-of-thoughts
-	// models; nil when no vector index was given, which leaves global
-	// search alone.
-	Local, Seed, Subgraph, Thoughts *localsearch.Searcher
-	// Global answers kgrag-global.
-	Global *globalsearch.Searcher
-	// GlobalLevel is the community level global search reads, for its
-	// record.
-	GlobalLevel int64
+	// Engines answer the modes served, by mode name (engine.Modes); a
+	// mode whose vector index was not built is left out, and Missing
+	// says what to build for it.
+	Engines map[string]engine.Engine
+	Missing map[string]error
+	// Nearest finds the entities nearest a text in the vector index (the
+	// search_entities tool, /api/entities?q=); nil without an index.
+	Nearest func(ctx context.Context, text string, k int) ([]embedindex.Hit, error)
 	// Base is the base IRI kgrag load mints instance IRIs under, for the
 	// IRIs of entities read from memory (a store gives its own); "" leaves
 	// them out.
@@ -58,17 +57,15 @@ type Graph struct {
 // It is called once by New and again by every Reload.
 type Loader func(ctx context.Context) (*Graph, error)
 
-// searcher is the engine of a local-kind mode.
-func (g *Graph) searcher(mode string) *localsearch.Searcher {
-	switch mode {
-	case modeSPARQL:
-		return g.Seed
-	case modeSubgraph:
-		return g.Subgraph
-	case modeThoughts:
-		return g.Thoughts
+// engine is the engine of a mode, or why it is not served.
+func (g *Graph) engine(name string) (engine.Engine, error) {
+	if e, ok := g.Engines[name]; ok {
+		return e, nil
 	}
-	return g.Local
+	if err := g.Missing[name]; err != nil {
+		return nil, fmt.Errorf("%w: %w", errNoIndex, err)
+	}
+	return nil, errNoIndex
 }
 
 // entityIRI is the IRI of the entity ref names in the store.
@@ -96,4 +93,15 @@ func (g *Graph) report(id string) (retrieval.ReportRecord, bool) {
 		}
 	}
 	return retrieval.ReportRecord{}, false
+}
+
+// servedNames are the modes g answers, in the registry's order.
+func servedNames(g *Graph) []string {
+	names := []string{}
+	for _, m := range engine.Modes() {
+		if _, ok := g.Engines[m.Name]; ok {
+			names = append(names, m.Name)
+		}
+	}
+	return names
 }

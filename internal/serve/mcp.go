@@ -7,7 +7,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/kgrag/kgrag/internal/answer"
+	"github.com/kgrag/kgrag/internal/engine"
+	"github.com/kgrag/kgrag/internal/mode"
 	"github.com/kgrag/kgrag/sparqlq"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -103,7 +106,7 @@ func (s *Server) newMCP(version string) *mcp.Server {
 
 	type contextIn struct {
 		Question string `json:"question" jsonschema:"the question"`
-		Mode     string `json:"mode,omitempty" jsonschema:"local (GraphRAG local search, the default), sparql-templates (also: seed), subgraph or graph-of-thoughts (its context: the subgraph's)"`
+		Mode     string `json:"mode,omitempty" jsonschema:"local (GraphRAG local search, the default), sparql-templates (also: seed), subgraph, graph-of-thoughts (its context: the subgraph's) or basic (the nearest text units)"`
 	}
 	type contextOut struct {
 		Text    string         `json:"text"`
@@ -113,23 +116,17 @@ func (s *Server) newMCP(version string) *mcp.Server {
 	mcp.AddTool(m, &mcp.Tool{Name: "local_context", Annotations: ro,
 		Description: "The context GraphRAG's local search builds for a question: tables of the nearest entities, their relationships, community reports and source text, with the ids an answer cites. No chat model is called; answer from it yourself."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in contextIn) (*mcp.CallToolResult, *contextOut, error) {
-			mode := in.Mode
-			if mode == "" {
-				mode = modeLocal
+			name := in.Mode
+			if name == "" {
+				name = mode.Local
 			}
-			mode, ok := modeOf(mode)
-			if !ok || mode == modeGlobal {
-				return nil, nil, fmt.Errorf("mode %q: want local, sparql-templates, subgraph or graph-of-thoughts", in.Mode)
+			name, ok := modeOf(name)
+			if m, _ := mode.Lookup(name); !ok || !m.ContextOnly && name != mode.Basic {
+				return nil, nil, fmt.Errorf("mode %q: want a mode that builds one context: local, sparql-templates, subgraph, graph-of-thoughts or basic", in.Mode)
 			}
-			q, err := s.toolQuestion(in.Question)
+			rep, err := s.toolAsk(ctx, in.Question, question{mode: name, contextOnly: true})
 			if err != nil {
 				return nil, nil, err
-			}
-			g, done := s.pin()
-			defer done()
-			rep, err := s.ask(ctx, g, question{mode: mode, text: q, contextOnly: true}, nil)
-			if err != nil {
-				return nil, nil, toolError(err)
 			}
 			return nil, &contextOut{rep.Context.Text, rep.Context.Tokens, rep.Context.Records}, nil
 		})
@@ -145,25 +142,65 @@ func (s *Server) newMCP(version string) *mcp.Server {
 	mcp.AddTool(m, &mcp.Tool{Name: "global_answer", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 		Description: "Answer a question about the whole corpus with GraphRAG's global search (map-reduce over the community reports, many model calls). The answer cites reports: read them with get_community."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in globalIn) (*mcp.CallToolResult, *globalOut, error) {
-			q, err := s.toolQuestion(in.Question)
+			rep, err := s.toolAsk(ctx, in.Question, question{mode: mode.Global})
 			if err != nil {
 				return nil, nil, err
-			}
-			ctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
-			defer cancel()
-			g, done := s.pin()
-			defer done()
-			rep, err := s.ask(ctx, g, question{mode: modeGlobal, text: q}, nil)
-			if err != nil {
-				return nil, nil, toolError(err)
 			}
 			return nil, &globalOut{deref(rep.Answer), rep.Global.Cited, rep.Global.LLMCalls}, nil
 		})
 
+	s.addAskTool(m)
 	if g.Store != nil {
 		s.addSPARQLTool(m, g, ro)
 	}
 	return m
+}
+
+// addAskTool offers every mode of the registry as one tool: the
+// question answered in the mode chosen, as the ask --json record.
+func (s *Server) addAskTool(m *mcp.Server) {
+	var names, lines []string
+	for _, md := range engine.Modes() {
+		names = append(names, md.Name)
+		lines = append(lines, md.Name+": "+md.About)
+	}
+	in := &jsonschema.Schema{Type: "object", Required: []string{"question"}, Properties: map[string]*jsonschema.Schema{
+		"question":     {Type: "string", Description: "the question"},
+		"mode":         {Type: "string", Enum: anys(names), Description: "the query mode (default local)"},
+		"context_only": {Type: "boolean", Description: "build the context and stop: no chat model is called (the modes that build one context)"},
+		"plan":         {Type: "boolean", Description: "say how many model calls and tokens the question would take, and stop (global and drift)"},
+	}}
+	type askIn struct {
+		Question    string `json:"question"`
+		Mode        string `json:"mode"`
+		ContextOnly bool   `json:"context_only"`
+		Plan        bool   `json:"plan"`
+	}
+	mcp.AddTool(m, &mcp.Tool{Name: "ask", InputSchema: in, Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+		Description: "Answer a question from the graph in one of kgrag's query modes, as kgrag ask --json does: the answer, the context records it rests on, token counts and timings. The modes:\n" + strings.Join(lines, "\n")},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in askIn) (*mcp.CallToolResult, any, error) {
+			name := in.Mode
+			if name == "" {
+				name = mode.Local
+			}
+			name, ok := modeOf(name)
+			if !ok {
+				return nil, nil, fmt.Errorf("mode %q: want %s", in.Mode, modeNames())
+			}
+			rep, err := s.toolAsk(ctx, in.Question, question{mode: name, contextOnly: in.ContextOnly, plan: in.Plan})
+			if err != nil {
+				return nil, nil, err
+			}
+			return nil, rep, nil
+		})
+}
+
+func anys(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
 }
 
 // addSPARQLTool offers read-only SPARQL over the store the graph is in.
@@ -242,6 +279,21 @@ func (s *Server) toolQuestion(text string) (string, error) {
 		return "", fmt.Errorf("the question must have 1 to %d characters", s.cfg.MaxQuestionChars)
 	}
 	return q, nil
+}
+
+// toolAsk answers q, whose text is text, for a tool: on the graph
+// served now, within the request timeout, errors as an agent reads them.
+func (s *Server) toolAsk(ctx context.Context, text string, q question) (*reply, error) {
+	var err error
+	if q.text, err = s.toolQuestion(text); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
+	defer cancel()
+	g, done := s.pin()
+	defer done()
+	rep, err := s.ask(ctx, g, q, nil)
+	return rep, toolError(err)
 }
 
 // toolError is err as an agent reads it: the same words the HTTP API

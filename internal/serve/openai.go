@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kgrag/kgrag/internal/mode"
+	"github.com/kgrag/kgrag/internal/engine"
 	"github.com/kgrag/kgrag/internal/retrieval"
 )
 
@@ -30,9 +30,9 @@ func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 		Object string  `json:"object"`
 		Data   []model `json:"data"`
 	}{Object: "list", Data: []model{}}
-	for _, m := range servedModes() {
-		if m.Needs&mode.EntityIndex != 0 && g.Local == nil {
-			continue // no index: only global search can answer
+	for _, m := range engine.Modes() {
+		if _, ok := g.Engines[m.Name]; !ok {
+			continue // its vector index was not built
 		}
 		out.Data = append(out.Data, model{m.Model(), "model", g.loaded.Unix(), "kgrag", m.About})
 	}
@@ -186,7 +186,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	mode, ok := modeOf(req.Model)
 	if !ok {
 		var names []string
-		for _, m := range servedModes() {
+		for _, m := range engine.Modes() {
 			names = append(names, m.Model())
 		}
 		param := "model"

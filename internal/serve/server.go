@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kgrag/kgrag/internal/mode"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -152,8 +153,8 @@ func (s *Server) Reload(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("serve: load the graph: %w", err)
 	}
-	if g == nil || g.Source == nil || g.Global == nil {
-		return errors.New("serve: load the graph: the loader returned no source or no global search")
+	if g == nil || g.Source == nil || len(g.Engines) == 0 {
+		return errors.New("serve: load the graph: the loader returned no source or no engine")
 	}
 	g.loaded, g.version = time.Now(), s.versions.Add(1)
 	g.refs.Store(1)
@@ -203,7 +204,7 @@ func (s *Server) routes() {
 func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 	g := s.Graph()
 	writeJSON(w, http.StatusOK, map[string]any{"status": "ready", "graph": g.Name, "version": g.version,
-		"loaded": g.loaded.UTC().Format(time.RFC3339), "local_search": g.Local != nil})
+		"loaded": g.loaded.UTC().Format(time.RFC3339), "local_search": g.Engines[mode.Local] != nil, "modes": servedNames(g)})
 }
 
 // handleStats answers GET /admin/stats: what a load test watches for
