@@ -452,7 +452,7 @@ func (e *emitter) relationship(r *graphrag.Relationship) error {
 	dst := e.iri(segEntity, r.TargetID)
 	e.stats.Relationships++
 
-	// The seed's direct edge: the relationship is the predicate.
+	// The RDF article's direct edge: the relationship is the predicate.
 	e.s = src
 	if err := e.add(rel.Value, dst); err != nil {
 		return err

@@ -68,7 +68,7 @@ func TestEveryTermDeclared(t *testing.T) {
 			case tr.P.Value == rdf.RDFType:
 				classes[tr.O.Value] = true
 			case strings.HasPrefix(tr.P.Value, base+"relationship/"):
-				// the seed's direct edge: an instance used as predicate
+				// the RDF article's direct edge: an instance used as predicate
 			default:
 				props[tr.P.Value] = true
 			}

@@ -21,7 +21,7 @@ const (
 	Document     = NS + "Document"
 	Chunk        = NS + "Chunk"
 	Entity       = NS + "Entity"
-	Relationship = NS + "related_to" // the seed's class name for relationships
+	Relationship = NS + "related_to" // the RDF article's class name for relationships
 	Community    = NS + "Community"
 	Finding      = NS + "Finding"
 	Covariate    = NS + "Covariate"

@@ -121,7 +121,7 @@ type RecordFormat struct {
 
 // IndexExtract fills index_extract.tmpl, the prompt (the first user
 // message) of a graph extraction conversation of kgrag index: the entity
-// types to extract, listed one per line as given (the seed article's ESG
+// types to extract, listed one per line as given (the NetworkX article's ESG
 // types hold commas), and the text unit's text.
 type IndexExtract struct {
 	RecordFormat

@@ -29,7 +29,7 @@ const (
 var recordFormat = prompts.RecordFormat{Tuple: "<|>", Record: "##", Completion: "<|COMPLETE|>"}
 
 // sampleText is a passage of the Christmas Carol; esgTypes and
-// sampleESGText are some of the seed article's entity types (its
+// sampleESGText are some of the NetworkX article's entity types (its
 // spelling kept: commas, brackets and quotes in them) and a passage of
 // the kind it reads.
 const (

@@ -47,18 +47,18 @@ const defaultChatModel = "llama3.2"
 // askOptions is everything `kgrag ask` needs; the Action fills it from
 // flags so tests can call runAsk directly.
 type askOptions struct {
-	question string
-	mode     string
-	input    string       // GraphRAG output read in memory, or ""
-	read     readOptions  // how --input is read
-	store    storeOptions // store.url "" when --input is used
-	index    indexOptions
-	params   retrieval.Params         // --mode local
-	seed     retrieval.SeedParams     // --mode sparql-templates
-	subgraph retrieval.SubgraphParams // --mode subgraph and graph-of-thoughts
-	global   globalOptions            // --mode global
-	basic    retrieval.BasicParams    // --mode basic
-	drift    driftsearch.Options      // --mode drift
+	question  string
+	mode      string
+	input     string       // GraphRAG output read in memory, or ""
+	read      readOptions  // how --input is read
+	store     storeOptions // store.url "" when --input is used
+	index     indexOptions
+	params    retrieval.Params          // --mode local
+	templates retrieval.TemplatesParams // --mode sparql-templates
+	subgraph  retrieval.SubgraphParams  // --mode subgraph and graph-of-thoughts
+	global    globalOptions             // --mode global
+	basic     retrieval.BasicParams     // --mode basic
+	drift     driftsearch.Options       // --mode drift
 
 	subQuestions []string // --sub-question, with --mode graph-of-thoughts
 
@@ -222,7 +222,7 @@ func askFlags(o *askOptions) []cli.Flag {
 		&cli.StringFlag{Name: "input", Aliases: []string{"i"}, Destination: &o.input, Usage: "GraphRAG output `DIR` to read into memory (instead of --store)", Sources: cli.EnvVars("KGRAG_INPUT")},
 		&cli.StringFlag{Name: "mode", Value: o.mode, Destination: &o.mode, Usage: mode.Help() + " (each is described above)", Sources: cli.EnvVars("KGRAG_ASK_MODE")},
 		&cli.StringSliceFlag{Name: "sub-question", Destination: &o.subQuestions, Usage: "with --mode graph-of-thoughts, a further `QUESTION` the graph is built for beside the one asked (repeatable)"},
-		&cli.Int64Flag{Name: "community-level", Category: "retrieval", Value: p.CommunityLevel, Destination: &p.CommunityLevel, Usage: "deepest community `LEVEL` whose reports are used (seed mode: the one level ranked, default 0)"},
+		&cli.Int64Flag{Name: "community-level", Category: "retrieval", Value: p.CommunityLevel, Destination: &p.CommunityLevel, Usage: "deepest community `LEVEL` whose reports are used (sparql-templates mode: the one level ranked, default 0)"},
 		&cli.BoolFlag{Name: "roll-up-reports", Category: "retrieval", Destination: &p.RollUpReports, Usage: "offer only each entity's deepest community report up to --community-level, as GraphRAG 1.x did (2.x and 3.x offer every report up to the level)"},
 		&cli.IntFlag{Name: "max-context-tokens", Category: "retrieval", Value: p.MaxContextTokens, Destination: &p.MaxContextTokens, Usage: "token budget of the context (reports, entities, relationships, sources)"},
 		&cli.StringFlag{Name: "encoding", Category: "retrieval", Value: p.Encoding, Destination: &p.Encoding, Usage: "tiktoken `ENCODING` that counts the budget: " + tokens.EncodingCL100K + " (GPT-4, GraphRAG before 3.x) or " + tokens.EncodingO200K + " (GPT-4o, GraphRAG 3.x's default)"},
@@ -254,7 +254,7 @@ func (o *askOptions) finish(cmd *cli.Command) {
 	o.index = indexOptionsFrom(cmd)
 	o.llm = llmOptionsFrom(cmd)
 	o.mode = mode.Canonical(o.mode)
-	o.seed = seedParams(o.params, cmd.IsSet("community-level"))
+	o.templates = templatesParams(o.params, cmd.IsSet("community-level"))
 	o.subgraph = subgraphParams(o.params, cmd.IsSet("top-k-entities"), cmd.IsSet("top-k-relationships"))
 	g := &o.global.params
 	g.CommunityLevel, g.RollUpReports, g.MaxContextTokens, g.Encoding = o.params.CommunityLevel, o.params.RollUpReports, o.params.MaxContextTokens, o.params.Encoding
@@ -327,7 +327,7 @@ func (o *askOptions) validate() error {
 				"--context-only cannot show DRIFT's contexts without the model: each follow-up question comes from an answer; use --plan for what it can cost")
 		}
 	}
-	if err := o.seed.Validate(); err != nil && o.mode == modeSPARQL {
+	if err := o.templates.Validate(); err != nil && o.mode == modeSPARQL {
 		return usagef("kgrag ask --help", "%s", flagNames(err.Error()))
 	}
 	if err := o.subgraph.Validate(); err != nil && (o.mode == modeSubgraph || o.mode == modeThoughts) {
@@ -350,7 +350,7 @@ func driftFlagNames(msg string) string {
 
 // flagNames turns retrieval's parameter names into the flags that set them.
 func flagNames(msg string) string {
-	return strings.NewReplacer("retrieval: params: ", "", "retrieval: seed params: ", "", "retrieval: subgraph params: ", "", "retrieval: basic params: k", "--top-k-text-units", "community level", "--community-level", "top_k_entities", "--top-k-entities",
+	return strings.NewReplacer("retrieval: params: ", "", "retrieval: sparql-templates params: ", "", "retrieval: subgraph params: ", "", "retrieval: basic params: k", "--top-k-text-units", "community level", "--community-level", "top_k_entities", "--top-k-entities",
 		"top_k_relationships", "--top-k-relationships", "max_context_tokens", "--max-context-tokens").Replace(msg)
 }
 
@@ -525,7 +525,7 @@ func retrieved(opts askOptions, src source, before int, res *askResult, term ter
 // localOptions are the search engine's options for the modes that start
 // from the entities nearest the question.
 func (o askOptions) localOptions(source string) localsearch.Options {
-	return localsearch.Options{Mode: o.mode, Params: o.params, Seed: o.seed, Subgraph: o.subgraph, ResponseType: o.responseType,
+	return localsearch.Options{Mode: o.mode, Params: o.params, Templates: o.templates, Subgraph: o.subgraph, ResponseType: o.responseType,
 		Chat: o.chatOptions(), Source: source}
 }
 
@@ -622,11 +622,11 @@ func (r *reasoningOut) record(res *askResult, chars int) {
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// seedParams are seed mode's parameters from the flags local search shares
-// with it. The community level is the seed's own default (0, the root
+// templatesParams are sparql-templates mode's parameters from the flags local search shares
+// with it. The community level is the RDF article's own default (0, the root
 // level, where every entity has a community) unless the flag was given.
-func seedParams(p retrieval.Params, levelSet bool) retrieval.SeedParams {
-	s := retrieval.DefaultSeedParams()
+func templatesParams(p retrieval.Params, levelSet bool) retrieval.TemplatesParams {
+	s := retrieval.DefaultTemplatesParams()
 	if levelSet {
 		s.CommunityLevel = p.CommunityLevel
 	}

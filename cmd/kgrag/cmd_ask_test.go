@@ -62,7 +62,7 @@ func (f askFixture) options(question string) askOptions {
 		input:        f.input,
 		index:        indexOptions{path: f.index},
 		params:       retrieval.DefaultParams(),
-		seed:         retrieval.DefaultSeedParams(),
+		templates:    retrieval.DefaultTemplatesParams(),
 		subgraph:     retrieval.DefaultSubgraphParams(),
 		basic:        retrieval.DefaultBasicParams(),
 		drift:        driftsearch.DefaultOptions(),
@@ -342,10 +342,10 @@ func TestAskJSON(t *testing.T) {
 	}
 }
 
-// TestAskSeed runs seed mode through ask: the k nearest entities as they
-// come (no oversampling), the seed's caps, and the flags it shares with
+// TestAskSPARQLTemplates runs sparql-templates mode through ask: the k nearest entities as they
+// come (no oversampling), the RDF article's caps, and the flags it shares with
 // local search.
-func TestAskSeed(t *testing.T) {
+func TestAskSPARQLTemplates(t *testing.T) {
 	f := newAskFixture(t)
 	e := f.entity(t, "EBENEZER SCROOGE")
 	tests := []struct {
@@ -364,14 +364,14 @@ func TestAskSeed(t *testing.T) {
 			opts.mode, opts.contextOnly, opts.json = modeSeed, true, true
 			opts.params.CommunityLevel = tt.level
 			opts.params.TopKRelationships = tt.relations
-			opts.seed = seedParams(opts.params, tt.levelSet)
+			opts.templates = templatesParams(opts.params, tt.levelSet)
 			term, out, _ := testTerminal()
 			if err := runAsk(t.Context(), opts, term); err != nil {
 				t.Fatal(err)
 			}
 			r := decodeAsk(t, out.Bytes())
 			if r.Mode != modeSPARQL || len(r.Neighbours) != opts.params.TopKEntities {
-				t.Errorf("mode %q, %d neighbours; want seed and %d (no oversampling)", r.Mode, len(r.Neighbours), opts.params.TopKEntities)
+				t.Errorf("mode %q, %d neighbours; want sparql-templates and %d (no oversampling)", r.Mode, len(r.Neighbours), opts.params.TopKEntities)
 			}
 			rec := r.Context.Records
 			if len(rec.Entities) != opts.params.TopKEntities || rec.Entities[0].EntityID != e.ID {
@@ -383,7 +383,7 @@ func TestAskSeed(t *testing.T) {
 				}
 			}
 			if len(rec.Reports) == 0 || len(rec.Reports) > 3 || len(rec.Sources) == 0 || len(rec.Sources) > 3 {
-				t.Errorf("%d reports, %d sources; want 1 to 3 of each (the seed's top 3)", len(rec.Reports), len(rec.Sources))
+				t.Errorf("%d reports, %d sources; want 1 to 3 of each (the RDF article's top 3)", len(rec.Reports), len(rec.Sources))
 			}
 			for _, x := range rec.Reports {
 				if x.Level != tt.level {
@@ -405,7 +405,7 @@ func TestAskSeed(t *testing.T) {
 				t.Errorf("%d inside, %d outside relationships; want at most %d and %d", inside, outside, tt.relations, tt.relations)
 			}
 			if r.Context.ReportTokens != nil {
-				t.Errorf("seed mode reports a token split (%d report tokens); it has none", *r.Context.ReportTokens)
+				t.Errorf("sparql-templates mode reports a token split (%d report tokens); it has none", *r.Context.ReportTokens)
 			}
 			var rows []string
 			for _, x := range rec.Entities {

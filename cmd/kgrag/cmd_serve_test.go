@@ -137,7 +137,7 @@ type serveReply struct {
 
 // TestServeSameContextAsAsk asks kgrag ask --context-only --json and
 // kgrag serve's /api/ask the same questions on the four samples, in
-// local and seed mode: the context, its records and the neighbours are
+// local and sparql-templates mode: the context, its records and the neighbours are
 // the same. Through /v1/chat/completions the model gets the same system
 // prompt as from kgrag ask.
 func TestServeSameContextAsAsk(t *testing.T) {

@@ -100,7 +100,7 @@ type Context struct {
 	Text   string `json:"text"`
 	Tokens int    `json:"tokens"`
 	// ReportTokens, LocalTokens (entities and relationships) and
-	// TextUnitTokens split Tokens in local mode; seed mode has no split.
+	// TextUnitTokens split Tokens in local mode; sparql-templates mode has no split.
 	ReportTokens   *int `json:"report_tokens,omitempty"`
 	LocalTokens    *int `json:"local_tokens,omitempty"`
 	TextUnitTokens *int `json:"text_unit_tokens,omitempty"`
@@ -155,7 +155,7 @@ type Source struct {
 	TextUnitID string `json:"text_unit_id"`
 }
 
-// AddSearch records a local or seed search in r: its neighbours, context
+// AddSearch records a local or sparql-templates search in r: its neighbours, context
 // and phase timings (the answer is AddReply's).
 func (r *Result) AddSearch(s *localsearch.Result) {
 	r.Neighbours = r.Neighbours[:0]
@@ -163,10 +163,10 @@ func (r *Result) AddSearch(s *localsearch.Result) {
 		r.Neighbours = append(r.Neighbours, Hit{ID: h.ID, Score: h.Score})
 	}
 	switch {
-	case s.Seed != nil:
-		r.Context = SeedContext(s.Seed)
+	case s.Templates != nil:
+		r.Context = TemplatesContext(s.Templates)
 	case s.Subgraph != nil:
-		r.Context = SeedContext(s.Subgraph.Context)
+		r.Context = TemplatesContext(s.Subgraph.Context)
 	default:
 		r.Context = LocalContext(s.Local)
 	}
@@ -226,9 +226,9 @@ func LocalContext(c *retrieval.Context) *Context {
 		Records: records(c.Reports, c.Entities, c.Relationships, c.TextUnits)}
 }
 
-// SeedContext is a seed mode context as --json prints it: communities as
+// TemplatesContext is a sparql-templates mode context as --json prints it: communities as
 // reports, chunks as sources, as the text prints them.
-func SeedContext(r *retrieval.SeedResult) *Context {
+func TemplatesContext(r *retrieval.TemplatesResult) *Context {
 	reports := make([]retrieval.ReportRecord, len(r.Communities))
 	for i, c := range r.Communities {
 		reports[i] = c.ReportRecord

@@ -50,7 +50,7 @@ func TestRegistry(t *testing.T) {
 
 func options() engine.Options {
 	return engine.Options{
-		Local:        localsearch.Options{Params: retrieval.DefaultParams(), Seed: retrieval.DefaultSeedParams(), Subgraph: retrieval.DefaultSubgraphParams()},
+		Local:        localsearch.Options{Params: retrieval.DefaultParams(), Templates: retrieval.DefaultTemplatesParams(), Subgraph: retrieval.DefaultSubgraphParams()},
 		Global:       globalsearch.DefaultOptions(),
 		GlobalParams: retrieval.DefaultGlobalParams(),
 		Basic:        basicsearch.Options{Params: retrieval.DefaultBasicParams()},

@@ -264,7 +264,7 @@ func TestClaims(t *testing.T) {
 	}
 }
 
-// TestEntityTypesReachPrompt runs the seed article's ESG entity types and
+// TestEntityTypesReachPrompt runs the NetworkX article's ESG entity types and
 // checks that each reaches the prompt as a line of its own, and that the
 // chat options reach the server.
 func TestEntityTypesReachPrompt(t *testing.T) {

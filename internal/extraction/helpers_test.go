@@ -20,7 +20,7 @@ import (
 const carolText = "Marley was dead: to begin with. Scrooge and he were partners for I don't know how many years. " +
 	"Scrooge was his sole executor, his sole administrator, his sole residuary legatee."
 
-// esgText is a passage of the kind the seed article reads, and esgTypes
+// esgText is a passage of the kind the NetworkX article reads, and esgTypes
 // its entity types, spelling kept.
 const esgText = "PACCAR has set a goal to reduce the CO2 emissions of its facilities worldwide by 35% by 2030, " +
 	"from a 2019 baseline, announced in 2021."

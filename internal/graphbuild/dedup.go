@@ -21,7 +21,7 @@ type Embedder interface {
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
 }
 
-// Defaults of DedupOptions: the seed pipeline's threshold, and a cut of
+// Defaults of DedupOptions: the NetworkX article's threshold, and a cut of
 // the embedded text that small embedding models read whole
 // (all-MiniLM-L6-v2 reads 256 word pieces).
 const (
@@ -120,7 +120,7 @@ func (r DedupReport) String() string {
 
 // Dedup merges exts (as Merge does), joins the entities whose embeddings
 // are alike, and returns the merged graph with the duplicates joined, as
-// the seed pipeline does after merging by title:
+// the NetworkX article's pipeline does after merging by title:
 //
 //   - each title (the row Finalize keeps: its first type) is embedded as
 //     DedupText gives it, and vectors are normalised;
@@ -230,7 +230,7 @@ func Dedup(ctx context.Context, exts []Extraction, emb Embedder, opts DedupOptio
 // newlines, cut to opts.MaxTokens when opts.Encoder is set; the title
 // alone when there is no description.
 //
-// All descriptions rather than the first, as the seed pipeline embeds
+// All descriptions rather than the first, as the NetworkX article's pipeline embeds
 // its joined description: which description comes first depends on text
 // unit order, and one mention says less about an entity than all of them.
 // The cut keeps the earliest, and keeps the text within what small

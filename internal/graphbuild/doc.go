@@ -7,7 +7,7 @@
 //     (source, target), gathering descriptions and text unit ids and
 //     summing weights, and drops relationships to unknown entities
 //     (GraphRAG's extract_graph);
-//   - Dedup (optional, from the seed pipeline, not GraphRAG) merges as
+//   - Dedup (optional, from the NetworkX article's pipeline, not GraphRAG) merges as
 //     Merge does and then joins the entities whose embeddings of
 //     "title: descriptions" are alike, re-pointing their relationships;
 //   - Summarizer.Summarize asks the model for one description where

@@ -56,9 +56,9 @@ type Summarizer struct {
 	Encoder        *tokens.Encoder
 	MaxLength      int
 	MaxInputTokens int
-	// JoinUnder, when above 0, is the seed pipeline's rule instead of
+	// JoinUnder, when above 0, is the NetworkX article's rule instead of
 	// GraphRAG's: descriptions that together (joined by newlines) count at
-	// most JoinUnder tokens are joined by newlines without a call (the seed
+	// most JoinUnder tokens are joined by newlines without a call (the NetworkX article
 	// used 300).
 	JoinUnder int
 	// Concurrency bounds the calls in flight; below 1 means 1.

@@ -1,7 +1,7 @@
 // Package indexer wires kgrag's indexing stages into one pipeline, as
 // Microsoft GraphRAG 3.3.0's standard indexing workflow runs them:
 // documents, chunks, graph (and optionally claim) extraction, merge (and
-// optionally the seed's de-duplication by embedding) and description
+// optionally the NetworkX article's de-duplication by embedding) and description
 // summaries, hierarchical Leiden, the communities table and community
 // reports, written as GraphRAG 3.x parquet tables. PlanRun tells what a
 // run would cost without calling the model.
@@ -88,7 +88,7 @@ type Options struct {
 	// NoReports leaves the communities without reports: with the fast
 	// method, no model is called at all and Run takes a nil model.
 	NoReports bool
-	// Embedder, when set, turns on the seed's de-duplication: entities
+	// Embedder, when set, turns on the NetworkX article's de-duplication: entities
 	// whose embedded "title: descriptions" are at least Dedup.Threshold
 	// alike are joined (graphbuild.Dedup) before the summaries. It does
 	// one request per call, like llm.Embedder; the run batches the texts
@@ -104,7 +104,7 @@ type Options struct {
 	// (GraphRAG's community_reports.max_length); 0 means its 2000.
 	ReportMaxLength int
 	// SummaryJoinUnder is graphbuild.Summarizer's JoinUnder: 0 is
-	// GraphRAG's rule, the seed used 300.
+	// GraphRAG's rule, the NetworkX article used 300.
 	SummaryJoinUnder int
 	// Version is the kgrag version recorded in the run record, and
 	// EmbeddingModel the embedding model of the de-duplication.

@@ -1,6 +1,6 @@
 // Package localsearch answers a question from the entities nearest it, as
 // Microsoft GraphRAG's local search does
-// (graphrag/query/structured_search/local_search), and with the seed
+// (graphrag/query/structured_search/local_search), and with the RDF
 // article's retrieval: the question (with the earlier user turns of a
 // conversation) is embedded, the vector index gives the nearest entities,
 // retrieval builds the context of the mode from a retrieval.Source, and a

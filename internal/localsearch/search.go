@@ -24,7 +24,7 @@ const (
 	// ModeSPARQLTemplates is the retrieval of the article on querying
 	// GraphRAG output in an RDF store (GraphDB): its templated SPARQL
 	// queries, top chunks by linked-entity count, top communities by rank
-	// and weight, inside and outside relationships (retrieval.SeedBuilder).
+	// and weight, inside and outside relationships (retrieval.TemplatesBuilder).
 	ModeSPARQLTemplates = mode.SPARQLTemplates
 	// ModeSubgraph is the retrieval of the article on GraphRAG with
 	// NetworkX (its section 9): the subgraph around the nearest nodes
@@ -48,8 +48,8 @@ type Options struct {
 	// HistoryTurns still applies to the text embedded and Encoding
 	// counts tokens.
 	Params retrieval.Params
-	// Seed are ModeSPARQLTemplates'.
-	Seed retrieval.SeedParams
+	// Templates are ModeSPARQLTemplates'.
+	Templates retrieval.TemplatesParams
 	// Subgraph are ModeSubgraph's and ModeGraphOfThoughts'.
 	Subgraph retrieval.SubgraphParams
 	// ResponseType is the shape of the answer, in words.
@@ -66,13 +66,13 @@ type Options struct {
 // Searcher answers questions from one graph, one vector index, one
 // embedding model and one chat model. It is safe for concurrent use.
 type Searcher struct {
-	idx      embedindex.Index
-	emb      embedindex.Embedder
-	chat     llmcall.Streamer
-	local    *retrieval.Builder
-	seed     *retrieval.SeedBuilder
-	subgraph *retrieval.SubgraphBuilder
-	opts     Options
+	idx       embedindex.Index
+	emb       embedindex.Embedder
+	chat      llmcall.Streamer
+	local     *retrieval.Builder
+	templates *retrieval.TemplatesBuilder
+	subgraph  *retrieval.SubgraphBuilder
+	opts      Options
 }
 
 // New checks that the index was built with emb's model and builds the
@@ -98,7 +98,7 @@ func New(src retrieval.Source, idx embedindex.Index, emb embedindex.Embedder, ch
 		s.local, err = retrieval.NewBuilderWithEncoder(src, opts.Params, enc)
 	case ModeSPARQLTemplates:
 		if err = opts.Params.Validate(); err == nil {
-			s.seed, err = retrieval.NewSeedBuilder(src, opts.Seed, enc)
+			s.templates, err = retrieval.NewTemplatesBuilder(src, opts.Templates, enc)
 		}
 	case ModeSubgraph, ModeGraphOfThoughts:
 		if err = opts.Params.Validate(); err == nil {
@@ -150,11 +150,11 @@ type Result struct {
 	// Neighbours are the kNN hits, nearest first, before unknown ids were
 	// dropped and top-k kept.
 	Neighbours []embedindex.Hit
-	// Local is the context in ModeLocal, Seed in ModeSPARQLTemplates,
+	// Local is the context in ModeLocal, Templates in ModeSPARQLTemplates,
 	// Subgraph in ModeSubgraph and ModeGraphOfThoughts.
-	Local    *retrieval.Context
-	Seed     *retrieval.SeedResult
-	Subgraph *retrieval.SubgraphResult
+	Local     *retrieval.Context
+	Templates *retrieval.TemplatesResult
+	Subgraph  *retrieval.SubgraphResult
 	// Thoughts is the graph ModeGraphOfThoughts built (BuildGraph).
 	Thoughts *Thoughts
 	// Reply is the answer; zero after Context.
@@ -165,8 +165,8 @@ type Result struct {
 
 // Text is the context handed to the model.
 func (r *Result) Text() string {
-	if r.Seed != nil {
-		return r.Seed.Text
+	if r.Templates != nil {
+		return r.Templates.Text
 	}
 	if r.Subgraph != nil {
 		return r.Subgraph.Context.Text
@@ -230,10 +230,10 @@ func (s *Searcher) Context(ctx context.Context, q Question) (*Result, error) {
 	t := time.Now()
 	found := 0
 	switch {
-	case s.seed != nil:
-		res.Seed, err = s.seed.SeedContext(ctx, ids)
+	case s.templates != nil:
+		res.Templates, err = s.templates.TemplatesContext(ctx, ids)
 		if err == nil {
-			found = len(res.Seed.Entities)
+			found = len(res.Templates.Entities)
 		}
 	case s.subgraph != nil:
 		res.Subgraph, err = s.subgraph.SubgraphContext(ctx, ids)

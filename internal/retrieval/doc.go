@@ -32,9 +32,9 @@
 //	GlobalBuilder    global search: community reports packed into batches
 //	                 for the map calls, the key points into the reduce call
 //	BasicBuilder     basic search: the text units nearest the question
-//	SeedBuilder      sparql-templates: the RDF article's five templated
-//	                 retrievals (over a SeedBackend: MemorySource or
-//	                 SPARQLSource); SeedBackend lists the article's bugs
+//	TemplatesBuilder      sparql-templates: the RDF article's five templated
+//	                 retrievals (over a TemplatesBackend: MemorySource or
+//	                 SPARQLSource); TemplatesBackend lists the article's bugs
 //	                 and how kgrag fixes them
 //	SubgraphBuilder  subgraph and graph-of-thoughts: the NetworkX
 //	                 article's retrieval of the nearest nodes' subgraph

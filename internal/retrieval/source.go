@@ -12,12 +12,12 @@ import (
 
 // Source is one graph as every mode reads it: local search (Backend),
 // global search (ReportSource), the RDF article's templated SPARQL
-// (SeedBackend) and the NetworkX article's subgraph (SubgraphBackend). A caller decides once where the graph is, memory or a
+// (TemplatesBackend) and the NetworkX article's subgraph (SubgraphBackend). A caller decides once where the graph is, memory or a
 // store, and hands the same Source to each mode.
 type Source interface {
 	Backend
 	ReportSource
-	SeedBackend
+	TemplatesBackend
 	SubgraphRelationships(ctx context.Context, ids []string) ([]SubgraphEdge, error)
 	// EntityRefs finds the entities with the given ids and those with the
 	// given titles: ids first, in the order asked, then titles, each
@@ -43,7 +43,7 @@ var (
 // embed wrote (NewGraphSource). It is safe for concurrent use.
 type MemorySource struct {
 	*MemoryBackend
-	seed *seedMemoryBackend
+	templates *templatesMemoryBackend
 }
 
 // NewMemorySource indexes ds. ds must not be nil, and is not read again.
@@ -59,7 +59,7 @@ func (s *MemorySource) Close() error { return s.g.Close() }
 // used.
 func NewGraphSource(g *snapshot.Graph) *MemorySource {
 	m := &MemoryBackend{g: g}
-	return &MemorySource{MemoryBackend: m, seed: &seedMemoryBackend{m}}
+	return &MemorySource{MemoryBackend: m, templates: &templatesMemoryBackend{m}}
 }
 
 func (s *MemorySource) EntityRefs(ctx context.Context, ids, titles []string) ([]EntityRef, error) {
@@ -90,24 +90,24 @@ func (s *MemorySource) EntityRefs(ctx context.Context, ids, titles []string) ([]
 	return out, nil
 }
 
-func (s *MemorySource) SeedEntities(ctx context.Context, ids []string) ([]EntityRecord, error) {
-	return s.seed.SeedEntities(ctx, ids)
+func (s *MemorySource) TemplateEntities(ctx context.Context, ids []string) ([]EntityRecord, error) {
+	return s.templates.TemplateEntities(ctx, ids)
 }
 
-func (s *MemorySource) SeedRelationships(ctx context.Context, ids []string, limit int) (inside, outside []RelationshipRecord, err error) {
-	return s.seed.SeedRelationships(ctx, ids, limit)
+func (s *MemorySource) TemplateRelationships(ctx context.Context, ids []string, limit int) (inside, outside []RelationshipRecord, err error) {
+	return s.templates.TemplateRelationships(ctx, ids, limit)
 }
 
-func (s *MemorySource) SeedChunks(ctx context.Context, ids []string, limit int) ([]SeedChunk, error) {
-	return s.seed.SeedChunks(ctx, ids, limit)
+func (s *MemorySource) TemplateChunks(ctx context.Context, ids []string, limit int) ([]TemplateChunk, error) {
+	return s.templates.TemplateChunks(ctx, ids, limit)
 }
 
 func (s *MemorySource) SubgraphRelationships(ctx context.Context, ids []string) ([]SubgraphEdge, error) {
-	return s.seed.SubgraphRelationships(ctx, ids)
+	return s.templates.SubgraphRelationships(ctx, ids)
 }
 
-func (s *MemorySource) SeedCommunities(ctx context.Context, ids []string, level int64, limit int) ([]SeedCommunity, error) {
-	return s.seed.SeedCommunities(ctx, ids, level, limit)
+func (s *MemorySource) TemplateCommunities(ctx context.Context, ids []string, level int64, limit int) ([]TemplateCommunity, error) {
+	return s.templates.TemplateCommunities(ctx, ids, level, limit)
 }
 
 // SPARQLSource answers every lookup with sparqlq's templates over a named
@@ -115,12 +115,12 @@ func (s *MemorySource) SeedCommunities(ctx context.Context, ids []string, level 
 // use.
 type SPARQLSource struct {
 	*SPARQLBackend
-	*SeedSPARQLBackend
+	*TemplatesSPARQLBackend
 }
 
 // NewSPARQLSource reads from the named graph graph through c.
 func NewSPARQLSource(c *sparqlq.Client, graph string) *SPARQLSource {
-	return &SPARQLSource{NewSPARQLBackend(c, graph), NewSeedSPARQLBackend(c, graph)}
+	return &SPARQLSource{NewSPARQLBackend(c, graph), NewTemplatesSPARQLBackend(c, graph)}
 }
 
 // EntityRefs runs the entity_lookup template: one query.

@@ -25,10 +25,10 @@ type SubgraphEdge struct {
 // are ignored; lookups are read-only, idempotent and safe for concurrent
 // use. Source is one.
 type SubgraphBackend interface {
-	// SeedEntities gives the entities' descriptions and SeedChunks (limit
-	// 0) every text unit that holds one of them: see SeedBackend.
-	SeedEntities(ctx context.Context, ids []string) ([]EntityRecord, error)
-	SeedChunks(ctx context.Context, ids []string, limit int) ([]SeedChunk, error)
+	// TemplateEntities gives the entities' descriptions and TemplateChunks (limit
+	// 0) every text unit that holds one of them: see TemplatesBackend.
+	TemplateEntities(ctx context.Context, ids []string) ([]EntityRecord, error)
+	TemplateChunks(ctx context.Context, ids []string, limit int) ([]TemplateChunk, error)
 	// Reports gives the reported communities of the entities: see Backend.
 	Reports(ctx context.Context, entityIDs []string, maxLevel int64) ([]ReportRecord, error)
 	// SubgraphRelationships returns every relationship with at least one
@@ -70,12 +70,12 @@ func (p SubgraphParams) Validate() error {
 	case p.TopInside < 0 || p.TopOutside < 0:
 		return fmt.Errorf("retrieval: subgraph params: top_k_relationships %d, %d: must be >= 0", p.TopInside, p.TopOutside)
 	}
-	return p.seed().Validate()
+	return p.printer().Validate()
 }
 
-// seed are the parameters of the shared table printer.
-func (p SubgraphParams) seed() SeedParams {
-	return SeedParams{MaxContextTokens: p.MaxContextTokens, ColumnDelimiter: p.ColumnDelimiter, Encoding: p.Encoding}
+// printer are the parameters of the table printer shared with sparql-templates.
+func (p SubgraphParams) printer() TemplatesParams {
+	return TemplatesParams{MaxContextTokens: p.MaxContextTokens, ColumnDelimiter: p.ColumnDelimiter, Encoding: p.Encoding}
 }
 
 // NodeSummary is a selected node's community summary: the reports of its
@@ -94,7 +94,7 @@ type NodeSummary struct {
 //
 //   - Chunks: every text unit of every selected node, each once. The
 //     article took list(set(chunks)), in no defined order; kgrag orders by
-//     how many selected nodes a unit holds, then id (SeedChunks' order).
+//     how many selected nodes a unit holds, then id (TemplateChunks' order).
 //   - Inside, Outside: the relationships with both ends selected, and
 //     with exactly one, each sorted by score (GraphRAG's weight: the
 //     strength the model gave, summed over mentions) descending and cut at
@@ -117,7 +117,7 @@ type NodeSummary struct {
 // relationship A->B with a later B->A (the later one's data stands);
 // GraphRAG keeps both, and so does kgrag: each is an edge of its own.
 type SubgraphRecords struct {
-	Chunks          []SeedChunk
+	Chunks          []TemplateChunk
 	Inside, Outside []RelationshipRecord
 	Entities        []EntityRecord
 	Summaries       []NodeSummary
@@ -127,11 +127,11 @@ type SubgraphRecords struct {
 
 // SubgraphResult is subgraph mode's context of one question: the records
 // selected, and the part of them printed within the budget as tables
-// (Context: Reports, Entities, Relationships, Sources, as seed mode and
+// (Context: Reports, Entities, Relationships, Sources, as sparql-templates mode and
 // local search print them).
 type SubgraphResult struct {
 	Records *SubgraphRecords
-	Context *SeedResult
+	Context *TemplatesResult
 }
 
 // SubgraphBuilder builds subgraph mode contexts from one SubgraphBackend.
@@ -139,7 +139,7 @@ type SubgraphResult struct {
 type SubgraphBuilder struct {
 	backend SubgraphBackend
 	params  SubgraphParams
-	printer *SeedBuilder
+	printer *TemplatesBuilder
 }
 
 // NewSubgraphBuilder validates p and returns a builder counting tokens
@@ -148,7 +148,7 @@ func NewSubgraphBuilder(b SubgraphBackend, p SubgraphParams, enc *tokens.Encoder
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	printer, err := NewSeedBuilder(nil, p.seed(), enc)
+	printer, err := NewTemplatesBuilder(nil, p.printer(), enc)
 	if err != nil {
 		return nil, err
 	}
@@ -175,8 +175,8 @@ func (b *SubgraphBuilder) Records(ctx context.Context, selected []string) (*Subg
 		errs    [4]error
 		wg      sync.WaitGroup
 	)
-	wg.Go(func() { ents, errs[0] = b.backend.SeedEntities(ctx, ids) })
-	wg.Go(func() { out.Chunks, errs[1] = b.backend.SeedChunks(ctx, ids, 0) })
+	wg.Go(func() { ents, errs[0] = b.backend.TemplateEntities(ctx, ids) })
+	wg.Go(func() { out.Chunks, errs[1] = b.backend.TemplateChunks(ctx, ids, 0) })
 	wg.Go(func() { reports, errs[2] = b.backend.Reports(ctx, ids, math.MaxInt32) })
 	if b.params.TopInside > 0 || b.params.TopOutside > 0 {
 		wg.Go(func() { edges, errs[3] = b.backend.SubgraphRelationships(ctx, ids) })
@@ -214,7 +214,7 @@ func (b *SubgraphBuilder) Records(ctx context.Context, selected []string) (*Subg
 		}
 	}
 	if len(missing) > 0 {
-		more, err := b.backend.SeedEntities(ctx, missing)
+		more, err := b.backend.TemplateEntities(ctx, missing)
 		if err != nil {
 			return nil, fmt.Errorf("retrieval: subgraph: entities touched: %w", err)
 		}
@@ -321,17 +321,17 @@ func nodeSummaries(found []string, reports []ReportRecord) []NodeSummary {
 // within MaxContextTokens: Entities (the nodes touched), Relationships
 // (inside, then outside), Reports (the nodes' community summaries, each
 // community once, in selection order) and Sources (the chunks), filled in
-// that priority as SeedBuilder.SeedContext fills them.
+// that priority as TemplatesBuilder.TemplatesContext fills them.
 func (b *SubgraphBuilder) SubgraphContext(ctx context.Context, selected []string) (*SubgraphResult, error) {
 	recs, err := b.Records(ctx, selected)
 	if err != nil {
 		return nil, err
 	}
-	var comms []SeedCommunity
+	var comms []TemplateCommunity
 	seen := map[string]bool{}
 	for _, s := range recs.Summaries {
 		for _, r := range s.Reports {
-			c := SeedCommunity{ReportRecord: r}
+			c := TemplateCommunity{ReportRecord: r}
 			if !seen[r.ID] && communityText(c) != "" {
 				seen[r.ID] = true
 				comms = append(comms, c)

@@ -198,7 +198,7 @@ func isNumber(s string) bool {
 
 // looksLikeDescription tells a description from an entity type in a
 // record that has only one of them: a sentence (ending in ".", "!" or
-// "?") or more than six words. Types are short, even the seed's long ESG
+// "?") or more than six words. Types are short, even the NetworkX article's long ESG
 // ones ("Target Baseline Year"); a type of seven words or more given
 // without a description is taken for one.
 func looksLikeDescription(s string) bool {

@@ -8,27 +8,27 @@ import (
 	"github.com/kgrag/kgrag/sparqlq"
 )
 
-var _ SeedBackend = (*SeedSPARQLBackend)(nil)
+var _ TemplatesBackend = (*TemplatesSPARQLBackend)(nil)
 
-// SeedSPARQLBackend answers SeedBackend lookups from a GraphRAG graph in
+// TemplatesSPARQLBackend answers TemplatesBackend lookups from a GraphRAG graph in
 // the gr: ontology held by a SPARQL store (as `kgrag load` writes it),
 // with sparqlq's retrieval templates: one query per lookup whatever the
 // number of ids, four per question. It is safe for concurrent use.
 // Errors are sparqlq's (*sparqlq.StatusError for a non-2xx answer),
 // wrapped.
-type SeedSPARQLBackend struct {
+type TemplatesSPARQLBackend struct {
 	c     *sparqlq.Client
 	graph string
 }
 
-// NewSeedSPARQLBackend reads from graph (an IRI; "" reads the store's
+// NewTemplatesSPARQLBackend reads from graph (an IRI; "" reads the store's
 // default graph) through c.
-func NewSeedSPARQLBackend(c *sparqlq.Client, graph string) *SeedSPARQLBackend {
-	return &SeedSPARQLBackend{c: c, graph: graph}
+func NewTemplatesSPARQLBackend(c *sparqlq.Client, graph string) *TemplatesSPARQLBackend {
+	return &TemplatesSPARQLBackend{c: c, graph: graph}
 }
 
 func seedErr(what string, err error) error {
-	return fmt.Errorf("retrieval: seed %s: %w", what, err)
+	return fmt.Errorf("retrieval: sparql-templates %s: %w", what, err)
 }
 
 // convert maps rows to records.
@@ -40,8 +40,8 @@ func convert[R, T any](rows []R, f func(R) T) []T {
 	return out
 }
 
-// SeedEntities implements SeedBackend (template entities).
-func (b *SeedSPARQLBackend) SeedEntities(ctx context.Context, ids []string) ([]EntityRecord, error) {
+// TemplateEntities implements TemplatesBackend (template entities).
+func (b *TemplatesSPARQLBackend) TemplateEntities(ctx context.Context, ids []string) ([]EntityRecord, error) {
 	rows, err := sparqlq.Entities(ctx, b.c, b.graph, uniqueIDs(ids))
 	if err != nil {
 		return nil, seedErr("entities", err)
@@ -51,9 +51,9 @@ func (b *SeedSPARQLBackend) SeedEntities(ctx context.Context, ids []string) ([]E
 	}), nil
 }
 
-// SeedRelationships implements SeedBackend (template relationships, which
+// TemplateRelationships implements TemplatesBackend (template relationships, which
 // returns every relationship of the entities; the limit is applied here).
-func (b *SeedSPARQLBackend) SeedRelationships(ctx context.Context, ids []string, limit int) (inside, outside []RelationshipRecord, err error) {
+func (b *TemplatesSPARQLBackend) TemplateRelationships(ctx context.Context, ids []string, limit int) (inside, outside []RelationshipRecord, err error) {
 	in, out, err := sparqlq.Relationships(ctx, b.c, b.graph, uniqueIDs(ids))
 	if err != nil {
 		return nil, nil, seedErr("relationships", err)
@@ -66,20 +66,20 @@ func (b *SeedSPARQLBackend) SeedRelationships(ctx context.Context, ids []string,
 	return convert(truncate(in, limit), rec), convert(truncate(out, limit), rec), nil
 }
 
-// SeedChunks implements SeedBackend (template text_units).
-func (b *SeedSPARQLBackend) SeedChunks(ctx context.Context, ids []string, limit int) ([]SeedChunk, error) {
+// TemplateChunks implements TemplatesBackend (template text_units).
+func (b *TemplatesSPARQLBackend) TemplateChunks(ctx context.Context, ids []string, limit int) ([]TemplateChunk, error) {
 	rows, err := sparqlq.TextUnits(ctx, b.c, b.graph, uniqueIDs(ids), max(limit, 0))
 	if err != nil {
 		return nil, seedErr("chunks", err)
 	}
-	return convert(rows, func(r sparqlq.TextUnitRow) SeedChunk {
-		return SeedChunk{TextUnitRecord{ID: r.HumanReadableID, TextUnitID: r.ID, Text: r.Text, NTokens: r.NTokens},
+	return convert(rows, func(r sparqlq.TextUnitRow) TemplateChunk {
+		return TemplateChunk{TextUnitRecord{ID: r.HumanReadableID, TextUnitID: r.ID, Text: r.Text, NTokens: r.NTokens},
 			r.SelectedEntities}
 	}), nil
 }
 
-// SeedCommunities implements SeedBackend (template communities).
-func (b *SeedSPARQLBackend) SeedCommunities(ctx context.Context, ids []string, level int64, limit int) ([]SeedCommunity, error) {
+// TemplateCommunities implements TemplatesBackend (template communities).
+func (b *TemplatesSPARQLBackend) TemplateCommunities(ctx context.Context, ids []string, level int64, limit int) ([]TemplateCommunity, error) {
 	if err := checkLevel(level); err != nil {
 		return nil, err
 	}
@@ -87,8 +87,8 @@ func (b *SeedSPARQLBackend) SeedCommunities(ctx context.Context, ids []string, l
 	if err != nil {
 		return nil, seedErr("communities", err)
 	}
-	return convert(rows, func(r sparqlq.CommunityRow) SeedCommunity {
-		return SeedCommunity{
+	return convert(rows, func(r sparqlq.CommunityRow) TemplateCommunity {
+		return TemplateCommunity{
 			ReportRecord: ReportRecord{ID: strconv.FormatInt(r.Community, 10), CommunityID: r.ID, Level: r.Level,
 				Title: r.Title, Summary: r.Summary, FullContent: r.FullContent, Rank: r.Rank, Weight: r.Weight},
 			HumanReadableID: r.HumanReadableID, SelectedEntities: r.SelectedEntities,
@@ -98,7 +98,7 @@ func (b *SeedSPARQLBackend) SeedCommunities(ctx context.Context, ids []string, l
 
 // SubgraphRelationships implements SubgraphBackend (template
 // subgraph_relationships).
-func (b *SeedSPARQLBackend) SubgraphRelationships(ctx context.Context, ids []string) ([]SubgraphEdge, error) {
+func (b *TemplatesSPARQLBackend) SubgraphRelationships(ctx context.Context, ids []string) ([]SubgraphEdge, error) {
 	ids = uniqueIDs(ids)
 	if len(ids) == 0 {
 		return nil, ctx.Err()

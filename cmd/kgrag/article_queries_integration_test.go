@@ -17,11 +17,11 @@ import (
 	"github.com/kgrag/kgrag/sparqlq"
 )
 
-// The seed article's queries, as its Python builds them for a list of
+// The RDF article's queries, as its Python builds them for a list of
 // entity ids (its f-strings paste the ids in; these ids are GraphRAG hex and
 // UUID ids, which need no escaping). They are the contract: kgrag's graph
 // must answer them unchanged. Only a FROM clause is added, because the
-// seed loaded into the default graph and the tests load into named graphs.
+// RDF article loaded into the default graph and the tests load into named graphs.
 
 func seedChunksQuery(ids []string) string {
 	q := `PREFIX gr: <http://ormynet.com/ns/msft-graphrag#>
@@ -66,7 +66,7 @@ ORDER BY DESC(?rank) DESC(?weight)
 LIMIT 3`
 }
 
-// seedRelationshipsQuery is the seed's outside (op "!=", join "&&") and
+// seedRelationshipsQuery is the RDF article's outside (op "!=", join "&&") and
 // inside (op "=", join "||") relationships query.
 func seedRelationshipsQuery(ids []string, op, join string) string {
 	q := `PREFIX gr: <http://ormynet.com/ns/msft-graphrag#>
@@ -196,10 +196,10 @@ func num(t *testing.T, v string) float64 {
 	return f
 }
 
-// TestSeedQueries runs the seed's five queries with real entity ids on the
+// TestArticleQueries runs the RDF article's five queries with real entity ids on the
 // loaded 0.3.4 and 3.x samples in Oxigraph and Fuseki, and checks the rows
 // against answers computed from the parquet files by scripts/oracle/seed.py.
-func TestSeedQueries(t *testing.T) {
+func TestArticleQueries(t *testing.T) {
 	samples := test.GraphRAGSamples(t)
 	for _, s := range testStores()[:2] {
 		t.Run(s.profile, func(t *testing.T) {

@@ -10,9 +10,9 @@ import (
 	"github.com/kgrag/kgrag/internal/snapshot"
 )
 
-var _ SeedBackend = (*seedMemoryBackend)(nil)
+var _ TemplatesBackend = (*templatesMemoryBackend)(nil)
 
-// seedMemoryBackend answers SeedBackend lookups from a graph snapshot,
+// templatesMemoryBackend answers TemplatesBackend lookups from a graph snapshot,
 // exactly as the sparqlq templates answer them over the graph `kgrag
 // load` writes from the same dataset (package ontology): it reads the
 // same fields the mapping writes (text units' entity_ids for
@@ -20,13 +20,13 @@ var _ SeedBackend = (*seedMemoryBackend)(nil)
 // ends by entity id) and leaves out what the mapping leaves out
 // (placeholder entities have no description, degree or community). It
 // is safe for concurrent use.
-type seedMemoryBackend struct {
+type templatesMemoryBackend struct {
 	*MemoryBackend // the same snapshot, and its entity and relationship lookups
 }
 
 // selected returns the entities among ids (each once), as the templates'
 // `?entity gr:id ?selected ; a gr:Entity` find them.
-func (b *seedMemoryBackend) selected(ids []string) (map[string]*graphrag.Entity, error) {
+func (b *templatesMemoryBackend) selected(ids []string) (map[string]*graphrag.Entity, error) {
 	out := make(map[string]*graphrag.Entity, len(ids))
 	for _, id := range ids {
 		if _, dup := out[id]; dup {
@@ -56,8 +56,8 @@ func canonicalHRID(s string) string {
 	return s
 }
 
-// SeedEntities implements SeedBackend.
-func (b *seedMemoryBackend) SeedEntities(ctx context.Context, ids []string) ([]EntityRecord, error) {
+// TemplateEntities implements TemplatesBackend.
+func (b *templatesMemoryBackend) TemplateEntities(ctx context.Context, ids []string) ([]EntityRecord, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -93,7 +93,7 @@ type seedRel struct {
 // touching returns every relationship with at least one end among ids
 // and both ends entities of the graph, each once, with its selected ends
 // counted.
-func (b *seedMemoryBackend) touching(ids []string) ([]seedRel, error) {
+func (b *templatesMemoryBackend) touching(ids []string) ([]seedRel, error) {
 	sel, err := b.selected(ids)
 	if err != nil {
 		return nil, err
@@ -147,7 +147,7 @@ func (b *seedMemoryBackend) touching(ids []string) ([]seedRel, error) {
 }
 
 // end names the entity with id, if the graph has one.
-func (b *seedMemoryBackend) end(id string) (snapshot.EntityName, bool, error) {
+func (b *templatesMemoryBackend) end(id string) (snapshot.EntityName, bool, error) {
 	i, ok, err := b.g.EntityIndex(id)
 	if !ok || err != nil {
 		return snapshot.EntityName{}, false, err
@@ -157,7 +157,7 @@ func (b *seedMemoryBackend) end(id string) (snapshot.EntityName, bool, error) {
 }
 
 // SubgraphRelationships implements SubgraphBackend.
-func (b *seedMemoryBackend) SubgraphRelationships(ctx context.Context, ids []string) ([]SubgraphEdge, error) {
+func (b *templatesMemoryBackend) SubgraphRelationships(ctx context.Context, ids []string) ([]SubgraphEdge, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -175,8 +175,8 @@ func (b *seedMemoryBackend) SubgraphRelationships(ctx context.Context, ids []str
 	return out, nil
 }
 
-// SeedRelationships implements SeedBackend.
-func (b *seedMemoryBackend) SeedRelationships(ctx context.Context, ids []string, limit int) (inside, outside []RelationshipRecord, err error) {
+// TemplateRelationships implements TemplatesBackend.
+func (b *templatesMemoryBackend) TemplateRelationships(ctx context.Context, ids []string, limit int) (inside, outside []RelationshipRecord, err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
@@ -214,8 +214,8 @@ func compareOptional[T cmp.Ordered](hasX bool, x T, hasY bool, y T) int {
 	return cmp.Compare(x, y)
 }
 
-// SeedChunks implements SeedBackend.
-func (b *seedMemoryBackend) SeedChunks(ctx context.Context, ids []string, limit int) ([]SeedChunk, error) {
+// TemplateChunks implements TemplatesBackend.
+func (b *templatesMemoryBackend) TemplateChunks(ctx context.Context, ids []string, limit int) ([]TemplateChunk, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -240,26 +240,26 @@ func (b *seedMemoryBackend) SeedChunks(ctx context.Context, ids []string, limit 
 			count[u]++
 		}
 	}
-	var out []SeedChunk
+	var out []TemplateChunk
 	for row, n := range count {
 		u, err := b.g.TextUnit(row)
 		if err != nil {
 			return nil, err
 		}
-		c := SeedChunk{TextUnitRecord{ID: canonicalHRID(u.HumanReadableID), TextUnitID: u.ID, Text: u.Text}, n}
+		c := TemplateChunk{TextUnitRecord{ID: canonicalHRID(u.HumanReadableID), TextUnitID: u.ID, Text: u.Text}, n}
 		if u.HasNTokens {
 			c.NTokens = u.NTokens
 		}
 		out = append(out, c)
 	}
-	slices.SortFunc(out, func(x, y SeedChunk) int {
+	slices.SortFunc(out, func(x, y TemplateChunk) int {
 		return cmp.Or(cmp.Compare(y.SelectedEntities, x.SelectedEntities), cmp.Compare(x.TextUnitID, y.TextUnitID))
 	})
 	return truncate(out, limit), nil
 }
 
-// SeedCommunities implements SeedBackend.
-func (b *seedMemoryBackend) SeedCommunities(ctx context.Context, ids []string, level int64, limit int) ([]SeedCommunity, error) {
+// TemplateCommunities implements TemplatesBackend.
+func (b *templatesMemoryBackend) TemplateCommunities(ctx context.Context, ids []string, level int64, limit int) ([]TemplateCommunity, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -295,7 +295,7 @@ func (b *seedMemoryBackend) SeedCommunities(ctx context.Context, ids []string, l
 		}
 	}
 	type ranked struct {
-		c       SeedCommunity
+		c       TemplateCommunity
 		number  int64
 		hasRank bool
 	}
@@ -306,7 +306,7 @@ func (b *seedMemoryBackend) SeedCommunities(ctx context.Context, ids []string, l
 		if err != nil {
 			continue // the mapping refuses a graph with such a community
 		}
-		r := ranked{c: SeedCommunity{
+		r := ranked{c: TemplateCommunity{
 			ReportRecord: ReportRecord{ID: strconv.FormatInt(num, 10), CommunityID: c.ID,
 				Level: c.Level, Title: c.Title, Weight: c.Weight},
 			HumanReadableID: canonicalHRID(c.HumanReadableID), SelectedEntities: n,
@@ -327,7 +327,7 @@ func (b *seedMemoryBackend) SeedCommunities(ctx context.Context, ids []string, l
 			cmp.Compare(y.c.Weight, x.c.Weight),
 			cmp.Compare(x.number, y.number))
 	})
-	var out []SeedCommunity
+	var out []TemplateCommunity
 	for _, r := range rs {
 		out = append(out, r.c)
 	}

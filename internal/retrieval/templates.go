@@ -12,28 +12,28 @@ import (
 	"github.com/kgrag/kgrag/internal/tokens"
 )
 
-// SeedChunk is a text unit (gr:Chunk) chosen by seed mode: ID (GraphRAG's
+// TemplateChunk is a text unit (gr:Chunk) chosen by sparql-templates mode: ID (GraphRAG's
 // human_readable_id), TextUnitID, Text and NTokens are set.
 // SelectedEntities is how many of the selected entities it holds, the key
 // it is ranked by.
-type SeedChunk struct {
+type TemplateChunk struct {
 	TextUnitRecord
 	SelectedEntities int64
 }
 
-// SeedCommunity is a community and its report as seed mode ranks it. Of
+// TemplateCommunity is a community and its report as sparql-templates mode ranks it. Of
 // the ReportRecord, Members is not set: ID is the Leiden community number
 // (what GraphRAG prints as a report's id), CommunityID the community's own
 // id, Rank the report's rating (zero without one) and Weight the
 // community's occurrence weight. SelectedEntities is how many of the
 // selected entities it holds.
-type SeedCommunity struct {
+type TemplateCommunity struct {
 	ReportRecord
 	HumanReadableID  string
 	SelectedEntities int64
 }
 
-// SeedBackend answers seed mode's retrievals. Each takes every selected
+// TemplatesBackend answers sparql-templates mode's retrievals. Each takes every selected
 // entity id at once, so a remote store answers each in one round trip.
 // Ids that name no entity are ignored, duplicates count once, and no ids
 // means no records. A limit <= 0 means no limit. Lookups are read-only and
@@ -42,15 +42,15 @@ type SeedCommunity struct {
 // The orders below are the sparqlq templates' orders; every implementation
 // must return the same records in the same order for the same data.
 //
-// Seed mode (sparql-templates) runs the five retrievals of the article on
+// sparql-templates mode runs the five retrievals of the article on
 // querying GraphRAG output in an RDF store (GraphDB, the gr: ontology),
 // with its bugs fixed. For the entities selected by the
-// vector index the seed fetches (1) the 3 chunks holding most of them,
+// vector index the RDF article fetches (1) the 3 chunks holding most of them,
 // (2) the 3 communities holding them, by rank and weight, (3) the 10
 // "outside" and (4) the 10 "inside" relationships, by rank and weight, and
 // (5) the entities' descriptions, and hands all of it to the model.
 //
-// The seed's bugs, and what kgrag does instead (the queries are sparqlq's
+// The RDF article's bugs, and what kgrag does instead (the queries are sparqlq's
 // templates text_units, communities, relationships and entities):
 //
 //   - Entity ids were pasted between double quotes into the query text
@@ -69,13 +69,13 @@ type SeedCommunity struct {
 //     a relationship is counted once, in one of the two lists.
 //   - The chunk query counted UNION matches (COUNT(?entity_uri)), so an id
 //     given twice counted twice; kgrag counts distinct entities.
-//   - The community query required gr:weight, which the seed's own loader
+//   - The community query required gr:weight, which the RDF article's own loader
 //     never wrote, so it returned nothing; and gr:summary, which drops
 //     communities without a report silently. kgrag's loader writes the
 //     occurrence weight and the query reads rank and weight as OPTIONAL.
 //   - Communities of all levels were mixed, so the top 3 were often a
 //     community and its own parent and grandparent (the same entities three
-//     times). kgrag takes one level (SeedParams.CommunityLevel).
+//     times). kgrag takes one level (TemplatesParams.CommunityLevel).
 //   - ORDER BY DESC(?rank) DESC(?weight) (and DESC(?freq) for chunks) left
 //     ties in store order, and the samples have many (report ranks 7.5 and
 //     8.5, relationship weights 7.0 and 8.0 tens of times), so LIMIT cut at
@@ -89,41 +89,41 @@ type SeedCommunity struct {
 //     tables quoted as pandas quotes them (csvRow), in the local search
 //     layout, so the same answer prompt serves both modes.
 //
-// Deliberate differences from the seed, beyond the fixes:
+// Deliberate differences from the RDF article, beyond the fixes:
 //   - Communities are ranked first by how many of the selected entities
 //     they hold (as GraphRAG's local search ranks reports), then by rank and
-//     weight: on one level each entity has one community, and the seed's
+//     weight: on one level each entity has one community, and the RDF article's
 //     docstring asks for "the Communities that are most likely to contain
 //     the Entities". A community without a summary or full content (no
 //     report) is left out of the context text.
-//   - The context is held to a token budget (the seed had none): see
-//     SeedBuilder.SeedContext.
-type SeedBackend interface {
-	// SeedEntities returns the selected entities ordered by entity id
+//   - The context is held to a token budget (the RDF article had none): see
+//     TemplatesBuilder.TemplatesContext.
+type TemplatesBackend interface {
+	// TemplateEntities returns the selected entities ordered by entity id
 	// (EntityRecord: ID, EntityID, Title, Description and Rank, the
 	// degree, are set).
-	SeedEntities(ctx context.Context, ids []string) ([]EntityRecord, error)
-	// SeedRelationships returns the relationships with both ends selected
+	TemplateEntities(ctx context.Context, ids []string) ([]EntityRecord, error)
+	// TemplateRelationships returns the relationships with both ends selected
 	// (inside) and with exactly one (outside), each ordered by rank
 	// (combined degree) and weight, both descending, then relationship id;
 	// at most limit of each. Inside is set; TextUnitIDs, HasWeight and Links
 	// are not.
-	SeedRelationships(ctx context.Context, ids []string, limit int) (inside, outside []RelationshipRecord, err error)
-	// SeedChunks returns the text units that hold at least one selected
+	TemplateRelationships(ctx context.Context, ids []string, limit int) (inside, outside []RelationshipRecord, err error)
+	// TemplateChunks returns the text units that hold at least one selected
 	// entity, ordered by how many they hold (descending), then id.
-	SeedChunks(ctx context.Context, ids []string, limit int) ([]SeedChunk, error)
-	// SeedCommunities returns the communities of the given level that hold
+	TemplateChunks(ctx context.Context, ids []string, limit int) ([]TemplateChunk, error)
+	// TemplateCommunities returns the communities of the given level that hold
 	// at least one selected entity, ordered by how many they hold, report
 	// rank and weight (all descending; a missing rank ranks last), then
 	// community number.
-	SeedCommunities(ctx context.Context, ids []string, level int64, limit int) ([]SeedCommunity, error)
+	TemplateCommunities(ctx context.Context, ids []string, level int64, limit int) ([]TemplateCommunity, error)
 }
 
-// SeedParams are the knobs of seed mode. DefaultSeedParams returns the
-// seed's numbers; the zero value is not useful.
-type SeedParams struct {
+// TemplatesParams are the knobs of sparql-templates mode. DefaultTemplatesParams returns the
+// RDF article's numbers; the zero value is not useful.
+type TemplatesParams struct {
 	// TopChunks, TopCommunities, TopInside and TopOutside cap the four
-	// ranked retrievals (the seed: 3, 3, 10, 10). Zero leaves the section
+	// ranked retrievals (the RDF article: 3, 3, 10, 10). Zero leaves the section
 	// out without asking the backend.
 	TopChunks      int
 	TopCommunities int
@@ -140,11 +140,11 @@ type SeedParams struct {
 	Encoding         string
 }
 
-// DefaultSeedParams returns the seed's limits, community level 0 and local
+// DefaultTemplatesParams returns the RDF article's limits, community level 0 and local
 // search's budget and table format.
-func DefaultSeedParams() SeedParams {
+func DefaultTemplatesParams() TemplatesParams {
 	lp := DefaultParams()
-	return SeedParams{
+	return TemplatesParams{
 		TopChunks:        3,
 		TopCommunities:   3,
 		TopInside:        10,
@@ -157,32 +157,32 @@ func DefaultSeedParams() SeedParams {
 }
 
 // Validate reports the first parameter that cannot work.
-func (p SeedParams) Validate() error {
+func (p TemplatesParams) Validate() error {
 	switch {
 	case p.TopChunks < 0 || p.TopCommunities < 0 || p.TopInside < 0 || p.TopOutside < 0:
-		return fmt.Errorf("retrieval: seed params: top chunks %d, communities %d, inside %d, outside %d: each must be >= 0",
+		return fmt.Errorf("retrieval: sparql-templates params: top chunks %d, communities %d, inside %d, outside %d: each must be >= 0",
 			p.TopChunks, p.TopCommunities, p.TopInside, p.TopOutside)
 	case p.CommunityLevel < 0:
-		return fmt.Errorf("retrieval: seed params: community level %d: must be >= 0", p.CommunityLevel)
+		return fmt.Errorf("retrieval: sparql-templates params: community level %d: must be >= 0", p.CommunityLevel)
 	case p.MaxContextTokens <= 0:
-		return fmt.Errorf("retrieval: seed params: max_context_tokens %d: must be > 0", p.MaxContextTokens)
+		return fmt.Errorf("retrieval: sparql-templates params: max_context_tokens %d: must be > 0", p.MaxContextTokens)
 	case p.ColumnDelimiter == "":
-		return fmt.Errorf("retrieval: seed params: column delimiter is empty")
+		return fmt.Errorf("retrieval: sparql-templates params: column delimiter is empty")
 	}
 	return nil
 }
 
-// SeedResult is the seed mode context of one question: the records that
+// TemplatesResult is the sparql-templates mode context of one question: the records that
 // made it into Text, per section, in printed order, and Text itself.
-type SeedResult struct {
+type TemplatesResult struct {
 	// Communities are printed as the Reports table (id = community number).
-	Communities []SeedCommunity
+	Communities []TemplateCommunity
 	// Entities are in the order of the selection (nearest first).
 	Entities []EntityRecord
 	// Relationships are the inside ones (Inside set), then the outside ones.
 	Relationships []RelationshipRecord
 	// Chunks are printed as the Sources table.
-	Chunks []SeedChunk
+	Chunks []TemplateChunk
 	// Text holds the Reports, Entities, Relationships and Sources tables,
 	// non-empty ones only, joined by a blank line, as local search prints
 	// them; Tokens counts it.
@@ -193,19 +193,19 @@ type SeedResult struct {
 	Retrieved int
 }
 
-// SeedBuilder builds seed mode contexts from one SeedBackend with one set
-// of SeedParams and one tokens.Encoder. It is safe for concurrent use if its
+// TemplatesBuilder builds sparql-templates mode contexts from one TemplatesBackend with one set
+// of TemplatesParams and one tokens.Encoder. It is safe for concurrent use if its
 // backend is.
-type SeedBuilder struct {
-	backend SeedBackend
-	params  SeedParams
+type TemplatesBuilder struct {
+	backend TemplatesBackend
+	params  TemplatesParams
 	enc     *tokens.Encoder
 }
 
-// NewSeedBuilder validates p and returns a builder counting tokens with
+// NewTemplatesBuilder validates p and returns a builder counting tokens with
 // enc, which must match p.Encoding; a nil enc builds one (a few hundred
 // milliseconds: keep the builder, or share one encoder between builders).
-func NewSeedBuilder(b SeedBackend, p SeedParams, enc *tokens.Encoder) (*SeedBuilder, error) {
+func NewTemplatesBuilder(b TemplatesBackend, p TemplatesParams, enc *tokens.Encoder) (*TemplatesBuilder, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
@@ -213,18 +213,18 @@ func NewSeedBuilder(b SeedBackend, p SeedParams, enc *tokens.Encoder) (*SeedBuil
 	if err != nil {
 		return nil, err
 	}
-	return &SeedBuilder{backend: b, params: p, enc: enc}, nil
+	return &TemplatesBuilder{backend: b, params: p, enc: enc}, nil
 }
 
-// seedRetrieved is what the four lookups return.
-type seedRetrieved struct {
+// templatesRetrieved is what the four lookups return.
+type templatesRetrieved struct {
 	ents            []EntityRecord
 	inside, outside []RelationshipRecord
-	chunks          []SeedChunk
-	comms           []SeedCommunity
+	chunks          []TemplateChunk
+	comms           []TemplateCommunity
 }
 
-// SeedContext runs the seed's retrievals for the selected entity ids (kNN
+// TemplatesContext runs the RDF article's retrievals for the selected entity ids (kNN
 // order, nearest first; duplicates and unknown ids are ignored) and prints
 // them as tables. The four lookups run concurrently (four round trips to a
 // store).
@@ -241,7 +241,7 @@ type seedRetrieved struct {
 // its own id instead, so that every row can be cited.
 //
 // Errors come from the backend, wrapped with the lookup that failed.
-func (b *SeedBuilder) SeedContext(ctx context.Context, selected []string) (*SeedResult, error) {
+func (b *TemplatesBuilder) TemplatesContext(ctx context.Context, selected []string) (*TemplatesResult, error) {
 	ids := uniqueIDs(selected)
 	r, err := b.retrieve(ctx, ids)
 	if err != nil {
@@ -262,7 +262,7 @@ func (b *SeedBuilder) SeedContext(ctx context.Context, selected []string) (*Seed
 	for i := range r.chunks {
 		r.chunks[i].ID = cmp.Or(r.chunks[i].ID, r.chunks[i].TextUnitID)
 	}
-	var comms []SeedCommunity
+	var comms []TemplateCommunity
 	for _, c := range r.comms {
 		if communityText(c) != "" {
 			comms = append(comms, c)
@@ -272,36 +272,36 @@ func (b *SeedBuilder) SeedContext(ctx context.Context, selected []string) (*Seed
 }
 
 // retrieve runs the four lookups concurrently.
-func (b *SeedBuilder) retrieve(ctx context.Context, ids []string) (*seedRetrieved, error) {
+func (b *TemplatesBuilder) retrieve(ctx context.Context, ids []string) (*templatesRetrieved, error) {
 	p := b.params
-	var r seedRetrieved
+	var r templatesRetrieved
 	if len(ids) == 0 {
 		return &r, nil
 	}
 	var errs [4]error
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		r.ents, errs[0] = b.backend.SeedEntities(ctx, ids)
+		r.ents, errs[0] = b.backend.TemplateEntities(ctx, ids)
 	})
 	if p.TopInside > 0 || p.TopOutside > 0 {
 		wg.Go(func() {
-			r.inside, r.outside, errs[1] = b.backend.SeedRelationships(ctx, ids, max(p.TopInside, p.TopOutside))
+			r.inside, r.outside, errs[1] = b.backend.TemplateRelationships(ctx, ids, max(p.TopInside, p.TopOutside))
 			r.inside = r.inside[:min(len(r.inside), p.TopInside)]
 			r.outside = r.outside[:min(len(r.outside), p.TopOutside)]
 		})
 	}
 	if p.TopChunks > 0 {
-		wg.Go(func() { r.chunks, errs[2] = b.backend.SeedChunks(ctx, ids, p.TopChunks) })
+		wg.Go(func() { r.chunks, errs[2] = b.backend.TemplateChunks(ctx, ids, p.TopChunks) })
 	}
 	if p.TopCommunities > 0 {
 		wg.Go(func() {
-			r.comms, errs[3] = b.backend.SeedCommunities(ctx, ids, p.CommunityLevel, p.TopCommunities)
+			r.comms, errs[3] = b.backend.TemplateCommunities(ctx, ids, p.CommunityLevel, p.TopCommunities)
 		})
 	}
 	wg.Wait()
 	for i, what := range [...]string{"entities", "relationships", "chunks", "communities"} {
 		if errs[i] != nil {
-			return nil, fmt.Errorf("retrieval: seed context: %s: %w", what, errs[i])
+			return nil, fmt.Errorf("retrieval: sparql-templates context: %s: %w", what, errs[i])
 		}
 	}
 	return &r, nil
@@ -324,8 +324,8 @@ func seedTableOf[T any](enc *tokens.Encoder, header string, rows []T, line func(
 	return t
 }
 
-// render fills the four tables into the budget (see SeedContext).
-func (b *SeedBuilder) render(ents []EntityRecord, rels []RelationshipRecord, comms []SeedCommunity, chunks []SeedChunk) *SeedResult {
+// render fills the four tables into the budget (see TemplatesContext).
+func (b *TemplatesBuilder) render(ents []EntityRecord, rels []RelationshipRecord, comms []TemplateCommunity, chunks []TemplateChunk) *TemplatesResult {
 	p := b.params
 	row := func(fields ...string) string { return csvRow(fields, p.ColumnDelimiter) }
 	header := func(section string, cols ...string) string { return "-----" + section + "-----\n" + row(cols...) }
@@ -342,9 +342,9 @@ func (b *SeedBuilder) render(ents []EntityRecord, rels []RelationshipRecord, com
 				return row(r.ID, r.Source, r.Target, r.Description, w)
 			}),
 		seedTableOf(b.enc, header(SectionReports, "id", "title", "summary"), comms,
-			func(c SeedCommunity) string { return row(c.ID, c.Title, communityText(c)) }),
+			func(c TemplateCommunity) string { return row(c.ID, c.Title, communityText(c)) }),
 		seedTableOf(b.enc, header(SectionSources, "id", "text"), chunks,
-			func(c SeedChunk) string { return row(c.ID, c.Text) }),
+			func(c TemplateChunk) string { return row(c.ID, c.Text) }),
 	}
 	// Printed as local search prints: Reports, Entities, Relationships, Sources.
 	printed := [...]int{2, 0, 1, 3}
@@ -385,7 +385,7 @@ func (b *SeedBuilder) render(ents []EntityRecord, rels []RelationshipRecord, com
 		tokens = all.count(b.enc)
 	}
 	text := all.text
-	return &SeedResult{
+	return &TemplatesResult{
 		Entities:      ents[:tables[0].n],
 		Relationships: rels[:tables[1].n],
 		Communities:   comms[:tables[2].n],
@@ -397,13 +397,13 @@ func (b *SeedBuilder) render(ents []EntityRecord, rels []RelationshipRecord, com
 }
 
 // communityText is what the Reports table prints for a community: the
-// report's summary (what the seed printed), else its full content.
-func communityText(c SeedCommunity) string { return cmp.Or(c.Summary, c.FullContent) }
+// report's summary (what the RDF article printed), else its full content.
+func communityText(c TemplateCommunity) string { return cmp.Or(c.Summary, c.FullContent) }
 
 // checkLevel refuses a community level no community can have.
 func checkLevel(level int64) error {
 	if level < 0 {
-		return fmt.Errorf("retrieval: seed communities: level %d: must be >= 0", level)
+		return fmt.Errorf("retrieval: sparql-templates communities: level %d: must be >= 0", level)
 	}
 	return nil
 }

@@ -17,7 +17,7 @@ import (
 	"github.com/kgrag/kgrag/loader/storetest"
 )
 
-// seedStores are the real stores seed mode's SPARQL backend is checked
+// seedStores are the real stores sparql-templates mode's SPARQL backend is checked
 // on, started by scripts/services.sh.
 var seedStores = []struct{ name, service string }{
 	{"oxigraph", "OXIGRAPH"},
@@ -64,29 +64,29 @@ func seedSelections(ds *graphrag.Dataset, sample string, n, k int) [][]string {
 	return sels
 }
 
-// seedLookups is everything a SeedBackend answers for one selection, with
+// seedLookups is everything a TemplatesBackend answers for one selection, with
 // no limits.
 type seedLookups struct {
 	Entities        []retrieval.EntityRecord
 	Inside, Outside []retrieval.RelationshipRecord
-	Chunks          []retrieval.SeedChunk
-	Communities     []retrieval.SeedCommunity
+	Chunks          []retrieval.TemplateChunk
+	Communities     []retrieval.TemplateCommunity
 }
 
-func lookupAll(ctx context.Context, t *testing.T, b retrieval.SeedBackend, sel []string, level int64) seedLookups {
+func lookupAll(ctx context.Context, t *testing.T, b retrieval.TemplatesBackend, sel []string, level int64) seedLookups {
 	t.Helper()
 	var l seedLookups
 	var err error
-	if l.Entities, err = b.SeedEntities(ctx, sel); err != nil {
+	if l.Entities, err = b.TemplateEntities(ctx, sel); err != nil {
 		t.Fatal(err)
 	}
-	if l.Inside, l.Outside, err = b.SeedRelationships(ctx, sel, 0); err != nil {
+	if l.Inside, l.Outside, err = b.TemplateRelationships(ctx, sel, 0); err != nil {
 		t.Fatal(err)
 	}
-	if l.Chunks, err = b.SeedChunks(ctx, sel, 0); err != nil {
+	if l.Chunks, err = b.TemplateChunks(ctx, sel, 0); err != nil {
 		t.Fatal(err)
 	}
-	if l.Communities, err = b.SeedCommunities(ctx, sel, level, 0); err != nil {
+	if l.Communities, err = b.TemplateCommunities(ctx, sel, level, 0); err != nil {
 		t.Fatal(err)
 	}
 	return l
@@ -112,12 +112,12 @@ func openStore(t *testing.T, name, service string, o loader.Options) *loader.SPA
 	return storetest.Open(t, name, service, o)
 }
 
-// TestSeedBackendsAgree loads each sample into a real Oxigraph and Fuseki
+// TestTemplatesBackendsAgree loads each sample into a real Oxigraph and Fuseki
 // and checks, for 24 seeded selections of 10 entities per sample on
 // community levels 0 to 2 in turn, that the SPARQL backend returns the
 // same records in the same order as the memory backend, unlimited and
-// through SeedContext with the seed's limits (same records, same text).
-func TestSeedBackendsAgree(t *testing.T) {
+// through TemplatesContext with the RDF article's limits (same records, same text).
+func TestTemplatesBackendsAgree(t *testing.T) {
 	const nSelections, k = 24, 10
 	ctx := context.Background()
 	enc, err := encoderOnce()
@@ -138,7 +138,7 @@ func TestSeedBackendsAgree(t *testing.T) {
 					ds := datasets[sample]
 					graph := loadGraph(ctx, t, st, ds, "seed-"+sample)
 					mem := retrieval.NewMemorySource(ds)
-					sq := retrieval.NewSeedSPARQLBackend(st.Client(), graph)
+					sq := retrieval.NewTemplatesSPARQLBackend(st.Client(), graph)
 					var n [5]int // records compared per kind, so that the test is seen to compare something
 					for i, sel := range seedSelections(ds, sample, nSelections, k) {
 						level := int64(i % 3)
@@ -150,17 +150,17 @@ func TestSeedBackendsAgree(t *testing.T) {
 							n[j] += m
 						}
 
-						p := retrieval.DefaultSeedParams()
+						p := retrieval.DefaultTemplatesParams()
 						p.CommunityLevel = level
-						res := onBoth(t, []retrieval.SeedBackend{mem, sq}, func(b retrieval.SeedBackend) (*retrieval.SeedResult, error) {
-							sb, err := retrieval.NewSeedBuilder(b, p, enc)
+						res := onBoth(t, []retrieval.TemplatesBackend{mem, sq}, func(b retrieval.TemplatesBackend) (*retrieval.TemplatesResult, error) {
+							sb, err := retrieval.NewTemplatesBuilder(b, p, enc)
 							if err != nil {
 								return nil, err
 							}
-							return sb.SeedContext(ctx, sel)
+							return sb.TemplatesContext(ctx, sel)
 						})
 						if diff := cmp.Diff(res[0], res[1]); diff != "" {
-							t.Errorf("selection %d (level %d): SeedContext differs (-memory +SPARQL):\n%s", i, level, diff)
+							t.Errorf("selection %d (level %d): TemplatesContext differs (-memory +SPARQL):\n%s", i, level, diff)
 						}
 					}
 					msg := fmt.Sprintf("%d entities, %d inside and %d outside relationships, %d chunks, %d communities", n[0], n[1], n[2], n[3], n[4])

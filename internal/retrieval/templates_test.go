@@ -45,7 +45,7 @@ type retrievalOracle struct {
 	Communities map[string][][]any `json:"communities"` // level -> community, selected, rank
 }
 
-// seedOracle is the output of scripts/oracle/seed.py: what the seed's own
+// seedOracle is the output of scripts/oracle/seed.py: what the RDF article's own
 // queries read for the first N entities, unordered.
 type seedOracle struct {
 	IDs         []string `json:"ids"`
@@ -80,13 +80,13 @@ func compareRows(t *testing.T, what string, want, got [][]any, opts ...cmp.Optio
 	}
 }
 
-// TestSeedMemoryOracle checks MemorySource's seed lookups on the v3 sample against
+// TestTemplatesMemoryOracle checks MemorySource's sparql-templates lookups on the v3 sample against
 // two pyarrow oracles that read the parquet files directly: retrieval.py
 // for the records and their order (the fixed queries' order, in full and
-// cut at the seed's limits), and seed.py for what the seed's own queries
+// cut at the RDF article's limits), and seed.py for what the RDF article's own queries
 // read (descriptions, chunk texts and counts, community ranks and weights,
-// relationships), with the seed's filters replaced by the fixed ones here.
-func TestSeedMemoryOracle(t *testing.T) {
+// relationships), with the RDF article's filters replaced by the fixed ones here.
+func TestTemplatesMemoryOracle(t *testing.T) {
 	ctx := context.Background()
 	ds, byDegree := openV3(t)
 	dir := filepath.Join(test.GraphRAGSamples(t), "v3")
@@ -102,7 +102,7 @@ func TestSeedMemoryOracle(t *testing.T) {
 			var want retrievalOracle
 			runOracle(t, &want, "retrieval.py", append([]string{dir}, sel.ids...)...)
 
-			ents, err := b.SeedEntities(ctx, append(sel.ids, "no such entity"))
+			ents, err := b.TemplateEntities(ctx, append(sel.ids, "no such entity"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -112,7 +112,7 @@ func TestSeedMemoryOracle(t *testing.T) {
 				}))
 
 			for _, limit := range []int{0, 10} {
-				in, out, err := b.SeedRelationships(ctx, sel.ids, limit)
+				in, out, err := b.TemplateRelationships(ctx, sel.ids, limit)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -120,22 +120,22 @@ func TestSeedMemoryOracle(t *testing.T) {
 				compareRows(t, fmt.Sprintf("outside relationships, limit %d", limit), first(want.Outside, limit), rows(out, relRow))
 			}
 			for _, limit := range []int{0, 3} {
-				chunks, err := b.SeedChunks(ctx, sel.ids, limit)
+				chunks, err := b.TemplateChunks(ctx, sel.ids, limit)
 				if err != nil {
 					t.Fatal(err)
 				}
 				compareRows(t, fmt.Sprintf("chunks, limit %d", limit), first(want.TextUnits, limit),
-					rows(chunks, func(c retrieval.SeedChunk) []any {
+					rows(chunks, func(c retrieval.TemplateChunk) []any {
 						return []any{c.TextUnitID, float64(c.NTokens), float64(c.SelectedEntities)}
 					}))
 				for _, level := range []int64{0, 1} {
-					comms, err := b.SeedCommunities(ctx, sel.ids, level, limit)
+					comms, err := b.TemplateCommunities(ctx, sel.ids, level, limit)
 					if err != nil {
 						t.Fatal(err)
 					}
 					compareRows(t, fmt.Sprintf("communities at level %d, limit %d", level, limit),
 						first(want.Communities[fmt.Sprint(level)], limit),
-						rows(comms, func(c retrieval.SeedCommunity) []any {
+						rows(comms, func(c retrieval.TemplateCommunity) []any {
 							if c.Level != level || c.Summary == "" || c.Title == "" {
 								t.Errorf("community %s: level %d, summary %q, title %q", c.ID, c.Level, c.Summary, c.Title)
 							}
@@ -150,13 +150,13 @@ func TestSeedMemoryOracle(t *testing.T) {
 		})
 	}
 
-	t.Run("the seed's own reads", func(t *testing.T) {
+	t.Run("the RDF article's own reads", func(t *testing.T) {
 		ids := seed.IDs
-		ents, err := b.SeedEntities(ctx, ids)
+		ents, err := b.TemplateEntities(ctx, ids)
 		if err != nil {
 			t.Fatal(err)
 		}
-		flat := strings.NewReplacer("\r\n", " ") // the seed's REPLACE
+		flat := strings.NewReplacer("\r\n", " ") // the RDF article's REPLACE
 		sorted := func(r [][]any) [][]any {
 			slices.SortFunc(r, func(x, y []any) int { return strings.Compare(fmt.Sprint(x...), fmt.Sprint(y...)) })
 			return r
@@ -165,24 +165,24 @@ func TestSeedMemoryOracle(t *testing.T) {
 			return []any{e.EntityID, flat.Replace(e.Description)}
 		})))
 
-		chunks, err := b.SeedChunks(ctx, ids, 0)
+		chunks, err := b.TemplateChunks(ctx, ids, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		compareRows(t, "chunk texts and counts", sorted(seed.Chunks), sorted(rows(chunks, func(c retrieval.SeedChunk) []any {
+		compareRows(t, "chunk texts and counts", sorted(seed.Chunks), sorted(rows(chunks, func(c retrieval.TemplateChunk) []any {
 			return []any{flat.Replace(c.Text), float64(c.SelectedEntities)}
 		})))
 
-		// seed.py mixes levels, as the seed did: every level together.
-		var comms []retrieval.SeedCommunity
+		// seed.py mixes levels, as the RDF article did: every level together.
+		var comms []retrieval.TemplateCommunity
 		for level := int64(0); level <= 3; level++ {
-			cs, err := b.SeedCommunities(ctx, ids, level, 0)
+			cs, err := b.TemplateCommunities(ctx, ids, level, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
 			comms = append(comms, cs...)
 		}
-		compareRows(t, "community ranks and weights", sorted(seed.Communities), sorted(rows(comms, func(c retrieval.SeedCommunity) []any {
+		compareRows(t, "community ranks and weights", sorted(seed.Communities), sorted(rows(comms, func(c retrieval.TemplateCommunity) []any {
 			return []any{c.ID, c.Rank, c.Weight}
 		})), cmpopts.EquateApprox(0, 1e-12))
 
@@ -202,7 +202,7 @@ func TestSeedMemoryOracle(t *testing.T) {
 				wantOut = append(wantOut, r)
 			}
 		}
-		in, out, err := b.SeedRelationships(ctx, ids, 0)
+		in, out, err := b.TemplateRelationships(ctx, ids, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -253,7 +253,7 @@ func tinySeed() *graphrag.Dataset {
 	return ds
 }
 
-// tinySeedText is the context of b and a at level 0 with the seed's
+// tinySeedText is the context of b and a at level 0 with the RDF article's
 // defaults: A's description needs quoting.
 const tinySeedText = `-----Reports-----
 id|title|summary
@@ -283,11 +283,11 @@ id|text
 2|unit two
 `
 
-func TestSeedContextTiny(t *testing.T) {
+func TestTemplatesContextTiny(t *testing.T) {
 	tests := []struct {
 		name     string
 		selected []string
-		edit     func(*retrieval.SeedParams)
+		edit     func(*retrieval.TemplatesParams)
 		text     string   // whole text, when given
 		reports  []string // else the ids per table
 		entities []string
@@ -306,13 +306,13 @@ func TestSeedContextTiny(t *testing.T) {
 		{
 			// Level 1: A's community 1 (rank 9), B's community 2 (rank 1).
 			name: "community level 1", selected: []string{"a", "b"},
-			edit:    func(p *retrieval.SeedParams) { p.CommunityLevel = 1 },
+			edit:    func(p *retrieval.TemplatesParams) { p.CommunityLevel = 1 },
 			reports: []string{"1", "2"}, entities: []string{"0", "1"},
 			rels: []string{"0", "3", "1", "5", "2"}, chunks: []string{"1", "0", "2"},
 		},
 		{
 			name: "limits", selected: []string{"a", "b"},
-			edit: func(p *retrieval.SeedParams) {
+			edit: func(p *retrieval.TemplatesParams) {
 				p.TopInside, p.TopOutside, p.TopChunks, p.TopCommunities = 0, 2, 1, 0
 			},
 			entities: []string{"0", "1"}, rels: []string{"3", "1"}, chunks: []string{"1"},
@@ -337,15 +337,15 @@ func TestSeedContextTiny(t *testing.T) {
 	b := retrieval.NewMemorySource(ds)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := retrieval.DefaultSeedParams()
+			p := retrieval.DefaultTemplatesParams()
 			if tt.edit != nil {
 				tt.edit(&p)
 			}
-			sb, err := retrieval.NewSeedBuilder(b, p, enc)
+			sb, err := retrieval.NewTemplatesBuilder(b, p, enc)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := sb.SeedContext(context.Background(), tt.selected)
+			got, err := sb.TemplatesContext(context.Background(), tt.selected)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -354,32 +354,32 @@ func TestSeedContextTiny(t *testing.T) {
 			}
 			if tt.text != "" || tt.reports == nil && tt.entities == nil {
 				if diff := cmp.Diff(tt.text, got.Text); diff != "" {
-					t.Errorf("SeedContext(%q) text (-want +got):\n%s", tt.selected, diff)
+					t.Errorf("TemplatesContext(%q) text (-want +got):\n%s", tt.selected, diff)
 				}
 				return
 			}
 			want := map[string][]string{"reports": tt.reports, "entities": tt.entities, "relationships": tt.rels, "chunks": tt.chunks}
 			if diff := cmp.Diff(want, seedIDs(got), cmpopts.EquateEmpty()); diff != "" {
-				t.Errorf("SeedContext(%q) record ids per table (-want +got):\n%s", tt.selected, diff)
+				t.Errorf("TemplatesContext(%q) record ids per table (-want +got):\n%s", tt.selected, diff)
 			}
 		})
 	}
 }
 
 // seedIDs returns the printed ids of r's records per table.
-func seedIDs(r *retrieval.SeedResult) map[string][]string {
+func seedIDs(r *retrieval.TemplatesResult) map[string][]string {
 	return map[string][]string{
-		"reports":       ids(r.Communities, func(c retrieval.SeedCommunity) string { return c.ID }),
+		"reports":       ids(r.Communities, func(c retrieval.TemplateCommunity) string { return c.ID }),
 		"entities":      ids(r.Entities, func(e retrieval.EntityRecord) string { return e.ID }),
 		"relationships": ids(r.Relationships, func(r retrieval.RelationshipRecord) string { return r.ID }),
-		"chunks":        ids(r.Chunks, func(c retrieval.SeedChunk) string { return c.ID }),
+		"chunks":        ids(r.Chunks, func(c retrieval.TemplateChunk) string { return c.ID }),
 	}
 }
 
-// TestSeedContextBudget shrinks the budget on the v3 sample: the text
+// TestTemplatesContextBudget shrinks the budget on the v3 sample: the text
 // keeps to it, each table keeps a prefix of its unlimited rows, every
 // record kept is printed, and the generous default budget keeps all.
-func TestSeedContextBudget(t *testing.T) {
+func TestTemplatesContextBudget(t *testing.T) {
 	ctx := context.Background()
 	ds, selected := openV3(t)
 	enc, err := encoderOnce()
@@ -387,15 +387,15 @@ func TestSeedContextBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := retrieval.NewMemorySource(ds)
-	build := func(max int) *retrieval.SeedResult {
+	build := func(max int) *retrieval.TemplatesResult {
 		t.Helper()
-		p := retrieval.DefaultSeedParams()
+		p := retrieval.DefaultTemplatesParams()
 		p.MaxContextTokens = max
-		sb, err := retrieval.NewSeedBuilder(b, p, enc)
+		sb, err := retrieval.NewTemplatesBuilder(b, p, enc)
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := sb.SeedContext(ctx, selected)
+		r, err := sb.TemplatesContext(ctx, selected)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -406,7 +406,7 @@ func TestSeedContextBudget(t *testing.T) {
 		t.Fatalf("unlimited: %d entities, %d chunks, %d communities, %d relationships; want 10, 3, 3, 20",
 			len(all.Entities), len(all.Chunks), len(all.Communities), len(all.Relationships))
 	}
-	for _, max := range []int{50, 300, 1000, 3000, 6000, retrieval.DefaultSeedParams().MaxContextTokens} {
+	for _, max := range []int{50, 300, 1000, 3000, 6000, retrieval.DefaultTemplatesParams().MaxContextTokens} {
 		got := build(max)
 		if n := enc.Count(got.Text); n != got.Tokens || n > max {
 			t.Errorf("max %d: Tokens = %d, counted %d; want equal and <= max", max, got.Tokens, n)
@@ -435,14 +435,14 @@ func TestSeedContextBudget(t *testing.T) {
 		for _, id := range slices.Concat(
 			ids(got.Entities, func(r retrieval.EntityRecord) string { return r.ID + "|" + r.Title }),
 			ids(got.Relationships, func(r retrieval.RelationshipRecord) string { return r.ID + "|" + r.Source }),
-			ids(got.Communities, func(r retrieval.SeedCommunity) string { return r.ID + "|" }),
-			ids(got.Chunks, func(r retrieval.SeedChunk) string { return r.ID + "|" }),
+			ids(got.Communities, func(r retrieval.TemplateCommunity) string { return r.ID + "|" }),
+			ids(got.Chunks, func(r retrieval.TemplateChunk) string { return r.ID + "|" }),
 		) {
 			if !strings.Contains(got.Text, "\n"+id) {
 				t.Errorf("max %d: no row starts with %q", max, id)
 			}
 		}
-		if max == retrieval.DefaultSeedParams().MaxContextTokens && got.Retrieved != len(got.Entities)+len(got.Relationships)+len(got.Communities)+len(got.Chunks) {
+		if max == retrieval.DefaultTemplatesParams().MaxContextTokens && got.Retrieved != len(got.Entities)+len(got.Relationships)+len(got.Communities)+len(got.Chunks) {
 			t.Errorf("default budget: %d of %d records kept; want all", len(got.Entities)+len(got.Relationships)+len(got.Communities)+len(got.Chunks), got.Retrieved)
 		}
 		t.Logf("max %d: %d tokens; %d entities, %d relationships, %d communities, %d chunks",
@@ -452,90 +452,90 @@ func TestSeedContextBudget(t *testing.T) {
 
 // failingSeed fails the lookup named fail.
 type failingSeed struct {
-	retrieval.SeedBackend
+	retrieval.TemplatesBackend
 	fail string
 }
 
 var errLookup = errors.New("lookup failed")
 
-func (f failingSeed) SeedChunks(ctx context.Context, ids []string, limit int) ([]retrieval.SeedChunk, error) {
+func (f failingSeed) TemplateChunks(ctx context.Context, ids []string, limit int) ([]retrieval.TemplateChunk, error) {
 	if f.fail == "chunks" {
 		return nil, errLookup
 	}
-	return f.SeedBackend.SeedChunks(ctx, ids, limit)
+	return f.TemplatesBackend.TemplateChunks(ctx, ids, limit)
 }
 
-func (f failingSeed) SeedCommunities(ctx context.Context, ids []string, level int64, limit int) ([]retrieval.SeedCommunity, error) {
+func (f failingSeed) TemplateCommunities(ctx context.Context, ids []string, level int64, limit int) ([]retrieval.TemplateCommunity, error) {
 	if f.fail == "communities" {
 		return nil, errLookup
 	}
-	return f.SeedBackend.SeedCommunities(ctx, ids, level, limit)
+	return f.TemplatesBackend.TemplateCommunities(ctx, ids, level, limit)
 }
 
-func TestSeedContextErrors(t *testing.T) {
+func TestTemplatesContextErrors(t *testing.T) {
 	enc, err := encoderOnce()
 	if err != nil {
 		t.Fatal(err)
 	}
-	build := func(b retrieval.SeedBackend) *retrieval.SeedBuilder {
-		sb, err := retrieval.NewSeedBuilder(b, retrieval.DefaultSeedParams(), enc)
+	build := func(b retrieval.TemplatesBackend) *retrieval.TemplatesBuilder {
+		sb, err := retrieval.NewTemplatesBuilder(b, retrieval.DefaultTemplatesParams(), enc)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return sb
 	}
 	for _, fail := range []string{"chunks", "communities"} {
-		_, err := build(failingSeed{retrieval.NewMemorySource(tinySeed()), fail}).SeedContext(context.Background(), []string{"a"})
+		_, err := build(failingSeed{retrieval.NewMemorySource(tinySeed()), fail}).TemplatesContext(context.Background(), []string{"a"})
 		if !errors.Is(err, errLookup) || !strings.Contains(err.Error(), fail) {
 			t.Errorf("failing %s: error %v; want one naming %s and wrapping %v", fail, err, fail, errLookup)
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := build(retrieval.NewMemorySource(tinySeed())).SeedContext(ctx, []string{"a"}); !errors.Is(err, context.Canceled) {
+	if _, err := build(retrieval.NewMemorySource(tinySeed())).TemplatesContext(ctx, []string{"a"}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled context: error %v; want context.Canceled", err)
 	}
 }
 
-func TestSeedParamsValidate(t *testing.T) {
+func TestTemplatesParamsValidate(t *testing.T) {
 	tests := []struct {
 		name string
-		edit func(*retrieval.SeedParams)
+		edit func(*retrieval.TemplatesParams)
 		ok   bool
 	}{
-		{"defaults", func(*retrieval.SeedParams) {}, true},
-		{"no chunks", func(p *retrieval.SeedParams) { p.TopChunks = 0 }, true},
-		{"negative limit", func(p *retrieval.SeedParams) { p.TopOutside = -1 }, false},
-		{"negative level", func(p *retrieval.SeedParams) { p.CommunityLevel = -1 }, false},
-		{"no budget", func(p *retrieval.SeedParams) { p.MaxContextTokens = 0 }, false},
-		{"no delimiter", func(p *retrieval.SeedParams) { p.ColumnDelimiter = "" }, false},
+		{"defaults", func(*retrieval.TemplatesParams) {}, true},
+		{"no chunks", func(p *retrieval.TemplatesParams) { p.TopChunks = 0 }, true},
+		{"negative limit", func(p *retrieval.TemplatesParams) { p.TopOutside = -1 }, false},
+		{"negative level", func(p *retrieval.TemplatesParams) { p.CommunityLevel = -1 }, false},
+		{"no budget", func(p *retrieval.TemplatesParams) { p.MaxContextTokens = 0 }, false},
+		{"no delimiter", func(p *retrieval.TemplatesParams) { p.ColumnDelimiter = "" }, false},
 	}
 	for _, tt := range tests {
-		p := retrieval.DefaultSeedParams()
+		p := retrieval.DefaultTemplatesParams()
 		tt.edit(&p)
 		if err := p.Validate(); (err == nil) != tt.ok {
 			t.Errorf("%s: Validate() = %v; want ok %v", tt.name, err, tt.ok)
 		}
 	}
-	p := retrieval.DefaultSeedParams()
+	p := retrieval.DefaultTemplatesParams()
 	p.Encoding = "nope"
-	if _, err := retrieval.NewSeedBuilder(retrieval.NewMemorySource(tinySeed()), p, nil); err == nil {
-		t.Errorf("NewSeedBuilder with encoding %q: nil error; want one", p.Encoding)
+	if _, err := retrieval.NewTemplatesBuilder(retrieval.NewMemorySource(tinySeed()), p, nil); err == nil {
+		t.Errorf("NewTemplatesBuilder with encoding %q: nil error; want one", p.Encoding)
 	}
 	enc, err := encoderOnce()
 	if err != nil {
 		t.Fatal(err)
 	}
-	p = retrieval.DefaultSeedParams()
+	p = retrieval.DefaultTemplatesParams()
 	p.Encoding = tokens.EncodingO200K
-	if _, err := retrieval.NewSeedBuilder(retrieval.NewMemorySource(tinySeed()), p, enc); err == nil {
-		t.Errorf("NewSeedBuilder with a cl100k encoder for %s: nil error; want one", p.Encoding)
+	if _, err := retrieval.NewTemplatesBuilder(retrieval.NewMemorySource(tinySeed()), p, enc); err == nil {
+		t.Errorf("NewTemplatesBuilder with a cl100k encoder for %s: nil error; want one", p.Encoding)
 	}
 }
 
-// BenchmarkSeedContext measures seed mode in memory on the v3 sample (no
+// BenchmarkTemplatesContext measures sparql-templates mode in memory on the v3 sample (no
 // LLM, no embedding): the four lookups, ranking and token counting.
-func BenchmarkSeedContext(b *testing.B) {
+func BenchmarkTemplatesContext(b *testing.B) {
 	ds, err := graphrag.Open(context.Background(), filepath.Join(test.GraphRAGSamples(b), "v3"))
 	if err != nil {
 		b.Fatal(err)
@@ -548,12 +548,12 @@ func BenchmarkSeedContext(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	sb, err := retrieval.NewSeedBuilder(retrieval.NewMemorySource(ds), retrieval.DefaultSeedParams(), enc)
+	sb, err := retrieval.NewTemplatesBuilder(retrieval.NewMemorySource(ds), retrieval.DefaultTemplatesParams(), enc)
 	if err != nil {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		if _, err := sb.SeedContext(context.Background(), selected); err != nil {
+		if _, err := sb.TemplatesContext(context.Background(), selected); err != nil {
 			b.Fatal(err)
 		}
 	}
