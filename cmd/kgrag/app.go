@@ -13,7 +13,12 @@ type terminal struct {
 	out, err io.Writer
 	// tty says whether err is a terminal that can show progress.
 	tty bool
+	// quiet is the global --quiet, bound when the command line is parsed.
+	quiet *bool
 }
+
+// isQuiet says --quiet was given: no progress.
+func (t terminal) isQuiet() bool { return t.quiet != nil && *t.quiet }
 
 const exitStatusHelp = `
 EXIT STATUS:
@@ -29,7 +34,7 @@ EXIT STATUS:
 `
 
 func newApp(in io.Reader, out, errw io.Writer) *cli.Command {
-	term := terminal{in: in, out: out, err: errw, tty: isTerminal(errw)}
+	term := terminal{in: in, out: out, err: errw, tty: isTerminal(errw), quiet: new(bool)}
 	cfg := newAppConfig()
 	app := &cli.Command{
 		Name:  "kgrag",
@@ -50,7 +55,7 @@ Start with:
 		// main prints errors and chooses the exit code.
 		ExitErrHandler: func(context.Context, *cli.Command, error) {},
 		Flags: append([]cli.Flag{
-			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print no progress", Sources: cli.EnvVars("KGRAG_QUIET")},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Destination: term.quiet, Usage: "print no progress", Sources: cli.EnvVars("KGRAG_QUIET")},
 		}, cfg.Flags()...),
 		Commands: []*cli.Command{
 			newAskCommand(term),

@@ -31,22 +31,22 @@ type indexOptions struct {
 	caCert   string
 }
 
-func indexFlags() []cli.Flag {
+func indexFlags(o *indexOptions) []cli.Flag {
 	return append([]cli.Flag{
-		&cli.StringFlag{Name: "index", Category: "vector index", Usage: "flat index `PATH`: the folder kgrag embed wrote (or its entities.vec); default: kgrag-index inside --input", Sources: cli.EnvVars("KGRAG_INDEX")},
-	}, elasticFlags()...)
+		&cli.StringFlag{Name: "index", Destination: &o.path, Category: "vector index", Usage: "flat index `PATH`: the folder kgrag embed wrote (or its entities.vec); default: kgrag-index inside --input", Sources: cli.EnvVars("KGRAG_INDEX")},
+	}, elasticFlags(o)...)
 }
 
 // elasticFlags are the flags that put the vector index in Elasticsearch,
 // shared by ask (which searches it) and embed (which builds it).
-func elasticFlags() []cli.Flag {
+func elasticFlags(o *indexOptions) []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "index-url", Category: "vector index", Usage: "Elasticsearch 8 node `URL`, to search an index there instead of --index", Sources: cli.EnvVars("KGRAG_INDEX_URL")},
-		&cli.StringFlag{Name: "index-name", Category: "vector index", Value: defaultESIndex, Usage: "Elasticsearch index or alias `NAME`", Sources: cli.EnvVars("KGRAG_INDEX_NAME")},
-		&cli.StringFlag{Name: "index-user", Category: "vector index", Usage: "Elasticsearch user `NAME` (basic auth)", Sources: cli.EnvVars("KGRAG_INDEX_USER")},
-		&cli.StringFlag{Name: "index-password", Category: "vector index", Usage: "Elasticsearch password (better: env KGRAG_INDEX_PASSWORD or KGRAG_INDEX_PASSWORD_FILE)", Sources: secretSource("KGRAG_INDEX_PASSWORD")},
-		&cli.StringFlag{Name: "index-api-key", Category: "vector index", Usage: "Elasticsearch API key (better: env KGRAG_INDEX_API_KEY or KGRAG_INDEX_API_KEY_FILE)", Sources: secretSource("KGRAG_INDEX_API_KEY")},
-		&cli.StringFlag{Name: "index-ca-cert", Category: "vector index", Usage: "PEM `FILE` of CA certificates to trust for an https --index-url", Sources: cli.EnvVars("KGRAG_INDEX_CA_CERT")},
+		&cli.StringFlag{Name: "index-url", Destination: &o.url, Category: "vector index", Usage: "Elasticsearch 8 node `URL`, to search an index there instead of --index", Sources: cli.EnvVars("KGRAG_INDEX_URL")},
+		&cli.StringFlag{Name: "index-name", Destination: &o.name, Category: "vector index", Value: defaultESIndex, Usage: "Elasticsearch index or alias `NAME`", Sources: cli.EnvVars("KGRAG_INDEX_NAME")},
+		&cli.StringFlag{Name: "index-user", Destination: &o.user, Category: "vector index", Usage: "Elasticsearch user `NAME` (basic auth)", Sources: cli.EnvVars("KGRAG_INDEX_USER")},
+		&cli.StringFlag{Name: "index-password", Destination: &o.password, Category: "vector index", Usage: "Elasticsearch password (better: env KGRAG_INDEX_PASSWORD or KGRAG_INDEX_PASSWORD_FILE)", Sources: secretSource("KGRAG_INDEX_PASSWORD")},
+		&cli.StringFlag{Name: "index-api-key", Destination: &o.apiKey, Category: "vector index", Usage: "Elasticsearch API key (better: env KGRAG_INDEX_API_KEY or KGRAG_INDEX_API_KEY_FILE)", Sources: secretSource("KGRAG_INDEX_API_KEY")},
+		&cli.StringFlag{Name: "index-ca-cert", Destination: &o.caCert, Category: "vector index", Usage: "PEM `FILE` of CA certificates to trust for an https --index-url", Sources: cli.EnvVars("KGRAG_INDEX_CA_CERT")},
 	}
 }
 
@@ -54,18 +54,6 @@ func elasticFlags() []cli.Flag {
 func (o indexOptions) elasticConfig() elastic.Config {
 	return elastic.Config{URL: o.url, Index: o.name, APIKey: o.apiKey,
 		Username: o.user, Password: o.password, CAFile: o.caCert}
-}
-
-func indexOptionsFrom(cmd *cli.Command) indexOptions {
-	return indexOptions{
-		path:     cmd.String("index"),
-		url:      cmd.String("index-url"),
-		name:     cmd.String("index-name"),
-		user:     cmd.String("index-user"),
-		password: cmd.String("index-password"),
-		apiKey:   cmd.String("index-api-key"),
-		caCert:   cmd.String("index-ca-cert"),
-	}
 }
 
 // resolve checks the options and fills in the default flat index under

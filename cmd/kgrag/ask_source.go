@@ -19,9 +19,11 @@ import (
 // store queries are not retried.
 var askStoreFlagNames = []string{"store", "graph", "store-type", "user", "password", "auth", "token", "ca-cert", "timeout"}
 
-func askStoreFlags() []cli.Flag {
+// askStoreFlags are the store flags of the commands that read a store,
+// bound to o.
+func askStoreFlags(o *storeOptions) []cli.Flag {
 	var out []cli.Flag
-	for _, f := range storeFlags() {
+	for _, f := range storeFlags(o) {
 		name := f.Names()[0]
 		if !slices.Contains(askStoreFlagNames, name) {
 			continue

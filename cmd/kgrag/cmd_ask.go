@@ -199,7 +199,7 @@ Look before asking, or compare:
 ` + exitStatusHelp,
 		Flags: askFlags(opts),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			opts.finish(cmd)
+			opts.finish(cmd, term)
 			return runAsk(ctx, *opts, term)
 		},
 	}
@@ -241,26 +241,21 @@ func askFlags(o *askOptions) []cli.Flag {
 	flags = append(flags, globalFlags(&o.global)...)
 	flags = append(flags, basicFlags(o)...)
 	flags = append(flags, driftFlags(&o.drift)...)
-	flags = append(flags, askStoreFlags()...)
-	flags = append(flags, indexFlags()...)
-	return append(flags, llmFlags()...)
+	flags = append(flags, askStoreFlags(&o.store)...)
+	flags = append(flags, indexFlags(&o.index)...)
+	return append(flags, llmFlags(&o.llm)...)
 }
 
-// finish completes o once the flags are parsed: the question, the flag
-// groups read by name, and what the modes share.
-func (o *askOptions) finish(cmd *cli.Command) {
+// finish completes o once the flags are parsed: the question, the global
+// --quiet, and what the modes share.
+func (o *askOptions) finish(cmd *cli.Command, term terminal) {
 	o.question = strings.TrimSpace(strings.Join(cmd.Args().Slice(), " "))
-	o.quiet = cmd.Bool("quiet")
-	o.index = indexOptionsFrom(cmd)
-	o.llm = llmOptionsFrom(cmd)
+	o.quiet = term.isQuiet()
 	o.mode = mode.Canonical(o.mode)
 	o.templates = templatesParams(o.params, cmd.IsSet("community-level"))
 	o.subgraph = subgraphParams(o.params, cmd.IsSet("top-k-entities"), cmd.IsSet("top-k-relationships"))
 	g := &o.global.params
 	g.CommunityLevel, g.RollUpReports, g.MaxContextTokens, g.Encoding = o.params.CommunityLevel, o.params.RollUpReports, o.params.MaxContextTokens, o.params.Encoding
-	if cmd.String("store") != "" {
-		o.store = storeOptionsFrom(cmd)
-	}
 }
 
 func (o *askOptions) validate() error {

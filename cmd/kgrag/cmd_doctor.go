@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,7 +19,9 @@ import (
 	"github.com/kgrag/kgrag/embedindex/flat"
 	"github.com/kgrag/kgrag/embedindex/location"
 	"github.com/kgrag/kgrag/internal/cliconfig"
+	"github.com/kgrag/kgrag/internal/engine"
 	"github.com/kgrag/kgrag/internal/llm"
+	"github.com/kgrag/kgrag/internal/mode"
 	"github.com/kgrag/kgrag/internal/redact"
 	"github.com/kgrag/kgrag/internal/retrieval"
 	"github.com/kgrag/kgrag/loader"
@@ -44,6 +47,8 @@ type doctorOptions struct {
 	chatModel string
 	tryChat   bool
 	json      bool
+	// showConfig: print every setting first (--show-config).
+	showConfig bool
 
 	// configFile says which config file was read; settings are printed
 	// first when not nil (--show-config).
@@ -66,28 +71,28 @@ type doctorReport struct {
 	Checks     []checkResult `json:"checks"`
 }
 
-func doctorFlags() []cli.Flag {
+// doctorFlags are doctor's flags, bound to o: ask's that say what it
+// reads, and doctor's own.
+func doctorFlags(o *doctorOptions) []cli.Flag {
 	flags := []cli.Flag{
-		&cli.StringFlag{Name: "input", Aliases: []string{"i"}, Usage: "GraphRAG output `DIR` that ask reads in memory (and whose kgrag-index is the default --index)", Sources: cli.EnvVars("KGRAG_INPUT")},
-		&cli.StringFlag{Name: "mode", Value: modeLocal, Usage: "ask's retrieval `MODE`: global checks the community reports instead of the index and embedder, basic the text units' index, drift the reports' index too", Sources: cli.EnvVars("KGRAG_ASK_MODE")},
-		&cli.Int64Flag{Name: "community-level", Value: retrieval.DefaultGlobalParams().CommunityLevel, Usage: "ask's deepest community `LEVEL`: the reports check counts the reports up to it"},
+		&cli.StringFlag{Name: "input", Aliases: []string{"i"}, Destination: &o.input, Usage: "GraphRAG output `DIR` that ask reads in memory (and whose kgrag-index is the default --index)", Sources: cli.EnvVars("KGRAG_INPUT")},
+		&cli.StringFlag{Name: "mode", Value: modeLocal, Destination: &o.mode, Usage: "ask's " + mode.Help() + ": the indexes checked are those the mode searches (global: the community reports instead)", Sources: cli.EnvVars("KGRAG_ASK_MODE")},
+		&cli.Int64Flag{Name: "community-level", Value: retrieval.DefaultGlobalParams().CommunityLevel, Destination: &o.level, Usage: "ask's deepest community `LEVEL`: the reports check counts the reports up to it"},
 	}
-	flags = append(flags, askStoreFlags()...)
-	flags = append(flags, indexFlags()...)
-	flags = append(flags, llmFlags()...)
-	// ask's chat-model flag, unless the shared model flags gain one.
-	if !slices.ContainsFunc(flags, func(f cli.Flag) bool { return f.Names()[0] == "chat-model" }) {
-		model := defaultChatModel
-		flags = append(flags, chatModelFlag("chat model `NAME` that writes ask's answers", &model))
-	}
+	flags = append(flags, askStoreFlags(&o.store)...)
+	flags = append(flags, indexFlags(&o.index)...)
+	flags = append(flags, llmFlags(&o.llm)...)
+	o.chatModel = defaultChatModel
 	return append(flags,
-		&cli.BoolFlag{Name: "try-chat", Usage: "also ask the chat model for one token (slow while the server loads the model)"},
-		&cli.BoolFlag{Name: "show-config", Usage: "first print every setting with its value (secrets hidden) and where it came from: flag, env, config file or default"},
-		&cli.BoolFlag{Name: "json", Usage: "print one JSON object: config file, settings (with --show-config) and checks"},
+		chatModelFlag("chat model `NAME` that writes ask's answers", &o.chatModel),
+		&cli.BoolFlag{Name: "try-chat", Destination: &o.tryChat, Usage: "also ask the chat model for one token (slow while the server loads the model)"},
+		&cli.BoolFlag{Name: "show-config", Destination: &o.showConfig, Usage: "first print every setting with its value (secrets hidden) and where it came from: flag, env, config file or default"},
+		&cli.BoolFlag{Name: "json", Destination: &o.json, Usage: "print one JSON object: config file, settings (with --show-config) and checks"},
 	)
 }
 
 func newDoctorCommand(term terminal, cfg *appConfig) *cli.Command {
+	opts := &doctorOptions{}
 	return &cli.Command{
 		Name:      "doctor",
 		Usage:     "check the store, vector index, embedding model and chat model that ask would use",
@@ -125,29 +130,19 @@ are skipped, with what would enable them.
    kgrag doctor --show-config            every setting, and where it came from
 ` + exitStatusHelp + `   Status 1 also means that a check failed.
 `,
-		Flags: doctorFlags(),
+		Flags: doctorFlags(opts),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 0 {
 				return usagef("kgrag doctor", "doctor takes no arguments, got %q", cmd.Args().First())
 			}
-			opts := doctorOptions{
-				mode:       cmd.String("mode"),
-				level:      cmd.Int64("community-level"),
-				input:      cmd.String("input"),
-				index:      indexOptionsFrom(cmd),
-				llm:        llmOptionsFrom(cmd),
-				chatModel:  cmd.String("chat-model"),
-				tryChat:    cmd.Bool("try-chat"),
-				json:       cmd.Bool("json"),
-				configFile: cfg.DescribeFile(),
+			if _, ok := mode.Lookup(opts.mode); !ok {
+				return usagef("kgrag doctor --mode "+modeLocal, "--mode must be one of %s, not %q", strings.Join(askModes(), ", "), opts.mode)
 			}
-			if cmd.String("store") != "" {
-				opts.store = storeOptionsFrom(cmd)
-			}
-			if cmd.Bool("show-config") {
+			opts.configFile = cfg.DescribeFile()
+			if opts.showConfig {
 				opts.settings = cfg.Settings(cmd)
 			}
-			return runDoctor(ctx, opts, term)
+			return runDoctor(ctx, *opts, term)
 		},
 	}
 }
@@ -215,9 +210,11 @@ func printDoctor(w io.Writer, opts doctorOptions, results []checkResult) error {
 // doctor runs the checks in order: the embedder compares its dimension
 // with the index's.
 func doctor(ctx context.Context, opts doctorOptions) []checkResult {
-	how := howToSet(doctorFlags())
+	how := howToSet(doctorFlags(&doctorOptions{}))
 	store := checkStore(ctx, opts, how)
-	if opts.mode == modeGlobal {
+	m, _ := mode.Lookup(cmp.Or(opts.mode, modeLocal))
+	tables := engine.Tables(m)
+	if len(tables) == 0 {
 		reports := checkReports(ctx, opts, store, how)
 		emb, chat := checkModels(ctx, opts, embedindex.Info{}, how)
 		if emb.Status == checkFailed && chat.Status == checkFailed && chat.Fix == "" {
@@ -226,27 +223,25 @@ func doctor(ctx context.Context, opts doctorOptions) []checkResult {
 			chat.Detail, chat.Fix = emb.Detail, emb.Fix
 		}
 		skip := func(name string) checkResult {
-			return checkResult{Name: name, Status: checkSkipped, Detail: "not needed by --mode global"}
+			return checkResult{Name: name, Status: checkSkipped, Detail: "not needed by --mode " + m.Name}
 		}
 		return []checkResult{store, reports, skip("index"), skip("embedder"), chat}
 	}
-	table := tableEntities
-	if opts.mode == modeBasic {
-		table = tableTextUnits
-	}
-	index, info := checkIndex(ctx, opts, how, table)
+	// The first table's index is the one the question is embedded for;
+	// the others (DRIFT's reports) must be of the same embedder.
+	index, info := checkIndex(ctx, opts, how, tables[0])
 	emb, chat := checkModels(ctx, opts, info, how)
-	if opts.mode == modeDrift {
-		// DRIFT reads the reports' index too, with the same embedder.
-		reports, rinfo := checkIndex(ctx, opts, how, tableReports)
-		if reports.Status == checkOK && info.Model != "" && (rinfo.Model != info.Model || rinfo.Dim != info.Dim) {
-			reports.Status = checkFailed
-			reports.Detail += fmt.Sprintf("; the entities' index is of %s, dimension %d", info.Model, info.Dim)
-			reports.Fix = "embed both with one model: kgrag embed --input DIR --tables all --embed-model " + info.Model
+	out := []checkResult{store, index}
+	for _, t := range tables[1:] {
+		r, rinfo := checkIndex(ctx, opts, how, t)
+		if r.Status == checkOK && info.Model != "" && (rinfo.Model != info.Model || rinfo.Dim != info.Dim) {
+			r.Status = checkFailed
+			r.Detail += fmt.Sprintf("; the %s' index is of %s, dimension %d", tableNoun(tables[0]), info.Model, info.Dim)
+			r.Fix = "embed both with one model: kgrag embed --input DIR --tables all --embed-model " + info.Model
 		}
-		return []checkResult{store, index, reports, emb, chat}
+		out = append(out, r)
 	}
-	return []checkResult{store, index, emb, chat}
+	return append(out, emb, chat)
 }
 
 // howToSet says, for each flag, every way to set it: "--store (env

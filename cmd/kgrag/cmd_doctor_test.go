@@ -392,7 +392,7 @@ INSERT DATA {
 		t.Run(tt.name, func(t *testing.T) {
 			opts := doctorDefaults("http://127.0.0.1:1/v1")
 			opts.input, opts.store = tt.input, tt.store
-			checkResultIs(t, checkStore(t.Context(), opts, howToSet(doctorFlags())), tt.want)
+			checkResultIs(t, checkStore(t.Context(), opts, howToSet(doctorFlags(&doctorOptions{}))), tt.want)
 		})
 	}
 }

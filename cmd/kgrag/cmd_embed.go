@@ -62,7 +62,8 @@ type embedOptions struct {
 }
 
 func newEmbedCommand(term terminal) *cli.Command {
-	var read readOptions
+	o := &embedOptions{}
+	var tables, ann string // parsed into o.tables and o.ann
 	return &cli.Command{
 		Name:      "embed",
 		Usage:     "embed entity descriptions (and text units, community reports) with a local model into a vector index",
@@ -120,48 +121,31 @@ kgrag-community_reports beside kgrag-entities):
    kgrag ask --input ./output --index-url http://localhost:9200 "Who is Scrooge?"
 ` + exitStatusHelp,
 		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "input", Aliases: []string{"i"}, Usage: "GraphRAG output `DIR` (the folder holding the .parquet files, or a project folder with output/)", Sources: cli.EnvVars("KGRAG_INPUT")},
-			&cli.StringFlag{Name: "index", Usage: "index `DIR` to write (default: kgrag-index inside --input)", Sources: cli.EnvVars("KGRAG_INDEX")},
-			&cli.StringFlag{Name: "tables", Value: tableEntities, Usage: "comma-separated `TABLES` whose texts to embed: entities (for local search), text_units (--mode basic), community_reports (--mode drift), or all", Sources: cli.EnvVars("KGRAG_EMBED_TABLES")},
-			&cli.IntFlag{Name: "batch-size", Value: embedindex.DefaultBatchSize, Usage: "texts per embedding request"},
-			&cli.IntFlag{Name: "concurrency", Value: embedindex.DefaultConcurrency, Usage: "embedding requests in flight at once"},
-			&cli.FloatFlag{Name: "index-update-max", Category: "vector index", Value: defaultESMaxChange, Usage: "with --index-url: change the live Elasticsearch index in place (bulk upserts and deletes) when at most this share of its vectors changes; rebuild it and swap the alias otherwise (0: always rebuild)"},
-			&cli.StringFlag{Name: "ann", Category: "vector index", Value: "auto", Usage: "approximate (HNSW) index in the flat file: auto (from --ann-threshold vectors), on or off (always search exactly)", Sources: cli.EnvVars("KGRAG_ANN")},
-			&cli.IntFlag{Name: "ann-threshold", Category: "vector index", Value: flat.DefaultANNThreshold, Usage: "with --ann auto: build the approximate index for this many vectors or more", Sources: cli.EnvVars("KGRAG_ANN_THRESHOLD")},
-			&cli.BoolFlag{Name: "snapshot", Value: true, Usage: "also write graph.snap to the index folder: the graph's lookup tables, which kgrag ask --input and serve map in milliseconds instead of reading the parquet tables (--snapshot=false: leave it out)", Sources: cli.EnvVars("KGRAG_SNAPSHOT")},
-			&cli.BoolFlag{Name: "reuse-embeddings", Usage: "take the description_embedding vectors a GraphRAG 0.2/0.3 output holds instead of calling a model (--embed-model must name the model that made them)"},
-		}, append(append(readFlags(&read), elasticFlags()...), llmFlags()...)...),
+			&cli.StringFlag{Name: "input", Destination: &o.input, Aliases: []string{"i"}, Usage: "GraphRAG output `DIR` (the folder holding the .parquet files, or a project folder with output/)", Sources: cli.EnvVars("KGRAG_INPUT")},
+			&cli.StringFlag{Name: "index", Destination: &o.index, Usage: "index `DIR` to write (default: kgrag-index inside --input)", Sources: cli.EnvVars("KGRAG_INDEX")},
+			&cli.StringFlag{Name: "tables", Destination: &tables, Value: tableEntities, Usage: "comma-separated `TABLES` whose texts to embed: entities (for local search), text_units (--mode basic), community_reports (--mode drift), or all", Sources: cli.EnvVars("KGRAG_EMBED_TABLES")},
+			&cli.IntFlag{Name: "batch-size", Destination: &o.batchSize, Value: embedindex.DefaultBatchSize, Usage: "texts per embedding request"},
+			&cli.IntFlag{Name: "concurrency", Destination: &o.concurrency, Value: embedindex.DefaultConcurrency, Usage: "embedding requests in flight at once"},
+			&cli.FloatFlag{Name: "index-update-max", Destination: &o.esMaxChange, Category: "vector index", Value: defaultESMaxChange, Usage: "with --index-url: change the live Elasticsearch index in place (bulk upserts and deletes) when at most this share of its vectors changes; rebuild it and swap the alias otherwise (0: always rebuild)"},
+			&cli.StringFlag{Name: "ann", Destination: &ann, Category: "vector index", Value: "auto", Usage: "approximate (HNSW) index in the flat file: auto (from --ann-threshold vectors), on or off (always search exactly)", Sources: cli.EnvVars("KGRAG_ANN")},
+			&cli.IntFlag{Name: "ann-threshold", Destination: &o.annThreshold, Category: "vector index", Value: flat.DefaultANNThreshold, Usage: "with --ann auto: build the approximate index for this many vectors or more", Sources: cli.EnvVars("KGRAG_ANN_THRESHOLD")},
+			&cli.BoolFlag{Name: "snapshot", Destination: &o.snapshot, Value: true, Usage: "also write graph.snap to the index folder: the graph's lookup tables, which kgrag ask --input and serve map in milliseconds instead of reading the parquet tables (--snapshot=false: leave it out)", Sources: cli.EnvVars("KGRAG_SNAPSHOT")},
+			&cli.BoolFlag{Name: "reuse-embeddings", Destination: &o.reuse, Usage: "take the description_embedding vectors a GraphRAG 0.2/0.3 output holds instead of calling a model (--embed-model must name the model that made them)"},
+		}, append(append(readFlags(&o.read), elasticFlags(&o.es)...), llmFlags(&o.llm)...)...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 0 {
 				return usagef("kgrag embed --input DIR", "embed takes no arguments, got %q", cmd.Args().First())
 			}
-			es := indexOptionsFrom(cmd)
-			es.path = ""
-			tables, err := parseTables(cmd.String("tables"))
-			if err != nil {
+			var err error
+			if o.tables, err = parseTables(tables); err != nil {
 				return usagef("kgrag embed --input DIR --tables all", "%v", err)
 			}
-			ann, err := flat.ParseANNMode(cmd.String("ann"))
-			if err != nil {
-				return usagef("kgrag embed --input DIR --ann off", "--ann %q: want auto, on or off", cmd.String("ann"))
+			if o.ann, err = flat.ParseANNMode(ann); err != nil {
+				return usagef("kgrag embed --input DIR --ann off", "--ann %q: want auto, on or off", ann)
 			}
-			return runEmbed(ctx, embedOptions{
-				ann:          ann,
-				annThreshold: cmd.Int("ann-threshold"),
-				tables:       tables,
-				input:        cmd.String("input"),
-				read:         read,
-				index:        cmd.String("index"),
-				batchSize:    cmd.Int("batch-size"),
-				concurrency:  cmd.Int("concurrency"),
-				quiet:        cmd.Bool("quiet"),
-				reuse:        cmd.Bool("reuse-embeddings"),
-				snapshot:     cmd.Bool("snapshot"),
-				modelSet:     cmd.IsSet("embed-model"),
-				es:           es,
-				esMaxChange:  cmd.Float("index-update-max"),
-				llm:          llmOptionsFrom(cmd),
-			}, term)
+			o.quiet = term.isQuiet()
+			o.modelSet = cmd.IsSet("embed-model")
+			return runEmbed(ctx, *o, term)
 		},
 	}
 }

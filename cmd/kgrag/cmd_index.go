@@ -70,7 +70,11 @@ type indexRunOptions struct {
 }
 
 func newIndexCommand(term terminal) *cli.Command {
-	chatModel := defaultChatModel
+	o := &indexRunOptions{chatModel: defaultChatModel}
+	var load, embed bool
+	// With --load and --embed: kgrag load's and kgrag embed's settings.
+	lo := &loadOptions{}
+	emb := &embedOptions{batchSize: embedindex.DefaultBatchSize, concurrency: embedindex.DefaultConcurrency}
 	return &cli.Command{
 		Name:      "index",
 		Usage:     "build a GraphRAG knowledge graph from a folder of text with a local model",
@@ -121,69 +125,52 @@ Go straight on to a SPARQL store and the vector index, as 'kgrag load
        --load --store http://localhost:3030/ds --graph http://example.org/books --embed
 ` + exitStatusHelp,
 		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "input", Aliases: []string{"i"}, Usage: "`DIR` of documents to index"},
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "`DIR` to write the GraphRAG tables to (replaced when the run succeeds)"},
-			&cli.StringFlag{Name: "method", Value: indexer.MethodStandard, Usage: "`HOW` entities and relationships are found: standard (the chat model extracts them, GraphRAG's standard method) or fast (noun phrases and their co-occurrence in a text unit, no model: GraphRAG's fast method)"},
-			&cli.StringFlag{Name: "reports", Value: reportsModel, Usage: "`WHO` writes the community reports: model (the chat model) or none (no reports: with --method fast, no model is called at all)"},
-			&cli.StringFlag{Name: "cache", Usage: "`DIR` of cached model replies (default: kgrag-cache beside --output)"},
-			&cli.FloatFlag{Name: "temperature", Category: "model server", Value: 0, Usage: "sampling temperature of every call (GraphRAG's 0: the most repeatable)"},
-			&cli.IntFlag{Name: "max-tokens", Category: "model server", Usage: "stop each reply after `N` tokens (0: the server's limit); bounds the time a small model that rambles takes per call"},
-			chatModelFlag("chat model `NAME` that extracts and writes", &chatModel),
-			&cli.StringFlag{Name: "text-column", Value: "text", Usage: "CSV `COLUMN` holding a row's text (each row is a document)"},
-			&cli.StringFlag{Name: "title-column", Usage: "CSV `COLUMN` holding a row's title (default: the file name and row number)"},
-			&cli.BoolFlag{Name: "skip-bad-input", Usage: "leave out, and list, files and CSV rows that cannot be read instead of stopping at the first"},
-			&cli.IntFlag{Name: "concurrency", Value: 4, Usage: "model calls in flight at once"},
-			&cli.IntFlag{Name: "chunk-size", Value: chunk.DefaultSize, Usage: "tokens per chunk"},
-			&cli.IntFlag{Name: "chunk-overlap", Value: chunk.DefaultOverlap, Usage: "tokens a chunk shares with the next"},
-			&cli.StringFlag{Name: "chunk-by", Value: chunk.StrategyTokens, Usage: "`HOW` chunks are cut: tokens (GraphRAG's fixed windows: editing a document re-extracts every chunk after the edit) or paragraphs (whole paragraphs, boundaries set by the text: an edit re-extracts the chunk or two around it)"},
-			&cli.BoolFlag{Name: "fresh-communities", Usage: "over an earlier output, cluster from scratch as GraphRAG does; by default Leiden starts from the earlier communities, and those that persist keep their numbers and ids, so a small change moves few communities and asks few reports again"},
-			&cli.IntFlag{Name: "max-gleanings", Value: extraction.DefaultMaxGleanings, Usage: "extra extraction rounds per chunk"},
-			&cli.StringFlag{Name: "entity-types", Value: strings.Join(extraction.DefaultEntityTypes(), ","), Usage: "comma-separated entity `TYPES` to extract (default with --prompts: those kgrag prompt-tune found)"},
-			&cli.StringFlag{Name: "prompts", Usage: "`DIR` of prompt templates replacing kgrag's own (index_extract.tmpl, index_summarize.tmpl, index_report.tmpl, ...), as kgrag prompt-tune writes them", Sources: cli.EnvVars("KGRAG_PROMPTS")},
-			&cli.IntFlag{Name: "summary-threshold", Usage: "join an entity's descriptions without a model call when together they fit in `TOKENS` (the NetworkX article uses 300; 0 summarises every entity described more than once, as GraphRAG does)"},
-			&cli.IntFlag{Name: "report-max-length", Value: 2000, Usage: "`WORDS` a community report may have; with llama.cpp's servers the reply's JSON schema enforces a share of it per field (GraphRAG's max_length)"},
-			&cli.BoolFlag{Name: "dedup", Usage: "join entities whose embedded \"title: descriptions\" are alike (the NetworkX article's de-duplication; needs --embed-model), and list what was joined"},
-			&cli.FloatFlag{Name: "dedup-threshold", Value: graphbuild.DefaultDedupThreshold, Usage: "with --dedup: the cosine `SIMILARITY` that joins two entities; alike entities join in chains, so check the list and raise it if unrelated entities were joined (the right value depends on the embedding model)"},
-			&cli.BoolFlag{Name: "plan", Usage: "read and chunk the input, print the model calls and tokens the run would take (exact for extraction, estimated after it) and how many are cached, and stop without calling the model"},
-			&cli.BoolFlag{Name: "claims", Usage: "also extract claims about entities (GraphRAG's covariates table; one more conversation per chunk)"},
-			&cli.StringFlag{Name: "claim-description", Value: extraction.DefaultClaimDescription, Usage: "what claims to look for, with --claims"},
-			&cli.BoolFlag{Name: "load", Category: "store", Usage: "then load the output into --store as --graph, as kgrag load does"},
-			&cli.StringFlag{Name: "base", Category: "store", Value: defaultBase, Usage: "with --load: base `IRI` of the dataset's instances", Sources: cli.EnvVars("KGRAG_BASE")},
-			&cli.BoolFlag{Name: "embed", Category: "vector index", Usage: "then embed the entities into the vector index, as kgrag embed does"},
-			&cli.StringFlag{Name: "index", Category: "vector index", Usage: "with --embed: index `DIR` to write (default: kgrag-index inside --output, kept across runs)", Sources: cli.EnvVars("KGRAG_INDEX")},
-		}, append(append(withoutFlag(llmFlags(), "retries"), withoutFlag(storeFlags(), "retries")...), retriesAmbiguous("index"))...),
+			&cli.StringFlag{Name: "input", Destination: &o.input, Aliases: []string{"i"}, Usage: "`DIR` of documents to index"},
+			&cli.StringFlag{Name: "output", Destination: &o.output, Aliases: []string{"o"}, Usage: "`DIR` to write the GraphRAG tables to (replaced when the run succeeds)"},
+			&cli.StringFlag{Name: "method", Destination: &o.method, Value: indexer.MethodStandard, Usage: "`HOW` entities and relationships are found: standard (the chat model extracts them, GraphRAG's standard method) or fast (noun phrases and their co-occurrence in a text unit, no model: GraphRAG's fast method)"},
+			&cli.StringFlag{Name: "reports", Destination: &o.reports, Value: reportsModel, Usage: "`WHO` writes the community reports: model (the chat model) or none (no reports: with --method fast, no model is called at all)"},
+			&cli.StringFlag{Name: "cache", Destination: &o.cache, Usage: "`DIR` of cached model replies (default: kgrag-cache beside --output)"},
+			&cli.FloatFlag{Name: "temperature", Destination: &o.temperature, Category: "model server", Value: 0, Usage: "sampling temperature of every call (GraphRAG's 0: the most repeatable)"},
+			&cli.IntFlag{Name: "max-tokens", Destination: &o.maxTokens, Category: "model server", Usage: "stop each reply after `N` tokens (0: the server's limit); bounds the time a small model that rambles takes per call"},
+			chatModelFlag("chat model `NAME` that extracts and writes", &o.chatModel),
+			&cli.StringFlag{Name: "text-column", Destination: &o.textColumn, Value: "text", Usage: "CSV `COLUMN` holding a row's text (each row is a document)"},
+			&cli.StringFlag{Name: "title-column", Destination: &o.titleColumn, Usage: "CSV `COLUMN` holding a row's title (default: the file name and row number)"},
+			&cli.BoolFlag{Name: "skip-bad-input", Destination: &o.skipBad, Usage: "leave out, and list, files and CSV rows that cannot be read instead of stopping at the first"},
+			&cli.IntFlag{Name: "concurrency", Destination: &o.concurrency, Value: 4, Usage: "model calls in flight at once"},
+			&cli.IntFlag{Name: "chunk-size", Destination: &o.chunkSize, Value: chunk.DefaultSize, Usage: "tokens per chunk"},
+			&cli.IntFlag{Name: "chunk-overlap", Destination: &o.overlap, Value: chunk.DefaultOverlap, Usage: "tokens a chunk shares with the next"},
+			&cli.StringFlag{Name: "chunk-by", Destination: &o.chunkBy, Value: chunk.StrategyTokens, Usage: "`HOW` chunks are cut: tokens (GraphRAG's fixed windows: editing a document re-extracts every chunk after the edit) or paragraphs (whole paragraphs, boundaries set by the text: an edit re-extracts the chunk or two around it)"},
+			&cli.BoolFlag{Name: "fresh-communities", Destination: &o.freshCommunities, Usage: "over an earlier output, cluster from scratch as GraphRAG does; by default Leiden starts from the earlier communities, and those that persist keep their numbers and ids, so a small change moves few communities and asks few reports again"},
+			&cli.IntFlag{Name: "max-gleanings", Destination: &o.maxGleanings, Value: extraction.DefaultMaxGleanings, Usage: "extra extraction rounds per chunk"},
+			&cli.StringFlag{Name: "entity-types", Destination: &o.entityTypes, Value: strings.Join(extraction.DefaultEntityTypes(), ","), Usage: "comma-separated entity `TYPES` to extract (default with --prompts: those kgrag prompt-tune found)"},
+			&cli.StringFlag{Name: "prompts", Destination: &o.promptsDir, Usage: "`DIR` of prompt templates replacing kgrag's own (index_extract.tmpl, index_summarize.tmpl, index_report.tmpl, ...), as kgrag prompt-tune writes them", Sources: cli.EnvVars("KGRAG_PROMPTS")},
+			&cli.IntFlag{Name: "summary-threshold", Destination: &o.summaryJoinUnder, Usage: "join an entity's descriptions without a model call when together they fit in `TOKENS` (the NetworkX article uses 300; 0 summarises every entity described more than once, as GraphRAG does)"},
+			&cli.IntFlag{Name: "report-max-length", Destination: &o.reportMaxLength, Value: 2000, Usage: "`WORDS` a community report may have; with llama.cpp's servers the reply's JSON schema enforces a share of it per field (GraphRAG's max_length)"},
+			&cli.BoolFlag{Name: "dedup", Destination: &o.dedup, Usage: "join entities whose embedded \"title: descriptions\" are alike (the NetworkX article's de-duplication; needs --embed-model), and list what was joined"},
+			&cli.FloatFlag{Name: "dedup-threshold", Destination: &o.dedupThreshold, Value: graphbuild.DefaultDedupThreshold, Usage: "with --dedup: the cosine `SIMILARITY` that joins two entities; alike entities join in chains, so check the list and raise it if unrelated entities were joined (the right value depends on the embedding model)"},
+			&cli.BoolFlag{Name: "plan", Destination: &o.plan, Usage: "read and chunk the input, print the model calls and tokens the run would take (exact for extraction, estimated after it) and how many are cached, and stop without calling the model"},
+			&cli.BoolFlag{Name: "claims", Destination: &o.claims, Usage: "also extract claims about entities (GraphRAG's covariates table; one more conversation per chunk)"},
+			&cli.StringFlag{Name: "claim-description", Destination: &o.claimDescription, Value: extraction.DefaultClaimDescription, Usage: "what claims to look for, with --claims"},
+			&cli.BoolFlag{Name: "load", Destination: &load, Category: "store", Usage: "then load the output into --store as --graph, as kgrag load does"},
+			&cli.StringFlag{Name: "base", Destination: &lo.base, Category: "store", Value: defaultBase, Usage: "with --load: base `IRI` of the dataset's instances", Sources: cli.EnvVars("KGRAG_BASE")},
+			&cli.BoolFlag{Name: "embed", Destination: &embed, Category: "vector index", Usage: "then embed the entities into the vector index, as kgrag embed does"},
+			&cli.StringFlag{Name: "index", Destination: &emb.index, Category: "vector index", Usage: "with --embed: index `DIR` to write (default: kgrag-index inside --output, kept across runs)", Sources: cli.EnvVars("KGRAG_INDEX")},
+		}, append(append(withoutFlag(llmFlags(&o.llm), "retries"), withoutFlag(storeFlags(&lo.store), "retries")...), retriesAmbiguous("index"))...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 0 {
 				return usagef("kgrag index --input DIR --output DIR", "index takes no arguments, got %q", cmd.Args().First())
 			}
-			o := indexRunOptions{
-				input: cmd.String("input"), output: cmd.String("output"), cache: cmd.String("cache"),
-				chatModel:   chatModel,
-				concurrency: cmd.Int("concurrency"),
-				chunkSize:   cmd.Int("chunk-size"), overlap: cmd.Int("chunk-overlap"), chunkBy: cmd.String("chunk-by"),
-				freshCommunities: cmd.Bool("fresh-communities"),
-				maxGleanings:     cmd.Int("max-gleanings"),
-				entityTypes:      cmd.String("entity-types"), entityTypesSet: cmd.IsSet("entity-types"),
-				promptsDir: cmd.String("prompts"),
-				textColumn: cmd.String("text-column"), titleColumn: cmd.String("title-column"),
-				skipBad: cmd.Bool("skip-bad-input"),
-				claims:  cmd.Bool("claims"), claimDescription: cmd.String("claim-description"),
-				summaryJoinUnder: cmd.Int("summary-threshold"), plan: cmd.Bool("plan"),
-				dedup: cmd.Bool("dedup"), dedupThreshold: cmd.Float("dedup-threshold"),
-				temperature: cmd.Float("temperature"), maxTokens: cmd.Int("max-tokens"),
-				reportMaxLength: cmd.Int("report-max-length"),
-				quiet:           cmd.Bool("quiet"),
-				llm:             llmOptionsFrom(cmd),
-				method:          cmd.String("method"), reports: cmd.String("reports"),
+			o.entityTypesSet = cmd.IsSet("entity-types")
+			o.quiet = term.isQuiet()
+			if load {
+				lo.input, lo.quiet = o.output, o.quiet
+				o.load = lo
 			}
-			if cmd.Bool("load") {
-				o.load = &loadOptions{input: o.output, base: cmd.String("base"), quiet: o.quiet, store: storeOptionsFrom(cmd)}
+			if embed {
+				emb.input, emb.quiet, emb.llm = o.output, o.quiet, o.llm
+				o.embed = emb
 			}
-			if cmd.Bool("embed") {
-				o.embed = &embedOptions{input: o.output, index: cmd.String("index"), quiet: o.quiet,
-					batchSize: embedindex.DefaultBatchSize, concurrency: embedindex.DefaultConcurrency, llm: o.llm}
-			}
-			return runIndex(ctx, o, term)
+			return runIndex(ctx, *o, term)
 		},
 	}
 }

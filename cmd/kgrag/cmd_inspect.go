@@ -17,7 +17,7 @@ type inspectOptions struct {
 }
 
 func newInspectCommand(term terminal) *cli.Command {
-	var read readOptions
+	o := &inspectOptions{}
 	return &cli.Command{
 		Name:      "inspect",
 		Usage:     "show what GraphRAG wrote in a folder: release, tables, rows, what is missing",
@@ -37,13 +37,14 @@ project folder with output/<timestamp>/artifacts.
    kgrag inspect --json ./ragtest/output | jq .release
 ` + exitStatusHelp,
 		Flags: append([]cli.Flag{
-			&cli.BoolFlag{Name: "json", Usage: "print the report as JSON"},
-		}, readFlags(&read)...),
+			&cli.BoolFlag{Name: "json", Destination: &o.jsonMode, Usage: "print the report as JSON"},
+		}, readFlags(&o.read)...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() != 1 {
 				return usagef("kgrag inspect ./output", "inspect takes one folder, got %d arguments", cmd.Args().Len())
 			}
-			return runInspect(ctx, inspectOptions{dir: cmd.Args().First(), jsonMode: cmd.Bool("json"), read: read}, term)
+			o.dir = cmd.Args().First()
+			return runInspect(ctx, *o, term)
 		},
 	}
 }

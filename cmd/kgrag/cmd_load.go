@@ -63,7 +63,10 @@ type loadOptions struct {
 }
 
 func newLoadCommand(term terminal) *cli.Command {
-	var read readOptions
+	o := &loadOptions{}
+	var embed bool
+	// With --embed: kgrag embed's defaults, and the model flags.
+	emb := &embedOptions{batchSize: embedindex.DefaultBatchSize, concurrency: embedindex.DefaultConcurrency}
 	return &cli.Command{
 		Name:      "load",
 		Usage:     "map GraphRAG output to the gr: ontology and write Turtle, N-Triples or a SPARQL store",
@@ -120,40 +123,26 @@ graph for questions:
    kgrag load --input ./output --store http://localhost:3030/ds --graph http://example.org/kg --embed
 ` + exitStatusHelp,
 		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "input", Aliases: []string{"i"}, Usage: "GraphRAG output `DIR` (the folder holding the .parquet files, or a project folder with output/)", Sources: cli.EnvVars("KGRAG_INPUT")},
-			&cli.StringFlag{Name: "turtle", Usage: "write Turtle to `FILE` ('-' for stdout)"},
-			&cli.StringFlag{Name: "ntriples", Usage: "write N-Triples to `FILE` ('-' for stdout)"},
-			&cli.StringFlag{Name: "base", Value: defaultBase, Usage: "base `IRI` of the dataset's instances (must end in / or #)", Sources: cli.EnvVars("KGRAG_BASE")},
-			&cli.BoolFlag{Name: "with-ontology", Usage: "also write the gr: ontology (into the Turtle file, or into --ontology-graph of the store)"},
-			&cli.StringFlag{Name: "iris", Value: "ids", Usage: "what entity and relationship IRIs are made from: `ids` (GraphRAG's ids: exact, but Microsoft GraphRAG makes new UUIDs each run) or keys (titles, and a relationship's end titles: the same IRIs across runs and re-indexes; see docs/load.md)"},
-			&cli.BoolFlag{Name: "omit-document-text", Usage: "leave out the full text of documents (their chunks still carry it)"},
-			&cli.BoolFlag{Name: "embed", Category: "vector index", Usage: "after loading, embed the entities into the vector index, as kgrag embed does"},
-			&cli.StringFlag{Name: "index", Category: "vector index", Usage: "with --embed: index `DIR` to write (default: kgrag-index inside --input)", Sources: cli.EnvVars("KGRAG_INDEX")},
-		}, append(append(readFlags(&read), storeFlags()...), withoutFlag(llmFlags(), "retries")...)...),
+			&cli.StringFlag{Name: "input", Destination: &o.input, Aliases: []string{"i"}, Usage: "GraphRAG output `DIR` (the folder holding the .parquet files, or a project folder with output/)", Sources: cli.EnvVars("KGRAG_INPUT")},
+			&cli.StringFlag{Name: "turtle", Destination: &o.turtle, Usage: "write Turtle to `FILE` ('-' for stdout)"},
+			&cli.StringFlag{Name: "ntriples", Destination: &o.ntriples, Usage: "write N-Triples to `FILE` ('-' for stdout)"},
+			&cli.StringFlag{Name: "base", Destination: &o.base, Value: defaultBase, Usage: "base `IRI` of the dataset's instances (must end in / or #)", Sources: cli.EnvVars("KGRAG_BASE")},
+			&cli.BoolFlag{Name: "with-ontology", Destination: &o.withOntology, Usage: "also write the gr: ontology (into the Turtle file, or into --ontology-graph of the store)"},
+			&cli.StringFlag{Name: "iris", Destination: &o.iris, Value: "ids", Usage: "what entity and relationship IRIs are made from: `ids` (GraphRAG's ids: exact, but Microsoft GraphRAG makes new UUIDs each run) or keys (titles, and a relationship's end titles: the same IRIs across runs and re-indexes; see docs/load.md)"},
+			&cli.BoolFlag{Name: "omit-document-text", Destination: &o.omitDocumentText, Usage: "leave out the full text of documents (their chunks still carry it)"},
+			&cli.BoolFlag{Name: "embed", Destination: &embed, Category: "vector index", Usage: "after loading, embed the entities into the vector index, as kgrag embed does"},
+			&cli.StringFlag{Name: "index", Destination: &emb.index, Category: "vector index", Usage: "with --embed: index `DIR` to write (default: kgrag-index inside --input)", Sources: cli.EnvVars("KGRAG_INDEX")},
+		}, append(append(readFlags(&o.read), storeFlags(&o.store)...), withoutFlag(llmFlags(&emb.llm), "retries")...)...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 0 {
 				return usagef("kgrag load --input DIR --turtle FILE", "load takes no arguments, got %q", cmd.Args().First())
 			}
-			opts := loadOptions{
-				input:            cmd.String("input"),
-				read:             read,
-				turtle:           cmd.String("turtle"),
-				ntriples:         cmd.String("ntriples"),
-				base:             cmd.String("base"),
-				withOntology:     cmd.Bool("with-ontology"),
-				omitDocumentText: cmd.Bool("omit-document-text"),
-				iris:             cmd.String("iris"),
-				quiet:            cmd.Bool("quiet"),
-				store:            storeOptionsFrom(cmd),
+			o.quiet = term.isQuiet()
+			if embed {
+				emb.input, emb.read, emb.quiet = o.input, o.read, o.quiet
+				o.embed = emb
 			}
-			if cmd.Bool("embed") {
-				opts.embed = &embedOptions{
-					input: opts.input, read: read, index: cmd.String("index"), quiet: opts.quiet,
-					batchSize: embedindex.DefaultBatchSize, concurrency: embedindex.DefaultConcurrency,
-					llm: llmOptionsFrom(cmd),
-				}
-			}
-			return runLoad(ctx, opts, term)
+			return runLoad(ctx, *o, term)
 		},
 	}
 }

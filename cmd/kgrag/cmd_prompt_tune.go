@@ -36,7 +36,7 @@ type promptTuneOptions struct {
 }
 
 func newPromptTuneCommand(term terminal) *cli.Command {
-	chatModel := defaultChatModel
+	o := &promptTuneOptions{chatModel: defaultChatModel}
 	return &cli.Command{
 		Name:      "prompt-tune",
 		Usage:     "write extraction, summary and report prompts adapted to a corpus, for kgrag index --prompts",
@@ -77,42 +77,33 @@ Keep what you know, let the model find the rest:
        --domain "commercial contracts" --language English --force
 ` + exitStatusHelp,
 		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "input", Aliases: []string{"i"}, Usage: "`DIR` of documents to sample (what kgrag index --input reads)"},
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "`DIR` to write the prompts to (made if missing; must be empty unless --force)"},
-			&cli.BoolFlag{Name: "force", Usage: "write into a --output folder that is not empty, replacing its prompts"},
-			chatModelFlag("chat model `NAME` that is asked", &chatModel),
-			&cli.StringFlag{Name: "selection", Value: prompttune.SelectRandom, Usage: "`HOW` chunks are sampled: random (seeded by --seed), top (the first ones) or all"},
-			&cli.IntFlag{Name: "limit", Value: prompttune.DefaultLimit, Usage: "`N` chunks sampled (random, top)"},
-			&cli.Uint64Flag{Name: "seed", Value: prompttune.DefaultSeed, Usage: "seed of the random selection: the same seed samples the same chunks"},
-			&cli.StringFlag{Name: "language", Usage: "language of the corpus (e.g. English, Chinese); default: detected"},
-			&cli.StringFlag{Name: "domain", Usage: "what the corpus is about (e.g. \"marine biology\"); default: asked of the model"},
-			&cli.StringFlag{Name: "entity-types", Usage: "comma-separated entity `TYPES` to use as given; default: found in the sample"},
-			&cli.IntFlag{Name: "max-entity-types", Value: prompttune.DefaultMaxEntityTypes, Usage: "most entity types kept from the model's list"},
-			&cli.IntFlag{Name: "examples", Value: prompttune.DefaultExamples, Usage: "most worked examples in the extraction prompt"},
-			&cli.IntFlag{Name: "example-tokens", Value: prompttune.DefaultExampleTokens, Usage: "`TOKENS` of corpus text per example passage"},
-			&cli.IntFlag{Name: "max-prompt-tokens", Value: prompttune.DefaultMaxPromptTokens, Usage: "`TOKENS` the extraction prompt may count without the passage it is sent with; examples are left out (down to one) to fit (GraphRAG's --max-tokens)"},
-			&cli.IntFlag{Name: "sample-tokens", Value: prompttune.DefaultSampleTokens, Usage: "`TOKENS` of sampled text sent with each question (keep it inside the model's context)"},
-			&cli.IntFlag{Name: "chunk-size", Value: chunk.DefaultSize, Usage: "tokens per chunk, as kgrag index --chunk-size"},
-			&cli.IntFlag{Name: "chunk-overlap", Value: chunk.DefaultOverlap, Usage: "tokens a chunk shares with the next"},
-			&cli.StringFlag{Name: "text-column", Value: "text", Usage: "CSV `COLUMN` holding a row's text"},
-			&cli.FloatFlag{Name: "temperature", Category: "model server", Value: 0, Usage: "sampling temperature of every call"},
-			&cli.IntFlag{Name: "max-tokens", Category: "model server", Usage: "stop each reply after `N` tokens (0: the server's limit); bounds a small model that rambles"},
-		}, llmFlags()...),
+			&cli.StringFlag{Name: "input", Destination: &o.input, Aliases: []string{"i"}, Usage: "`DIR` of documents to sample (what kgrag index --input reads)"},
+			&cli.StringFlag{Name: "output", Destination: &o.output, Aliases: []string{"o"}, Usage: "`DIR` to write the prompts to (made if missing; must be empty unless --force)"},
+			&cli.BoolFlag{Name: "force", Destination: &o.force, Usage: "write into a --output folder that is not empty, replacing its prompts"},
+			chatModelFlag("chat model `NAME` that is asked", &o.chatModel),
+			&cli.StringFlag{Name: "selection", Destination: &o.selection, Value: prompttune.SelectRandom, Usage: "`HOW` chunks are sampled: random (seeded by --seed), top (the first ones) or all"},
+			&cli.IntFlag{Name: "limit", Destination: &o.limit, Value: prompttune.DefaultLimit, Usage: "`N` chunks sampled (random, top)"},
+			&cli.Uint64Flag{Name: "seed", Destination: &o.seed, Value: prompttune.DefaultSeed, Usage: "seed of the random selection: the same seed samples the same chunks"},
+			&cli.StringFlag{Name: "language", Destination: &o.language, Usage: "language of the corpus (e.g. English, Chinese); default: detected"},
+			&cli.StringFlag{Name: "domain", Destination: &o.domain, Usage: "what the corpus is about (e.g. \"marine biology\"); default: asked of the model"},
+			&cli.StringFlag{Name: "entity-types", Destination: &o.entityTypes, Usage: "comma-separated entity `TYPES` to use as given; default: found in the sample"},
+			&cli.IntFlag{Name: "max-entity-types", Destination: &o.maxEntityTypes, Value: prompttune.DefaultMaxEntityTypes, Usage: "most entity types kept from the model's list"},
+			&cli.IntFlag{Name: "examples", Destination: &o.examples, Value: prompttune.DefaultExamples, Usage: "most worked examples in the extraction prompt"},
+			&cli.IntFlag{Name: "example-tokens", Destination: &o.exampleTokens, Value: prompttune.DefaultExampleTokens, Usage: "`TOKENS` of corpus text per example passage"},
+			&cli.IntFlag{Name: "max-prompt-tokens", Destination: &o.maxPromptTokens, Value: prompttune.DefaultMaxPromptTokens, Usage: "`TOKENS` the extraction prompt may count without the passage it is sent with; examples are left out (down to one) to fit (GraphRAG's --max-tokens)"},
+			&cli.IntFlag{Name: "sample-tokens", Destination: &o.sampleTokens, Value: prompttune.DefaultSampleTokens, Usage: "`TOKENS` of sampled text sent with each question (keep it inside the model's context)"},
+			&cli.IntFlag{Name: "chunk-size", Destination: &o.chunkSize, Value: chunk.DefaultSize, Usage: "tokens per chunk, as kgrag index --chunk-size"},
+			&cli.IntFlag{Name: "chunk-overlap", Destination: &o.overlap, Value: chunk.DefaultOverlap, Usage: "tokens a chunk shares with the next"},
+			&cli.StringFlag{Name: "text-column", Destination: &o.textColumn, Value: "text", Usage: "CSV `COLUMN` holding a row's text"},
+			&cli.FloatFlag{Name: "temperature", Destination: &o.temperature, Category: "model server", Value: 0, Usage: "sampling temperature of every call"},
+			&cli.IntFlag{Name: "max-tokens", Destination: &o.maxTokens, Category: "model server", Usage: "stop each reply after `N` tokens (0: the server's limit); bounds a small model that rambles"},
+		}, llmFlags(&o.llm)...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 0 {
 				return usagef("kgrag prompt-tune --input DIR --output DIR", "prompt-tune takes no arguments, got %q", cmd.Args().First())
 			}
-			o := promptTuneOptions{
-				input: cmd.String("input"), output: cmd.String("output"), force: cmd.Bool("force"),
-				chatModel: chatModel, selection: cmd.String("selection"), limit: cmd.Int("limit"), seed: cmd.Uint64("seed"),
-				language: cmd.String("language"), domain: cmd.String("domain"), entityTypes: cmd.String("entity-types"),
-				maxEntityTypes: cmd.Int("max-entity-types"), examples: cmd.Int("examples"), exampleTokens: cmd.Int("example-tokens"),
-				maxPromptTokens: cmd.Int("max-prompt-tokens"), sampleTokens: cmd.Int("sample-tokens"),
-				chunkSize: cmd.Int("chunk-size"), overlap: cmd.Int("chunk-overlap"), textColumn: cmd.String("text-column"),
-				temperature: cmd.Float("temperature"), maxTokens: cmd.Int("max-tokens"),
-				quiet: cmd.Bool("quiet"), llm: llmOptionsFrom(cmd),
-			}
-			return runPromptTune(ctx, o, term)
+			o.quiet = term.isQuiet()
+			return runPromptTune(ctx, *o, term)
 		},
 	}
 }

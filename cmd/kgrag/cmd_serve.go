@@ -78,8 +78,8 @@ func serveFlags(o *serveOptions) []cli.Flag {
 }
 
 // finish completes o once the flags are parsed.
-func (o *serveOptions) finish(cmd *cli.Command) {
-	o.ask.finish(cmd)
+func (o *serveOptions) finish(cmd *cli.Command, term terminal) {
+	o.ask.finish(cmd, term)
 	o.ask.mode, o.ask.question = modeLocal, "(served)"
 	o.indexGiven = cmd.IsSet("index") || cmd.IsSet("index-url")
 	o.cfg.Version = buildVersion()
@@ -137,7 +137,7 @@ unless --log-questions.
 ` + exitStatusHelp,
 		Flags: serveFlags(o),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			o.finish(cmd)
+			o.finish(cmd, term)
 			return runServe(ctx, *o, term)
 		},
 	}
@@ -346,7 +346,7 @@ Logs go to stderr; stdout is the protocol's.
 ` + exitStatusHelp,
 		Flags: slices.DeleteFunc(serveFlags(o), func(f cli.Flag) bool { return slices.Contains(serverOnlyFlags, f.Names()[0]) }),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			o.finish(cmd)
+			o.finish(cmd, term)
 			return runMCP(ctx, *o, term)
 		},
 	}

@@ -20,27 +20,17 @@ type llmOptions struct {
 	maxBackoff time.Duration // the longest wait before a retry
 }
 
-// llmFlags are the flags of the commands that talk to the model server.
-func llmFlags() []cli.Flag {
+// llmFlags are the flags of the commands that talk to the model server,
+// bound to o.
+func llmFlags(o *llmOptions) []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "llm-url", Category: "model server", Value: llm.DefaultBaseURL, Usage: "OpenAI-compatible base `URL` (Ollama, LM Studio, llama.cpp, vLLM)", Sources: cli.EnvVars("KGRAG_LLM_URL")},
-		&cli.StringFlag{Name: "llm-key", Category: "model server", Usage: "API key, if the server wants one (better: env KGRAG_LLM_KEY or KGRAG_LLM_KEY_FILE)", Sources: secretSource("KGRAG_LLM_KEY")},
-		&cli.StringFlag{Name: "embed-model", Category: "model server", Value: defaultEmbedModel, Usage: "embedding model `NAME`", Sources: cli.EnvVars("KGRAG_EMBED_MODEL")},
-		&cli.DurationFlag{Name: "llm-timeout", Category: "model server", Value: llm.DefaultTimeout, Usage: "time limit of each request to the model server"},
-		&cli.IntFlag{Name: "llm-retries", Category: "model server", Value: llm.DefaultRetries, Usage: "retries of a request to the model server that failed transiently (connection error, timeout, 5xx, 429); 0 for none"},
+		&cli.StringFlag{Name: "llm-url", Destination: &o.url, Category: "model server", Value: llm.DefaultBaseURL, Usage: "OpenAI-compatible base `URL` (Ollama, LM Studio, llama.cpp, vLLM)", Sources: cli.EnvVars("KGRAG_LLM_URL")},
+		&cli.StringFlag{Name: "llm-key", Destination: &o.key, Category: "model server", Usage: "API key, if the server wants one (better: env KGRAG_LLM_KEY or KGRAG_LLM_KEY_FILE)", Sources: secretSource("KGRAG_LLM_KEY")},
+		&cli.StringFlag{Name: "embed-model", Destination: &o.embedModel, Category: "model server", Value: defaultEmbedModel, Usage: "embedding model `NAME`", Sources: cli.EnvVars("KGRAG_EMBED_MODEL")},
+		&cli.DurationFlag{Name: "llm-timeout", Destination: &o.timeout, Category: "model server", Value: llm.DefaultTimeout, Usage: "time limit of each request to the model server"},
+		&cli.IntFlag{Name: "llm-retries", Destination: &o.retries, Category: "model server", Value: llm.DefaultRetries, Usage: "retries of a request to the model server that failed transiently (connection error, timeout, 5xx, 429); 0 for none"},
 		retriesAlias("llm-retries"),
-		&cli.DurationFlag{Name: "llm-max-backoff", Category: "model server", Value: llm.DefaultMaxBackoff, Usage: "longest wait before a retry; a server that asks (Retry-After) for longer fails the request"},
-	}
-}
-
-func llmOptionsFrom(cmd *cli.Command) llmOptions {
-	return llmOptions{
-		url:        cmd.String("llm-url"),
-		key:        cmd.String("llm-key"),
-		embedModel: cmd.String("embed-model"),
-		timeout:    cmd.Duration("llm-timeout"),
-		retries:    cmd.Int("llm-retries"),
-		maxBackoff: cmd.Duration("llm-max-backoff"),
+		&cli.DurationFlag{Name: "llm-max-backoff", Destination: &o.maxBackoff, Category: "model server", Value: llm.DefaultMaxBackoff, Usage: "longest wait before a retry; a server that asks (Retry-After) for longer fails the request"},
 	}
 }
 

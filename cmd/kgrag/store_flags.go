@@ -42,50 +42,29 @@ type storeOptions struct {
 	upload        string  // loader.UploadMode by name
 }
 
-func storeFlags() []cli.Flag {
+// storeFlags are the flags of the commands that write to a store, bound
+// to o.
+func storeFlags(o *storeOptions) []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "store", Category: "store", Usage: "SPARQL store base `URL` (e.g. http://localhost:3030/ds for Fuseki)", Sources: cli.EnvVars("KGRAG_STORE")},
-		&cli.StringFlag{Name: "graph", Category: "store", Usage: "named graph `IRI` to replace", Sources: cli.EnvVars("KGRAG_GRAPH")},
-		&cli.StringFlag{Name: "store-type", Category: "store", Usage: "store `KIND`: " + strings.Join(loader.ProfileNames(), ", ") + " (guessed from the URL when unset)", Sources: cli.EnvVars("KGRAG_STORE_TYPE")},
-		&cli.StringFlag{Name: "user", Category: "store", Usage: "user `NAME` for the store", Sources: cli.EnvVars("KGRAG_STORE_USER")},
-		&cli.StringFlag{Name: "password", Category: "store", Usage: "store password (better: env KGRAG_STORE_PASSWORD or KGRAG_STORE_PASSWORD_FILE)", Sources: secretSource("KGRAG_STORE_PASSWORD")},
-		&cli.StringFlag{Name: "auth", Category: "store", Value: "basic", Usage: "password `SCHEME`: basic or digest (Virtuoso)", Sources: cli.EnvVars("KGRAG_STORE_AUTH")},
-		&cli.StringFlag{Name: "token", Category: "store", Usage: "bearer token (better: env KGRAG_STORE_TOKEN or KGRAG_STORE_TOKEN_FILE)", Sources: secretSource("KGRAG_STORE_TOKEN")},
-		&cli.StringFlag{Name: "ca-cert", Category: "store", Usage: "PEM `FILE` of CA certificates to trust for https", Sources: cli.EnvVars("KGRAG_STORE_CA_CERT")},
-		&cli.IntFlag{Name: "batch-size", Category: "store", Value: loader.DefaultBatchSize, Usage: "triples per upload request (batches)"},
-		&cli.IntFlag{Name: "concurrent-batches", Category: "store", Usage: "batch requests in flight at once (batches; 0: the store's choice, 2 on Virtuoso, which runs each request on one core, else 1)"},
-		&cli.StringFlag{Name: "upload", Category: "store", Value: "auto", Usage: "how the graph travels: batches (into a temporary graph, swapped in by one update), stream (the whole graph as one Graph Store Protocol PUT, which the store must run as one transaction) or auto (batches, as Fuseki commits the part of a stream that arrived when a connection drops; but --in-place on Oxigraph goes as one stream to its bulk loader)"},
-		&cli.IntFlag{Name: "store-retries", Category: "store", Value: 5, Usage: "retries of a request to the store that failed transiently (connection reset, timeout, 5xx, 429); 0 for none"},
+		&cli.StringFlag{Name: "store", Destination: &o.url, Category: "store", Usage: "SPARQL store base `URL` (e.g. http://localhost:3030/ds for Fuseki)", Sources: cli.EnvVars("KGRAG_STORE")},
+		&cli.StringFlag{Name: "graph", Destination: &o.graph, Category: "store", Usage: "named graph `IRI` to replace", Sources: cli.EnvVars("KGRAG_GRAPH")},
+		&cli.StringFlag{Name: "store-type", Destination: &o.storeType, Category: "store", Usage: "store `KIND`: " + strings.Join(loader.ProfileNames(), ", ") + " (guessed from the URL when unset)", Sources: cli.EnvVars("KGRAG_STORE_TYPE")},
+		&cli.StringFlag{Name: "user", Destination: &o.user, Category: "store", Usage: "user `NAME` for the store", Sources: cli.EnvVars("KGRAG_STORE_USER")},
+		&cli.StringFlag{Name: "password", Destination: &o.password, Category: "store", Usage: "store password (better: env KGRAG_STORE_PASSWORD or KGRAG_STORE_PASSWORD_FILE)", Sources: secretSource("KGRAG_STORE_PASSWORD")},
+		&cli.StringFlag{Name: "auth", Destination: &o.authScheme, Category: "store", Value: "basic", Usage: "password `SCHEME`: basic or digest (Virtuoso)", Sources: cli.EnvVars("KGRAG_STORE_AUTH")},
+		&cli.StringFlag{Name: "token", Destination: &o.token, Category: "store", Usage: "bearer token (better: env KGRAG_STORE_TOKEN or KGRAG_STORE_TOKEN_FILE)", Sources: secretSource("KGRAG_STORE_TOKEN")},
+		&cli.StringFlag{Name: "ca-cert", Destination: &o.caCert, Category: "store", Usage: "PEM `FILE` of CA certificates to trust for https", Sources: cli.EnvVars("KGRAG_STORE_CA_CERT")},
+		&cli.IntFlag{Name: "batch-size", Destination: &o.batchSize, Category: "store", Value: loader.DefaultBatchSize, Usage: "triples per upload request (batches)"},
+		&cli.IntFlag{Name: "concurrent-batches", Destination: &o.concurrent, Category: "store", Usage: "batch requests in flight at once (batches; 0: the store's choice, 2 on Virtuoso, which runs each request on one core, else 1)"},
+		&cli.StringFlag{Name: "upload", Destination: &o.upload, Category: "store", Value: "auto", Usage: "how the graph travels: batches (into a temporary graph, swapped in by one update), stream (the whole graph as one Graph Store Protocol PUT, which the store must run as one transaction) or auto (batches, as Fuseki commits the part of a stream that arrived when a connection drops; but --in-place on Oxigraph goes as one stream to its bulk loader)"},
+		&cli.IntFlag{Name: "store-retries", Destination: &o.retries, Category: "store", Value: 5, Usage: "retries of a request to the store that failed transiently (connection reset, timeout, 5xx, 429); 0 for none"},
 		retriesAlias("store-retries"),
-		&cli.DurationFlag{Name: "timeout", Category: "store", Value: loader.DefaultTimeout, Usage: "time limit of each request"},
-		&cli.BoolFlag{Name: "break-lock", Category: "store", Usage: "remove the lock of another load of --graph first: for a load after one you killed, whose lock stands for " + loader.LockStale.String() + " (a load that runs would be corrupted)"},
-		&cli.BoolFlag{Name: "in-place", Category: "store", Usage: "load straight into --graph through the store's bulk path: much faster on Oxigraph, where the graph goes as one streamed request to its bulk loader (--upload batches: in batches), but NOT atomic (readers see the graph empty or filling up; a failed load leaves it empty or incomplete); on Fuseki with --upload stream it is the same atomic streamed PUT as without it"},
-		&cli.BoolFlag{Name: "diff", Category: "store", Usage: "send only the difference between what --graph holds and the new mapping, as one atomic update; the graph is read back and checked against what the last --diff load recorded, and replaced whole when it cannot be sure (see 'Updating a graph' in docs/stores.md)"},
-		&cli.FloatFlag{Name: "diff-max", Category: "store", Value: loader.DefaultDiffMax, Usage: "with --diff: the largest change, as a `FRACTION` of the graph, sent as a difference; a larger one replaces the graph whole"},
-		&cli.StringFlag{Name: "ontology-graph", Category: "store", Value: ontology.OntologyIRI, Usage: "named graph `IRI` that --with-ontology loads the ontology into"},
-	}
-}
-
-func storeOptionsFrom(cmd *cli.Command) storeOptions {
-	return storeOptions{
-		url:           cmd.String("store"),
-		graph:         cmd.String("graph"),
-		storeType:     cmd.String("store-type"),
-		user:          cmd.String("user"),
-		password:      cmd.String("password"),
-		authScheme:    cmd.String("auth"),
-		token:         cmd.String("token"),
-		caCert:        cmd.String("ca-cert"),
-		batchSize:     cmd.Int("batch-size"),
-		concurrent:    cmd.Int("concurrent-batches"),
-		retries:       cmd.Int("store-retries"),
-		timeout:       cmd.Duration("timeout"),
-		ontologyGraph: cmd.String("ontology-graph"),
-		inPlace:       cmd.Bool("in-place"),
-		diff:          cmd.Bool("diff"),
-		diffMax:       cmd.Float("diff-max"),
-		breakLock:     cmd.Bool("break-lock"),
-		upload:        cmd.String("upload"),
+		&cli.DurationFlag{Name: "timeout", Destination: &o.timeout, Category: "store", Value: loader.DefaultTimeout, Usage: "time limit of each request"},
+		&cli.BoolFlag{Name: "break-lock", Destination: &o.breakLock, Category: "store", Usage: "remove the lock of another load of --graph first: for a load after one you killed, whose lock stands for " + loader.LockStale.String() + " (a load that runs would be corrupted)"},
+		&cli.BoolFlag{Name: "in-place", Destination: &o.inPlace, Category: "store", Usage: "load straight into --graph through the store's bulk path: much faster on Oxigraph, where the graph goes as one streamed request to its bulk loader (--upload batches: in batches), but NOT atomic (readers see the graph empty or filling up; a failed load leaves it empty or incomplete); on Fuseki with --upload stream it is the same atomic streamed PUT as without it"},
+		&cli.BoolFlag{Name: "diff", Destination: &o.diff, Category: "store", Usage: "send only the difference between what --graph holds and the new mapping, as one atomic update; the graph is read back and checked against what the last --diff load recorded, and replaced whole when it cannot be sure (see 'Updating a graph' in docs/stores.md)"},
+		&cli.FloatFlag{Name: "diff-max", Destination: &o.diffMax, Category: "store", Value: loader.DefaultDiffMax, Usage: "with --diff: the largest change, as a `FRACTION` of the graph, sent as a difference; a larger one replaces the graph whole"},
+		&cli.StringFlag{Name: "ontology-graph", Destination: &o.ontologyGraph, Category: "store", Value: ontology.OntologyIRI, Usage: "named graph `IRI` that --with-ontology loads the ontology into"},
 	}
 }
 
