@@ -33,7 +33,8 @@ const (
 type embedOptions struct {
 	input       string
 	read        readOptions
-	index       string // "" means input/kgrag-index
+	policy      graphrag.Policy // read's, parsed by validate
+	index       string          // "" means input/kgrag-index
 	batchSize   int
 	concurrency int
 	quiet       bool
@@ -173,9 +174,11 @@ func (o *embedOptions) validate() error {
 		return usagef("--reuse-embeddings --embed-model text-embedding-3-small",
 			"--reuse-embeddings needs --embed-model: the model GraphRAG embedded the descriptions with (embeddings.llm.model in its settings.yaml)")
 	}
-	if _, err := o.read.policy(); err != nil {
+	pol, err := o.read.policy()
+	if err != nil {
 		return err
 	}
+	o.policy = pol
 	if o.index == "" {
 		o.index = filepath.Join(o.input, defaultIndexDir)
 	}
@@ -199,8 +202,7 @@ func runEmbed(ctx context.Context, opts embedOptions, term terminal) (err error)
 	// The files as they are before reading: one rewritten meanwhile makes
 	// the snapshot stale rather than wrong.
 	files, serr := snapshot.Stat(opts.input)
-	pol, _ := opts.read.policy() // validated
-	ds, err := graphrag.OpenWith(ctx, opts.input, pol)
+	ds, err := graphrag.OpenWith(ctx, opts.input, opts.policy)
 	if err != nil {
 		return err
 	}

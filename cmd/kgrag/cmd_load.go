@@ -1,26 +1,17 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"os"
-	"runtime"
-	"runtime/debug"
 	"slices"
 	"time"
 
 	"github.com/kgrag/kgrag/embedindex"
 	"github.com/kgrag/kgrag/graphrag"
-	"github.com/kgrag/kgrag/internal/atomicfile"
-	"github.com/kgrag/kgrag/internal/convert"
+	"github.com/kgrag/kgrag/internal/export"
 	"github.com/kgrag/kgrag/internal/redact"
 	"github.com/kgrag/kgrag/internal/ui"
 	"github.com/kgrag/kgrag/ontology"
-	"github.com/kgrag/kgrag/rdf"
-	"github.com/kgrag/kgrag/rdfenc"
 	"github.com/urfave/cli/v3"
 )
 
@@ -56,6 +47,8 @@ type loadOptions struct {
 	// encoding in turn, as with GOMAXPROCS=1: the reference that tests
 	// compare the concurrent path (internal/convert) with.
 	serial bool
+	// policy is read's, parsed by validate.
+	policy graphrag.Policy
 
 	store storeOptions
 	// embed, when set, runs kgrag embed on the input after the load.
@@ -172,9 +165,11 @@ func (o *loadOptions) validate() error {
 	if err := ontology.ValidateBase(o.base); err != nil {
 		return usagef("--base http://example.org/my-dataset/", "--base: %v", err)
 	}
-	if _, err := o.read.policy(); err != nil {
+	pol, err := o.read.policy()
+	if err != nil {
 		return err
 	}
+	o.policy = pol
 	if o.embed != nil {
 		if err := o.embed.validate(); err != nil { // a bad --llm-url fails before the load
 			return err
@@ -191,79 +186,47 @@ func runLoad(ctx context.Context, opts loadOptions, term terminal) error {
 		return err
 	}
 	start := time.Now()
-	// The input is walked table by table while it is written, so that
-	// memory holds one table rather than the dataset. NewWalker reads
-	// what ties the tables together first: most bad input fails here,
-	// before a file is created or the store is contacted.
-	pol, _ := opts.read.policy() // validated
-	wk, err := graphrag.NewWalkerWith(ctx, opts.input, pol)
+	eo := export.Options{Input: opts.input, Policy: opts.policy, Base: opts.base, OmitDocumentText: opts.omitDocumentText,
+		Keys: opts.iris == "keys", WithOntology: opts.withOntology, Serial: opts.serial}
+	showProgress := term.tty && !opts.quiet
+
+	var (
+		res  export.Result
+		err  error
+		dest string
+	)
+	switch {
+	case opts.store.url != "":
+		res, err = loadStore(ctx, opts, eo, term, showProgress)
+		dest = fmt.Sprintf("graph <%s> of %s", opts.store.graph, redact.URL(opts.store.url))
+	default:
+		// Store uploads count what the store accepted; files count what
+		// was written.
+		progress := ui.NewProgress(term.err, showProgress, "wrote", "triples")
+		if progress != nil {
+			eo.Progress = progress.Add
+		}
+		format, path := export.Turtle, opts.turtle
+		if path == "" {
+			format, path = export.NTriples, opts.ntriples
+		}
+		dest = path
+		res, err = export.ToFile(ctx, path, term.out, format, eo)
+		progress.Done()
+	}
 	if err != nil {
 		return err
 	}
-	defer wk.Close()
-	ds := wk.Dataset()
-	m := ontology.Mapper{Base: opts.base, OmitDocumentText: opts.omitDocumentText, Run: ds.Run, Release: ds.Release}
-	if opts.iris == "keys" {
-		if m.Keys, err = wk.Keys(ctx); err != nil {
-			return err
-		}
-	}
-	showProgress := term.tty && !opts.quiet
-
-	var stats ontology.Stats
-	var dest string
-	// Store uploads count what the store accepted; files count what was written.
-	progress := ui.NewProgress(term.err, showProgress && opts.store.url == "", "wrote", "triples")
-	switch {
-	case opts.store.url != "":
-		stats, err = loadStore(ctx, opts, wk, m, term, showProgress)
-		dest = fmt.Sprintf("graph <%s> of %s", opts.store.graph, redact.URL(opts.store.url))
-	case opts.turtle != "":
-		dest = opts.turtle
-		stats, err = writeFile(ctx, opts.turtle, term.out, func(w io.Writer) (ontology.Stats, error) {
-			if opts.withOntology {
-				if _, err := w.Write(ontology.Turtle); err != nil {
-					return ontology.Stats{}, err
-				}
-			}
-			enc := rdfenc.NewTurtle(w, turtlePrefixes)
-			st, err := writeWalk(ctx, opts, wk, m, enc, progress, func(s *ontology.Stream, co convert.Options) (ontology.Stats, error) {
-				return convert.Turtle(ctx, wk, s, enc, co)
-			})
-			if err != nil {
-				return st, err
-			}
-			return st, enc.Close()
-		})
-	default:
-		dest = opts.ntriples
-		stats, err = writeFile(ctx, opts.ntriples, term.out, func(w io.Writer) (ontology.Stats, error) {
-			enc := rdfenc.NewNTriples(w)
-			st, err := writeWalk(ctx, opts, wk, m, enc, progress, func(s *ontology.Stream, co convert.Options) (ontology.Stats, error) {
-				return convert.NTriples(ctx, wk, s, enc, co)
-			})
-			if err != nil {
-				return st, err
-			}
-			return st, enc.Flush()
-		})
-	}
-	if err == nil && progress != nil && !opts.concurrent() {
-		progress.Add(stats.Triples % progressStep) // the last, partial step
-	}
-	progress.Done()
-	if err != nil {
-		return inputError(err)
-	}
 	if !opts.quiet {
-		what := fmt.Sprintf("%d triples", stats.Triples)
+		what := fmt.Sprintf("%d triples", res.Stats.Triples)
 		if opts.withOntology {
 			// The count is of the data; the ontology's triples are not
 			// counted, as kgrag copies its Turtle without parsing it.
-			what = fmt.Sprintf("%d triples of data and the gr: ontology", stats.Triples)
+			what = fmt.Sprintf("%d triples of data and the gr: ontology", res.Stats.Triples)
 		}
+		ds := res.Dataset
 		fmt.Fprintf(term.err, "kgrag: wrote %s to %s in %.1fs\n", what, dest, time.Since(start).Seconds())
-		fmt.Fprintf(term.err, "  %s\n", describeStats(ds, stats))
+		fmt.Fprintf(term.err, "  %s\n", describeStats(ds, res.Stats))
 		printLeftOut(term.err, ds.LeftOut, opts.input)
 		// What the reader fixed or left out (duplicate ids, dangling
 		// members, ...), as kgrag inspect lists it.
@@ -275,126 +238,6 @@ func runLoad(ctx context.Context, opts loadOptions, term terminal) error {
 		return runEmbed(ctx, *opts.embed, term)
 	}
 	return nil
-}
-
-// mapWalk maps the tables wk hands over to w, one at a time.
-func mapWalk(ctx context.Context, wk *graphrag.Walker, m ontology.Mapper, w rdf.Writer) (ontology.Stats, error) {
-	s, err := m.Stream(w)
-	if err != nil {
-		return ontology.Stats{}, err
-	}
-	err = wk.Walk(ctx, s.Visitor())
-	return s.Stats(), err
-}
-
-// concurrent reports whether a file is written by internal/convert, on
-// every core: unless opts.serial or a single core (GOMAXPROCS=1), where the
-// goroutines would only take turns.
-func (o *loadOptions) concurrent() bool { return !o.serial && runtime.GOMAXPROCS(0) > 1 }
-
-// concurrentGCPercent is the GOGC of a concurrent load (see writeWalk).
-const concurrentGCPercent = 75
-
-// writeWalk maps the tables of wk into enc: with conv, one of
-// internal/convert's writers, when the load is concurrent, else with
-// mapWalk. The progress line counts what is written.
-func writeWalk(ctx context.Context, opts loadOptions, wk *graphrag.Walker, m ontology.Mapper, enc rdf.Writer, p *ui.Progress,
-	conv func(*ontology.Stream, convert.Options) (ontology.Stats, error)) (ontology.Stats, error) {
-	if !opts.concurrent() {
-		return mapWalk(ctx, wk, m, counted(enc, p))
-	}
-	if os.Getenv("GOGC") == "" {
-		// Goroutines that go on allocating on every core while the
-		// collector marks push the heap past its goal: with the default
-		// 100 the peak RSS of the 100k synthetic set was ~5-10% above the
-		// serial path's, with 75 it is below it, for no measurable time.
-		defer debug.SetGCPercent(debug.SetGCPercent(concurrentGCPercent))
-	}
-	s, err := m.Stream(nil)
-	if err != nil {
-		return ontology.Stats{}, err
-	}
-	var co convert.Options
-	if p != nil {
-		co.Progress = p.Add
-	}
-	return conv(s, co)
-}
-
-// inputError returns the *graphrag.Error inside err when reading the input
-// failed while the output was being written, so that a bad table is
-// reported as it was when the whole input was read before writing, not as
-// a write error.
-func inputError(err error) error {
-	if ge, ok := errors.AsType[*graphrag.Error](err); ok {
-		return ge
-	}
-	return err
-}
-
-// turtlePrefixes are declared in Turtle output; instance IRIs stay full.
-var turtlePrefixes = []rdfenc.Prefix{
-	{Name: "gr", IRI: ontology.NS},
-	{Name: "rdf", IRI: rdf.RDFNS},
-	{Name: "rdfs", IRI: rdf.RDFSNS},
-	{Name: "xsd", IRI: rdf.XSDNS},
-}
-
-// writeFile runs write into path, or into stdout for "-". A file appears
-// only when write succeeded: on error nothing is left behind.
-func writeFile(ctx context.Context, path string, stdout io.Writer, write func(io.Writer) (ontology.Stats, error)) (ontology.Stats, error) {
-	if path == "-" {
-		bw := bufio.NewWriterSize(stdout, 1<<20)
-		st, err := write(bw)
-		if err == nil {
-			err = bw.Flush()
-		}
-		if err != nil {
-			return st, fmt.Errorf("write to stdout: %w", err)
-		}
-		return st, nil
-	}
-	f, err := atomicfile.Create(path)
-	if err != nil {
-		return ontology.Stats{}, err
-	}
-	defer f.Abort()
-	st, err := write(f)
-	if err != nil {
-		return st, fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := ctx.Err(); err != nil {
-		return st, err
-	}
-	return st, f.Commit()
-}
-
-// progressStep is how many triples go by between progress updates: an
-// atomic add per triple would cost more than writing it.
-const progressStep = 1024
-
-// progressWriter counts triples into a progress line.
-type progressWriter struct {
-	w rdf.Writer
-	p *ui.Progress
-	n int64
-}
-
-func (pw *progressWriter) WriteTriple(t rdf.Triple) error {
-	pw.n++
-	if pw.n%progressStep == 0 {
-		pw.p.Add(progressStep)
-	}
-	return pw.w.WriteTriple(t)
-}
-
-// counted wraps w so that p counts its triples; with p nil (progress off)
-// it returns w itself.
-func counted(w rdf.Writer, p *ui.Progress) rdf.Writer {
-	if p == nil {
-		return w
-	}
-	return &progressWriter{w: w, p: p}
 }
 
 func describeStats(ds *graphrag.Dataset, st ontology.Stats) string {

@@ -10,12 +10,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kgrag/kgrag/graphrag"
+	"github.com/kgrag/kgrag/internal/export"
 	"github.com/kgrag/kgrag/internal/redact"
 	"github.com/kgrag/kgrag/internal/ui"
 	"github.com/kgrag/kgrag/loader"
 	"github.com/kgrag/kgrag/ontology"
-	"github.com/kgrag/kgrag/rdf"
 	"github.com/kgrag/kgrag/sparqlq"
 	"github.com/urfave/cli/v3"
 )
@@ -178,10 +177,9 @@ func (o storeOptions) open(counter loader.Counter, notes io.Writer) (*loader.SPA
 	return st, err
 }
 
-// loadStore replaces the named graph with the dataset wk walks, mapped
-// table by table as it is uploaded, and, with
-// --with-ontology, the ontology graph with the ontology.
-func loadStore(ctx context.Context, opts loadOptions, wk *graphrag.Walker, m ontology.Mapper, term terminal, showProgress bool) (ontology.Stats, error) {
+// loadStore loads the input into the store's named graph as the options
+// say, and with --diff says what the load did.
+func loadStore(ctx context.Context, opts loadOptions, eo export.Options, term terminal, showProgress bool) (export.Result, error) {
 	progress := ui.NewProgress(term.err, showProgress, "uploaded", "triples")
 	var counter loader.Counter
 	if progress != nil {
@@ -190,47 +188,24 @@ func loadStore(ctx context.Context, opts loadOptions, wk *graphrag.Walker, m ont
 	st, err := opts.store.open(counter, term.err)
 	if err != nil {
 		progress.Done()
-		return ontology.Stats{}, err
+		return export.Result{}, err
 	}
-	var stats ontology.Stats
-	fill := func(w rdf.Writer) error {
-		if wk == nil {
-			// A diff load that turned into a full replacement maps
-			// the input again: a Walker walks once.
-			var err error
-			pol, _ := opts.read.policy() // validated
-			if wk, err = graphrag.NewWalkerWith(ctx, opts.input, pol); err != nil {
-				return err
-			}
-			defer wk.Close()
-		}
-		var err error
-		stats, err = mapWalk(ctx, wk, m, w)
-		wk = nil
-		return err
-	}
-	var diff loader.DiffResult
+	so := export.StoreOptions{Graph: opts.store.graph, DiffMax: opts.store.diffMax, OntologyGraph: opts.store.ontologyGraph}
 	switch {
 	case opts.store.inPlace:
-		_, err = st.LoadInPlace(ctx, opts.store.graph, fill)
+		so.Mode = export.InPlace
 	case opts.store.diff:
-		diff, err = st.LoadDiff(ctx, opts.store.graph, fill, loader.DiffOptions{MaxChange: opts.store.diffMax})
-	default:
-		_, err = st.ReplaceGraph(ctx, opts.store.graph, fill)
+		so.Mode = export.Diff
 	}
+	res, err := export.ToStore(ctx, st, so, eo)
 	progress.Done()
 	if err != nil {
-		return stats, storeError(err)
+		return res, storeError(err)
 	}
 	if opts.store.diff && !opts.quiet {
-		fmt.Fprintln(term.err, describeDiff(diff))
+		fmt.Fprintln(term.err, describeDiff(res.Diff))
 	}
-	if opts.withOntology {
-		if _, err := st.ReplaceGraph(ctx, opts.store.ontologyGraph, ontology.Triples); err != nil {
-			return stats, storeError(fmt.Errorf("load ontology into <%s>: %w", opts.store.ontologyGraph, err))
-		}
-	}
-	return stats, nil
+	return res, nil
 }
 
 // storeError marks errors of an unreachable store for exit code 10.
