@@ -77,8 +77,13 @@ test: vet
 test-unit:
 	$(GO) test ./...
 
+# Every step of the benchmark harness (bench/run; figures in
+# .cache/bench/report.md and one .cache/bench/STEP.json per step). One step
+# alone: make bench STEPS=leiden (or go run ./bench/run -steps leiden);
+# steps and the BENCH_* variables: go run ./bench/run -help.
+STEPS ?=
 bench: build
-	bash scripts/bench.sh
+	$(GO) run ./bench/run$(if $(STEPS), -steps '$(STEPS)')
 
 services-up:
 	bash scripts/services.sh up

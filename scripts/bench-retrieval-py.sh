@@ -4,7 +4,7 @@
 # kgrag's Builder.LocalContext on MemoryBackend, on the same selections of
 # ranked entities, on the real 3.x sample and on the synthetic dataset.
 #
-# Usage: scripts/bench-retrieval-py.sh      (make bench calls it)
+# Usage: scripts/bench-retrieval-py.sh      (the retrieval step of make bench calls it)
 #
 # For each dataset: N selections of 10 distinct entity ids (Python's
 # random.Random(seed).sample over the entities table) are written to a file;
@@ -22,13 +22,13 @@
 #   BENCH_RETRIEVAL_N    selections per dataset (default 100)
 #   BENCH_QUICK=1        small synthetic dataset (10k entities)
 #   BENCH_ENTITIES, BENCH_RELATIONSHIPS, BENCH_TEXT_UNITS, BENCH_COMMUNITIES,
-#   BENCH_SEED           synthetic sizes and seed (as scripts/bench.sh:
+#   BENCH_SEED           synthetic sizes and seed (as bench/run:
 #                        100000, 300000, 20000, 5000, seed 1; the dataset is
 #                        shared with it under $BENCH_DIR/data/)
 #   BENCH_SAMPLE         real GraphRAG 3.x output (default
 #                        ../shared/testdata/graphrag/v3 beside the repository)
 #   BENCH_DIR            cache and report directory (default .cache/bench)
-#   BENCH_SYNTH          the synthetic dataset's directory (bench.sh's)
+#   BENCH_SYNTH          the synthetic dataset's directory (bench/run's)
 #
 # EXIT STATUS: 0 when the table was written (a side that failed is shown as
 # "failed" with its log); 1 when the harness itself failed (venv, dataset).
@@ -41,13 +41,13 @@ repo=$KGRAG_REPO
 cd "$repo"
 
 N=${BENCH_RETRIEVAL_N:-100}
-# scripts/bench.sh's synthetic dataset: same sizes, same cache path.
+# bench/run's synthetic dataset: same sizes, same cache path.
 q=$([[ ${BENCH_QUICK:-0} == 1 ]] && echo 10 || echo 1)
 N_ENT=${BENCH_ENTITIES:-$((100000 / q))} N_REL=${BENCH_RELATIONSHIPS:-$((300000 / q))}
 N_TU=${BENCH_TEXT_UNITS:-$((20000 / q))} N_COM=${BENCH_COMMUNITIES:-$((5000 / q))} SEED=${BENCH_SEED:-1}
 SAMPLE=${BENCH_SAMPLE:-${KGRAG_TESTDATA:-$repo/../shared/testdata}/graphrag/v3}
 OUT=$(mkdir -p "${BENCH_DIR:-$repo/.cache/bench}" && cd "${BENCH_DIR:-$repo/.cache/bench}" && pwd)
-# bench.sh passes its dataset; alone, the path it would use (SYNTH_FORMAT 4).
+# bench/run passes its dataset; alone, the path it would use (SYNTH_FORMAT 4).
 SYNTH=${BENCH_SYNTH:-$OUT/data/synth-f4-e$N_ENT-r$N_REL-t$N_TU-c$N_COM-s$SEED}
 RUN=$OUT/run-retrieval-py
 REPORT=$OUT/retrieval-py.md

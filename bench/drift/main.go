@@ -1,6 +1,6 @@
 // Command drift times kgrag's DRIFT and basic search against a model that
 // costs nothing and against one that takes a fixed time per call.
-// scripts/bench.sh runs it in its drift step.
+// bench/run runs it in its drift step.
 //
 //	go run ./bench/drift -sample DIR [-questions N] [-latency 500ms]
 //

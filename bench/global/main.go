@@ -1,7 +1,7 @@
 // Command global times kgrag's global search (map-reduce over community
 // reports) against a model that costs nothing and against one that takes a
 // fixed time per call, and times its context building beside GraphRAG's.
-// scripts/bench.sh runs it in its global step.
+// bench/run runs it in its global step.
 //
 //	go run ./bench/global -sample DIR -synth DIR [-graphrag-python PY]
 //

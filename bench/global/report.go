@@ -52,10 +52,10 @@ func (r *report) write(out io.Writer) error {
 	r.writeLatency(p)
 	r.writeContexts(p)
 
-	p("Reproduce (after `make build`; the synthetic dataset is made by scripts/bench.sh, or by `go run ./cmd/kgrag-synth`):")
+	p("Reproduce (after `make build`; the synthetic dataset is made by `go run ./bench/run`, or by `go run ./cmd/kgrag-synth`):")
 	p("")
 	p("```")
-	p("BENCH_STEPS=global bash scripts/bench.sh")
+	p("go run ./bench/run -steps global")
 	p("# or the harness alone:")
 	py := c.python
 	if py == "" {

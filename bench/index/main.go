@@ -2,7 +2,7 @@
 // `kgrag index` runs) on A Christmas Carol against a model that takes a
 // fixed time per call (500 ms by default), at several concurrencies, and
 // sets the wall time against the ideal: the shortest schedule of the very
-// calls the run made, with the run's concurrency. scripts/bench.sh runs it
+// calls the run made, with the run's concurrency. bench/run runs it
 // in its index step, beside BenchmarkIndexInstant (bench_internal_test.go:
 // the time kgrag adds per text unit with a model that answers at once).
 //

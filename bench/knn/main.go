@@ -3,7 +3,7 @@
 // dimension 32) three ways: kgrag's exact scan, kgrag's HNSW graph (the
 // flat file's approximate index) and Elasticsearch 8's kNN (its own HNSW,
 // float32, m 16, ef_construction 100, num_candidates 100), with recall@10
-// of each against the exact scan. scripts/bench.sh runs it in its knn
+// of each against the exact scan. bench/run runs it in its knn
 // step.
 //
 //	go run ./bench/knn -n 100000 -dim 768 [-es http://127.0.0.1:9200]

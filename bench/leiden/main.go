@@ -1,5 +1,5 @@
 // Command leiden times kgrag's Leiden (package leiden) on one graph,
-// for scripts/bench.sh's leiden step, and writes the graph's edges so that
+// for the leiden step of bench/run, and writes the graph's edges so that
 // the Python peers (scripts/oracle/leiden.py) run on the same graph.
 //
 // Usage:

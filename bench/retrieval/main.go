@@ -1,7 +1,7 @@
 // Command retrieval times kgrag's local search without the LLM call: for
 // each question, the kNN search in a flat index and the context build over
 // one back end (memory, or a SPARQL store holding the data), as `kgrag ask`
-// runs them. scripts/bench.sh runs it in its retrieval step, beside
+// runs them. bench/run runs it in its retrieval step, beside
 // GraphRAG's own context builder (scripts/bench-retrieval-py.sh).
 //
 //	go run ./bench/retrieval -data DIR -index FILE [-store URL -store-type oxigraph -graph IRI]

@@ -3,7 +3,7 @@
 // several numbers of concurrent clients, the 429s the server answered, and
 // with -soak the server's memory and goroutines after 1,000 and after N
 // requests (read from its /admin/stats, so serve must run with --admin).
-// scripts/bench.sh runs it in its serve step against kgrag serve backed by
+// bench/run runs it in its serve step against kgrag serve backed by
 // the project's test model server (kgrag-llmtest), which answers at once,
 // so the latency is kgrag's own (and the loopback HTTP hops).
 //

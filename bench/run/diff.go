@@ -1,0 +1,198 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// diffLoad is one store's full load and --diff of the 1% change.
+type diffLoad struct {
+	Store    string `json:"store"`
+	Full     num    `json:"full_s"`
+	Diff     num    `json:"diff_s"`
+	DiffRSS  num    `json:"diff_peak_rss_mb"`
+	Deleted  string `json:"deleted"`
+	Inserted string `json:"inserted"`
+	InStore  num    `json:"triples_in_store"`
+	Percent  num    `json:"diff_percent_of_full"`
+	Note     string `json:"note,omitempty"`
+}
+
+type diffResult struct {
+	Copies string     `json:"copies"`
+	Want   num        `json:"triples_of_changed_copy"`
+	Loads  []diffLoad `json:"loads"`
+}
+
+// countLines counts the lines name args write to stdout.
+func (b *bench) countLines(ctx context.Context, name string, args ...string) (float64, error) {
+	cmd, closeFn, err := b.command(ctx, cmdSpec{}, name, args...)
+	if err != nil {
+		return math.NaN(), err
+	}
+	defer closeFn()
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return math.NaN(), err
+	}
+	if err := cmd.Start(); err != nil {
+		return math.NaN(), err
+	}
+	var n float64
+	buf := make([]byte, 1<<20)
+	for {
+		k, err := out.Read(buf)
+		n += float64(bytes.Count(buf[:k], []byte{'\n'}))
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return math.NaN(), err
+		}
+	}
+	return n, cmd.Wait()
+}
+
+func (b *bench) diff(ctx context.Context) (string, any, error) {
+	b.logf("diff: 1%% of entities and relationships changed, loaded with --diff")
+	synth, err := b.synthSet(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	base := filepath.Join(b.out, "data", filepath.Base(synth)+"-diff-base")
+	changed := filepath.Join(b.out, "data", filepath.Base(synth)+"-diff-1pct")
+	var res diffResult
+	var rows []string
+	note := ""
+	if _, err := os.Stat(filepath.Join(changed, ".complete")); err != nil {
+		os.RemoveAll(base)
+		os.RemoveAll(changed)
+		out, errf := b.runFile("diffload.out"), b.runFile("diffload.err")
+		ok, err := b.goRun(ctx, out, errf, "./bench/diffload", "-in", synth, "-out", base, "-fraction", "0")
+		if err != nil {
+			return "", nil, err
+		}
+		if ok {
+			u, err := b.exec(ctx, cmdSpec{stdout: out, appendOut: true, stderr: errf, appendErr: true},
+				"go", "run", "./bench/diffload", "-in", synth, "-out", changed, "-fraction", "0.01")
+			if err != nil {
+				return "", nil, err
+			}
+			ok = u.RC == 0
+		}
+		if ok {
+			if err := os.WriteFile(filepath.Join(changed, ".complete"), nil, 0o644); err != nil {
+				return "", nil, err
+			}
+		} else {
+			note = "failed to write the changed copy: " + lastLine(errf, 300)
+		}
+	}
+	if note == "" {
+		if note = lastLine(b.runFile("diffload.out"), 1000); note == "" {
+			note = "copies reused"
+		}
+		want, err := b.countLines(ctx, b.kgrag, "load", "-q", "--input", changed, "--ntriples", "-")
+		if err != nil && ctx.Err() != nil {
+			return "", nil, ctx.Err()
+		}
+		res.Want = num(want)
+		for _, s := range b.cfg.DiffStores {
+			l, err := b.diffStore(ctx, s, base, changed, want)
+			if err != nil {
+				return "", nil, err
+			}
+			res.Loads = append(res.Loads, l)
+			rows = append(rows, l.row(want))
+		}
+	}
+	res.Copies = note
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "## 10. Loading a small change: `kgrag load --diff`\n\n"+
+		"The synthetic dataset written twice by bench/diffload: as it is, and with 1%% of its entities (description)\n"+
+		"and relationships (description and weight) changed (%s). Into a fresh store: `--diff` of the base\n"+
+		"(no record yet, so a full atomic replacement), then `--diff` of the changed copy. Target: the difference\n"+
+		"under 5%% of the full load's time. The graph is then counted against the changed copy's N-Triples.\n\n"+
+		"| store | full atomic load | --diff of the 1%% change | triples deleted / inserted | graph after (of the changed copy's) | diff / full |\n"+
+		"|---|---|---|---|---|---|\n", note)
+	sb.WriteString(strings.Join(rows, "") + "\n")
+	return sb.String(), res, nil
+}
+
+// row is the load's table row; want is the changed copy's triples.
+func (l diffLoad) row(want float64) string {
+	switch {
+	case l.Note != "" && math.IsNaN(float64(l.Full)):
+		return row(l.Store, l.Note, "", "", "", "")
+	case l.Note != "":
+		return row(l.Store, f(float64(l.Full), 2)+" s", l.Note, "", "", "")
+	}
+	del, ins := l.Deleted, l.Inserted
+	if n, err := strconv.ParseFloat(del, 64); err == nil {
+		del = fmtInt(n)
+	}
+	if n, err := strconv.ParseFloat(ins, 64); err == nil {
+		ins = fmtInt(n)
+	}
+	p := float64(l.Percent)
+	return row(l.Store, f(float64(l.Full), 2)+" s", fmt.Sprintf("%s s (peak RSS %s MB)", f(float64(l.Diff), 2), f(float64(l.DiffRSS), 0)),
+		del+" / "+ins, fmtInt(float64(l.InStore))+" of "+fmtInt(want), fmt.Sprintf("%s%% (%s)", f(p, 1), verdict(p, lt, 5)))
+}
+
+// diffStore loads the base copy with --diff into a fresh store (no record
+// yet: a full atomic replacement, which records the digest), then the
+// changed copy with --diff, and counts the graph.
+func (b *bench) diffStore(ctx context.Context, s, base, changed string, want float64) (diffLoad, error) {
+	l := diffLoad{Store: s, Full: num(math.NaN()), Diff: num(math.NaN())}
+	port := b.storePort(s)
+	dir := filepath.Join(b.out, "stores", s+"-diff")
+	os.RemoveAll(dir)
+	defer os.RemoveAll(dir)
+	defer b.serverStop(s, port, dir)
+	if err := b.serverStart(ctx, s, port, dir); err != nil {
+		l.Note = "not run: " + s + " did not start"
+		return l, ctx.Err()
+	}
+	url := storeURL(s, port)
+	load := func(tag, input string) (usage, error) {
+		return b.measure(ctx, tag, nil, b.kgrag, "load", "--input", input, "--store", url, "--store-type", s, "--graph", graphIRI, "--diff")
+	}
+	u, err := load("diff-"+s+"-full", base)
+	if err != nil || u.RC != 0 {
+		l.Note = "failed: " + b.why("diff-"+s+"-full", u.RC)
+		return l, err
+	}
+	l.Full = num(u.Wall)
+	tag := "diff-" + s + "-diff"
+	u, err = load(tag, changed)
+	if err != nil || u.RC != 0 {
+		l.Note = "failed: " + b.why(tag, u.RC)
+		return l, err
+	}
+	l.Diff, l.DiffRSS = num(u.Wall), num(u.RSSMB)
+	errText, _ := os.ReadFile(b.runFile(tag + ".err"))
+	if m := regexp.MustCompile(`difference of ([0-9]+) triples deleted and ([0-9]+) inserted`).FindSubmatch(errText); m != nil {
+		l.Deleted, l.Inserted = string(m[1]), string(m[2])
+	} else {
+		l.Inserted = "?"
+		l.Deleted = "none sent: "
+		for _, line := range strings.Split(string(errText), "\n") {
+			if strings.Contains(line, "--diff:") {
+				l.Deleted += cut(line, 160)
+				break
+			}
+		}
+	}
+	n, _ := b.sparqlCount(ctx, queryURL(s, port), graphIRI)
+	l.InStore = num(n)
+	l.Percent = num(100 * ratio(u.Wall, float64(l.Full)))
+	return l, nil
+}
