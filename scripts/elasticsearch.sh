@@ -39,11 +39,7 @@ KG_NAME=elasticsearch
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
-ES_VERSION=8.15.0
 ES_URL=https://repo1.maven.org/maven2/org/elasticsearch/distribution/integ-test-zip/elasticsearch/$ES_VERSION/elasticsearch-$ES_VERSION.zip
-# sha1 as published next to the zip on Maven Central; sha256 computed from it.
-ES_SHA1=9e94793c298f92befc611545663dc285628ddf78
-ES_SHA256=c473366cf9e27bf6af9a9981a5e57dc206c04217439dbdf58df60e3683dff08b
 PORT=${KGRAG_ES_PORT:-9200}
 DIR=${KGRAG_ES_DIR:-$KGRAG_RUN/elasticsearch}
 HEAP=${KGRAG_ES_HEAP:-512m}

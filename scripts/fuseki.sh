@@ -24,7 +24,6 @@ KG_NAME=fuseki
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
-FUSEKI_VERSION=5.6.0
 PORT=${KGRAG_FUSEKI_PORT:-3030}
 DIR=${KGRAG_FUSEKI_DIR:-$KGRAG_RUN/fuseki}
 MEM=${KGRAG_FUSEKI_MEM:-0}

@@ -10,13 +10,15 @@
 # unpacks it under ${KGRAG_CACHE:-$HOME/.cache/kgrag}/apache-jena-VERSION.
 # Later runs reuse that copy. Needs curl, unzip (or python3) and Java 17+.
 #
-# Environment: JENA_VERSION (default 5.6.0), KGRAG_CACHE, JAVA (java binary).
+# Environment: JENA_VERSION (default FUSEKI_VERSION of versions.env), KGRAG_CACHE, JAVA (java binary).
 #
 # EXIT STATUS: the tool's own exit status; 2 on usage errors; 3 when Jena
 # cannot be downloaded or verified.
 set -euo pipefail
 
-JENA_VERSION="${JENA_VERSION:-5.6.0}"
+# shellcheck source=versions.env
+. "$(dirname "${BASH_SOURCE[0]}")/versions.env"
+JENA_VERSION="${JENA_VERSION:-$FUSEKI_VERSION}"
 cache="${KGRAG_CACHE:-$HOME/.cache/kgrag}"
 home="$cache/apache-jena-$JENA_VERSION"
 base="https://repo1.maven.org/maven2/org/apache/jena/apache-jena/$JENA_VERSION"

@@ -4,6 +4,9 @@
 # Every service script keeps one instance directory holding data/, server.pid
 # and server.log, binds 127.0.0.1 only, and polls until the server answers.
 
+# shellcheck source=versions.env
+. "$(dirname "${BASH_SOURCE[0]}")/versions.env"
+
 KGRAG_CACHE=${KGRAG_CACHE:-$HOME/.cache/kgrag}
 KGRAG_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 KGRAG_RUN=${KGRAG_RUN:-$KGRAG_REPO/.cache/services}

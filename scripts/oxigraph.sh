@@ -19,7 +19,6 @@ KG_NAME=oxigraph
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
-OXIGRAPH_VERSION=0.5.13
 PORT=${KGRAG_OXIGRAPH_PORT:-7878}
 DIR=${KGRAG_OXIGRAPH_DIR:-$KGRAG_RUN/oxigraph}
 MEM=${KGRAG_OXIGRAPH_MEM:-0}

@@ -18,7 +18,9 @@
 set -uo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-PYOXIGRAPH_VERSION=0.5.13
+# shellcheck source=versions.env
+. "$here/versions.env"
+PYOXIGRAPH_VERSION=$OXIGRAPH_VERSION
 
 if [[ $# -eq 0 ]]; then
 	echo "usage: validate-rdf.sh FILE..." >&2
