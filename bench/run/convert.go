@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -103,7 +104,7 @@ func (b *bench) convertKgrag(ctx context.Context, name, label, tool, dir string,
 		}
 		runs = append(runs, run{i, u})
 	}
-	slices.SortStableFunc(runs, func(a, b run) int { return cmpFloat(a.u.Wall, b.u.Wall) })
+	slices.SortStableFunc(runs, func(a, b run) int { return cmp.Compare(a.u.Wall, b.u.Wall) })
 	med := runs[(len(runs)+1)/2-1]
 	c := conversion{Input: label, Tool: tool, Wall: num(med.u.Wall), CPU: num(med.u.CPU), RSSMB: num(med.u.RSSMB)}
 	for _, r := range runs {
@@ -114,16 +115,6 @@ func (b *bench) convertKgrag(ctx context.Context, name, label, tool, dir string,
 	c.TriplesPS = num(ratio(triples, med.u.Wall))
 	c.MBPerS = num(ratio(mb(fileSize(ttl)), med.u.Wall))
 	return c, nil
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // convertRDFLib is one run of bench/rdflib_convert.py, or a Note saying

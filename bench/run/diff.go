@@ -152,12 +152,9 @@ func (l diffLoad) row(want float64) string {
 // changed copy with --diff, and counts the graph.
 func (b *bench) diffStore(ctx context.Context, s, base, changed string, want float64) (diffLoad, error) {
 	l := diffLoad{Store: s, Full: num(math.NaN()), Diff: num(math.NaN())}
-	port := b.storePort(s)
-	dir := filepath.Join(b.out, "stores", s+"-diff")
-	os.RemoveAll(dir)
-	defer os.RemoveAll(dir)
-	defer b.serverStop(s, port, dir)
-	if err := b.serverStart(ctx, s, port, dir); err != nil {
+	port, done, err := b.freshStore(ctx, s, s+"-diff")
+	defer done()
+	if err != nil {
 		l.Note = "not run: " + s + " did not start"
 		return l, ctx.Err()
 	}

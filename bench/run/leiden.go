@@ -13,11 +13,14 @@ import (
 // leidenRun is one implementation's figures: seconds, and modularity per
 // level (hierarchical) or of the partition (flat).
 type leidenRun struct {
-	Seconds    float64 `json:"seconds"`
-	Modularity float64 `json:"modularity,omitempty"`
-	Levels     []struct {
-		Modularity float64 `json:"modularity,omitempty"`
-	} `json:"levels,omitempty"`
+	Seconds    float64       `json:"seconds"`
+	Modularity float64       `json:"modularity,omitempty"`
+	Levels     []leidenLevel `json:"levels,omitempty"`
+}
+
+// leidenLevel is one level of a hierarchical run.
+type leidenLevel struct {
+	Modularity float64 `json:"modularity"`
 }
 
 // leidenKgrag is bench/leiden's output.
@@ -64,16 +67,12 @@ func (b *bench) leiden(ctx context.Context) (string, any, error) {
 		}
 		g := leidenGraph{Graph: label}
 		b.logf("leiden: kgrag on %s", label)
-		args := append(src, "-edges-out", b.runFile(tag+".jsonl"), "-repeat", repeat)
-		u, err := b.exec(ctx, cmdSpec{stdout: b.runFile(tag + ".json"), stderr: b.runFile(tag + ".err")}, bin, args...)
+		var k leidenKgrag
+		ok, err := b.runJSON(ctx, tag, &k, bin, append(src, "-edges-out", b.runFile(tag+".jsonl"), "-repeat", repeat)...)
 		if err != nil {
 			return "", nil, err
 		}
-		var k leidenKgrag
-		if u.RC == 0 {
-			err = readJSON(b.runFile(tag+".json"), &k)
-		}
-		if u.RC != 0 || err != nil {
+		if !ok {
 			g.Note = "kgrag failed: " + lastLine(b.runFile(tag+".err"), 120)
 			rows = append(rows, row(label, g.Note))
 			results = append(results, g)
@@ -85,16 +84,13 @@ func (b *bench) leiden(ctx context.Context) (string, any, error) {
 			rows = append(rows, row(label, g.Note))
 		} else {
 			b.logf("leiden: graspologic_native and leidenalg on %s", label)
-			u, err := b.exec(ctx, cmdSpec{stdout: b.runFile(tag + "-py.json"), stderr: b.runFile(tag + "-py.err")},
-				py, filepath.Join(b.repo, "scripts", "oracle", "leiden.py"), "--repeat", repeat, "--leidenalg-iterations", "2", b.runFile(tag+".jsonl"))
+			var p leidenPeers
+			ok, err := b.runJSON(ctx, tag+"-py", &p, py, filepath.Join(b.repo, "scripts", "oracle", "leiden.py"),
+				"--repeat", repeat, "--leidenalg-iterations", "2", b.runFile(tag+".jsonl"))
 			if err != nil {
 				return "", nil, err
 			}
-			var p leidenPeers
-			if u.RC == 0 {
-				err = readJSON(b.runFile(tag+"-py.json"), &p)
-			}
-			if u.RC != 0 || err != nil {
+			if !ok {
 				g.Note = "peers failed: " + lastLine(b.runFile(tag+"-py.err"), 120)
 				rows = append(rows, row(label, g.Note))
 			} else {
@@ -172,6 +168,17 @@ func metMissed(ok bool) string {
 		return "met"
 	}
 	return "MISSED"
+}
+
+// runJSON runs name args with stdout in RUN/TAG.json and stderr in
+// RUN/TAG.err and decodes the output into v; it reports whether both
+// succeeded.
+func (b *bench) runJSON(ctx context.Context, tag string, v any, name string, args ...string) (bool, error) {
+	u, err := b.exec(ctx, cmdSpec{stdout: b.runFile(tag + ".json"), stderr: b.runFile(tag + ".err")}, name, args...)
+	if err != nil || u.RC != 0 {
+		return false, err
+	}
+	return readJSON(b.runFile(tag+".json"), v) == nil, nil
 }
 
 // readJSON decodes file into v.

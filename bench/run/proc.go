@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -126,7 +127,7 @@ func (b *bench) exec(ctx context.Context, spec cmdSpec, name string, args ...str
 // measure runs name args with stdout and stderr in RUN/TAG.out and
 // RUN/TAG.err, logging what it cost.
 func (b *bench) measure(ctx context.Context, tag string, env []string, name string, args ...string) (usage, error) {
-	b.logf("run %s: %s %s", tag, strings.Join(env, " "), strings.Join(append([]string{name}, args...), " "))
+	b.logf("run %s: %s", tag, strings.Join(append(slices.Clone(env), append([]string{name}, args...)...), " "))
 	u, err := b.exec(ctx, cmdSpec{env: env, stdout: b.runFile(tag + ".out"), stderr: b.runFile(tag + ".err")}, name, args...)
 	if err != nil {
 		return u, fmt.Errorf("run %s: %w", tag, err)

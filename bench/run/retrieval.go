@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -41,7 +42,7 @@ func lookupNames() []string { return []string{"entities", "relationships", "text
 
 // slowOf summarises the questions of a trace.
 func slowOf(qs []traceQuestion) slowQuestions {
-	slices.SortStableFunc(qs, func(a, b traceQuestion) int { return cmpFloat(a.TotalMS, b.TotalMS) })
+	slices.SortStableFunc(qs, func(a, b traceQuestion) int { return cmp.Compare(a.TotalMS, b.TotalMS) })
 	slow := qs[len(qs)-max(1, len(qs)/20):]
 	mid := qs[len(qs)/4 : len(qs)*3/4]
 	avg := func(g []traceQuestion) (float64, map[string]lookupAverage) {

@@ -56,12 +56,9 @@ func (b *bench) storeKgrag(ctx context.Context, store, mode, upload, loader stri
 	if upload != "" {
 		tag += "-" + upload
 	}
-	port := b.storePort(store)
-	dir := filepath.Join(b.out, "stores", store+"-kgrag")
-	os.RemoveAll(dir)
-	defer os.RemoveAll(dir)
-	defer b.serverStop(store, port, dir)
-	if err := b.serverStart(ctx, store, port, dir); err != nil {
+	port, done, err := b.freshStore(ctx, store, store+"-kgrag")
+	defer done()
+	if err != nil {
 		if ctx.Err() != nil {
 			return l, ctx.Err()
 		}
@@ -91,6 +88,20 @@ func (b *bench) storeKgrag(ctx context.Context, store, mode, upload, loader stri
 	l.Wall, l.TriplesPS, l.Reported, l.InStore, l.RSSMB = num(u.Wall), num(ratio(wrote, u.Wall)), num(wrote), num(n), num(u.RSSMB)
 	l.RSSNote = " (client)"
 	return l, nil
+}
+
+// freshStore starts store on a free port over an empty OUT/stores/NAME;
+// done stops it and removes the directory, and is to be called whether
+// or not the store started.
+func (b *bench) freshStore(ctx context.Context, store, name string) (port int, done func(), err error) {
+	port = b.storePort(store)
+	dir := filepath.Join(b.out, "stores", name)
+	os.RemoveAll(dir)
+	done = func() {
+		b.serverStop(store, port, dir)
+		os.RemoveAll(dir)
+	}
+	return port, done, b.serverStart(ctx, store, port, dir)
 }
 
 // bulkFile runs the bulk loader of Oxigraph (oxigraph load) or Fuseki
