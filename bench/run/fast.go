@@ -17,7 +17,7 @@ const targetFastMS = 1000
 
 // fastOracle is scripts/oracle/graphrag_fast.py's answer to op "time".
 type fastOracle struct {
-	Error          string  `json:"error"`
+	Error          string  `json:"error,omitempty"`
 	Units          float64 `json:"units"`
 	LoadSeconds    float64 `json:"load_seconds"`
 	ExtractSeconds float64 `json:"extract_seconds"`
