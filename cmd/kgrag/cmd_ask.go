@@ -98,66 +98,7 @@ The vector index is --index (default: kgrag-index inside --input), or an
 Elasticsearch index (--index-url, --index-name). It must have been built with
 the embedding model given here (--embed-model).
 
-Modes:
-   local   GraphRAG's local search context (the default): the --top-k-entities
-           nearest entities, their relationships, text units and community
-           reports, ranked as GraphRAG ranks them
-   global  GraphRAG's global search, for questions about the whole corpus
-           ("What are the main themes?") that no handful of entities can
-           answer: the community reports up to --community-level are
-           shuffled (seed 86, as GraphRAG) and packed into batches of
-           --max-context-tokens; the model lists the key points of each batch
-           with 0-100 scores, --concurrency calls at a time; the best points,
-           up to --reduce-context-tokens, go to one last call that writes the
-           answer citing reports ("[Data: Reports (3, 12)]"). No vector index
-           or embedding model is needed. With --dynamic-community-selection
-           the model first rates reports 0-5 from the root communities down
-           and only relevant ones (and their sub-communities) are read.
-           Replies that are not valid JSON are repaired where safe, else
-           skipped and counted, as are calls that keep failing. Look before
-           spending: --plan counts the calls and tokens, --context-only
-           prints the batches, --max-llm-calls refuses a costlier question
-   drift   GraphRAG's DRIFT search, for questions that need both the overview
-           of the reports and the detail of local search: the model writes a
-           hypothetical answer shaped like a community report; the
-           --drift-k-followups (20) reports nearest it are split over
-           --drift-primer-folds (5) calls, which answer from them and ask
-           follow-up questions; --drift-depth (3) rounds then answer up to 20
-           open follow-ups each with local search (their own nearest
-           entities), each answer asking more; one last call combines every
-           answer. Up to 67 calls at the defaults: see --plan, cap them with
-           --max-llm-calls (the follow-ups stop there). Needs the community
-           reports' embeddings (kgrag embed --tables community_reports)
-   basic   GraphRAG's basic search, plain RAG without the graph: the
-           --top-k-text-units (10) text units nearest the question, their text
-           as the context, one call. The baseline the graph modes are judged
-           against, and enough when the answer sits in one passage. Needs
-           the text units' embeddings (kgrag embed --tables text_units)
-   sparql-templates  (formerly seed, a name still accepted) the templated
-           SPARQL retrieval of the RDF article, "知识图谱简介" (the third part of a
-           series on Microsoft GraphRAG's output in an RDF store, GraphDB),
-           with its bugs fixed: the --top-k-entities nearest entities, the 3
-           text units holding most of them, their 3 top communities by rank
-           and weight at --community-level (default 0 in this mode), and the
-           --top-k-relationships top inside and outside relationships by rank
-           and weight. A small, fixed-size context: for small models, and to
-           compare with SPARQL a user runs by hand in a workbench
-   subgraph  the retrieval of the NetworkX article, "图表 RAG 揭秘" (GraphRAG
-           demystified, built with Python's NetworkX), its section 9: the 12
-           nearest nodes (--top-k-entities), all their text units, the 12 top
-           relationships between two of them and the 12 top to other nodes by
-           weight (--top-k-relationships), the nodes those touch with their
-           descriptions, and each nearest node's deepest community summary.
-           More source text than local search, no ranking of it: for questions
-           whose answer is in the passages
-   graph-of-thoughts  the same article's "graph of thoughts" (section 10): the
-           subgraph context, from which the chat model first builds a small
-           knowledge graph (nodes and edges, JSON) for the question and any
-           --sub-question, then answers from that graph alone in a second
-           call. Two calls; for questions that need several facts put together
-           (yes/no, multi-part), with a model that writes JSON well enough.
-           --json shows the graph built
-
+` + modesHelp() + `
 With Ollama (the default server, http://localhost:11434/v1):
    ollama pull nomic-embed-text && ollama pull llama3.2
    kgrag embed --input ./ragtest/output
@@ -654,4 +595,80 @@ func (o askOptions) engineOptions(source string) engine.Options {
 	return engine.Options{Local: o.localOptions(source), Global: so, GlobalParams: o.global.params,
 		Basic: basicsearch.Options{Params: bp, ResponseType: o.responseType, Chat: o.chatOptions(), Source: source},
 		Drift: o.driftOptions(source)}
+}
+
+// modesHelp is the Modes section of ask --help: every mode of the
+// registry, in its order, with what ask says of it at length, or the
+// registry's own line for a mode ask says nothing more of.
+func modesHelp() string {
+	long := map[string]string{
+		modeLocal: `   local   GraphRAG's local search context (the default): the --top-k-entities
+           nearest entities, their relationships, text units and community
+           reports, ranked as GraphRAG ranks them`,
+		modeGlobal: `   global  GraphRAG's global search, for questions about the whole corpus
+           ("What are the main themes?") that no handful of entities can
+           answer: the community reports up to --community-level are
+           shuffled (seed 86, as GraphRAG) and packed into batches of
+           --max-context-tokens; the model lists the key points of each batch
+           with 0-100 scores, --concurrency calls at a time; the best points,
+           up to --reduce-context-tokens, go to one last call that writes the
+           answer citing reports ("[Data: Reports (3, 12)]"). No vector index
+           or embedding model is needed. With --dynamic-community-selection
+           the model first rates reports 0-5 from the root communities down
+           and only relevant ones (and their sub-communities) are read.
+           Replies that are not valid JSON are repaired where safe, else
+           skipped and counted, as are calls that keep failing. Look before
+           spending: --plan counts the calls and tokens, --context-only
+           prints the batches, --max-llm-calls refuses a costlier question`,
+		modeDrift: `   drift   GraphRAG's DRIFT search, for questions that need both the overview
+           of the reports and the detail of local search: the model writes a
+           hypothetical answer shaped like a community report; the
+           --drift-k-followups (20) reports nearest it are split over
+           --drift-primer-folds (5) calls, which answer from them and ask
+           follow-up questions; --drift-depth (3) rounds then answer up to 20
+           open follow-ups each with local search (their own nearest
+           entities), each answer asking more; one last call combines every
+           answer. Up to 67 calls at the defaults: see --plan, cap them with
+           --max-llm-calls (the follow-ups stop there). Needs the community
+           reports' embeddings (kgrag embed --tables community_reports)`,
+		modeBasic: `   basic   GraphRAG's basic search, plain RAG without the graph: the
+           --top-k-text-units (10) text units nearest the question, their text
+           as the context, one call. The baseline the graph modes are judged
+           against, and enough when the answer sits in one passage. Needs
+           the text units' embeddings (kgrag embed --tables text_units)`,
+		modeSPARQL: `   sparql-templates  (formerly seed, a name still accepted) the templated
+           SPARQL retrieval of the RDF article, "知识图谱简介" (the third part of a
+           series on Microsoft GraphRAG's output in an RDF store, GraphDB),
+           with its bugs fixed: the --top-k-entities nearest entities, the 3
+           text units holding most of them, their 3 top communities by rank
+           and weight at --community-level (default 0 in this mode), and the
+           --top-k-relationships top inside and outside relationships by rank
+           and weight. A small, fixed-size context: for small models, and to
+           compare with SPARQL a user runs by hand in a workbench`,
+		modeSubgraph: `   subgraph  the retrieval of the NetworkX article, "图表 RAG 揭秘" (GraphRAG
+           demystified, built with Python's NetworkX), its section 9: the 12
+           nearest nodes (--top-k-entities), all their text units, the 12 top
+           relationships between two of them and the 12 top to other nodes by
+           weight (--top-k-relationships), the nodes those touch with their
+           descriptions, and each nearest node's deepest community summary.
+           More source text than local search, no ranking of it: for questions
+           whose answer is in the passages`,
+		modeThoughts: `   graph-of-thoughts  the same article's "graph of thoughts" (section 10): the
+           subgraph context, from which the chat model first builds a small
+           knowledge graph (nodes and edges, JSON) for the question and any
+           --sub-question, then answers from that graph alone in a second
+           call. Two calls; for questions that need several facts put together
+           (yes/no, multi-part), with a model that writes JSON well enough.
+           --json shows the graph built`,
+	}
+	var b strings.Builder
+	b.WriteString("Modes:\n")
+	for _, m := range mode.All() {
+		text, ok := long[m.Name]
+		if !ok {
+			text = "   " + m.Name + "  " + m.About
+		}
+		b.WriteString(text + "\n")
+	}
+	return b.String()
 }

@@ -102,11 +102,10 @@ func newServeCommand(term terminal) *cli.Command {
 or --store URL --graph IRI, with --index), and answers over HTTP on --addr
 (default ` + defaultServeAddr + `, this machine only) with the same retrieval:
 
-   GET  /v1/models              one model per mode: kgrag-local, kgrag-global,
-                                kgrag-drift, kgrag-basic, kgrag-sparql-templates,
-                                kgrag-subgraph, kgrag-graph-of-thoughts (kgrag-seed
-                                still names kgrag-sparql-templates); DRIFT and basic
-                                search when kgrag embed --tables all built their indexes
+   GET  /v1/models              one model per mode: ` + modelsHelp() + `
+                                (kgrag-seed still names kgrag-sparql-templates); a mode
+                                whose vector index kgrag embed did not build (DRIFT,
+                                basic: --tables all) is left out
    POST /v1/chat/completions    OpenAI's chat API; streamed with "stream": true. Earlier
                                 turns of the conversation join the question, as in
                                 GraphRAG's local search. The records the answer cites come
@@ -370,3 +369,25 @@ func runMCP(ctx context.Context, o serveOptions, term terminal) error {
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
+
+// modelsHelp lists the model names of the registry's modes, wrapped for
+// serve --help's table.
+func modelsHelp() string {
+	var b strings.Builder
+	width := len("one model per mode: ")
+	for i, m := range engine.Modes() {
+		name := m.Model()
+		if i < len(engine.Modes())-1 {
+			name += ","
+		}
+		if width+len(name)+1 > 58 {
+			b.WriteString("\n" + strings.Repeat(" ", 32))
+			width = 0
+		} else if i > 0 {
+			b.WriteString(" ")
+		}
+		b.WriteString(name)
+		width += len(name) + 1
+	}
+	return b.String()
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/kgrag/kgrag/internal/embedtext"
+	"github.com/kgrag/kgrag/internal/engine"
 	"github.com/kgrag/kgrag/internal/llm/llmtest"
 	"github.com/kgrag/kgrag/internal/test"
 )
@@ -90,6 +91,19 @@ func TestServeWebPage(t *testing.T) {
 	}
 	if href != "/entity/"+ent.EntityID {
 		t.Errorf("citation links to %q; want /entity/%s", href, ent.EntityID)
+	}
+
+	// The mode list is the server's models, from the registry.
+	listed, err := chromedp.Run(ctx, chromedp.Poll[string](`(() => { const o = [...document.querySelectorAll("#mode option")].map((o) => o.value); return o.length > 1 ? o.join(",") : false })()`,
+		chromedp.WithPollingInterval(5*time.Millisecond)))
+	var served []string
+	for _, m := range engine.Modes() {
+		if sf.s.Graph().Engines[m.Name] != nil {
+			served = append(served, m.Name)
+		}
+	}
+	if err != nil || listed != strings.Join(served, ",") {
+		t.Errorf("the page offers modes %q (%v); want the served ones, %q", listed, err, strings.Join(served, ","))
 	}
 
 	// Follow the citation to the entity page, then its neighbourhood.

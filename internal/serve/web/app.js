@@ -60,8 +60,15 @@ const conversation = []; // this page's conversation: {role, content}
 
 function askPage() {
   const q = el("textarea", { id: "question", placeholder: "Ask the graph a question…", "aria-label": "Question" });
-  const mode = el("select", { id: "mode", "aria-label": "Mode" },
-    el("option", { value: "local" }, "local search"), el("option", { value: "global" }, "global search"), el("option", { value: "seed" }, "seed retrieval"));
+  const mode = el("select", { id: "mode", "aria-label": "Mode" }, el("option", { value: "local" }, "local"));
+  // The modes are the server's models (kgrag-local, ...), one per mode it
+  // answers: a mode added to kgrag appears here without a change.
+  apiJSON("/v1/models").then((list) => {
+    mode.replaceChildren(...list.data.map((m) => {
+      const name = m.id.replace(/^kgrag-/, "");
+      return el("option", { value: name, title: m.description || "", ...(name === "local" ? { selected: "" } : {}) }, name);
+    }));
+  }).catch(() => {});
   const btn = el("button", { id: "ask", type: "submit" }, "Ask");
   const turns = el("div", { id: "turns" });
   const form = el("form", { onsubmit: (ev) => { ev.preventDefault(); ask(q, mode.value, btn, turns); } }, q, el("div", { class: "row" }, mode, btn));
