@@ -209,13 +209,7 @@ func (s *Searcher) Search(ctx context.Context, question string, h Hooks) (*Resul
 	}
 	res := &Result{Timings: map[string]float64{}}
 	var mu sync.Mutex // serialises hooks
-	progress := func(p Progress) {
-		if h.Progress != nil {
-			mu.Lock()
-			h.Progress(p)
-			mu.Unlock()
-		}
-	}
+	progress := llmcall.Locked(&mu, h.Progress)
 
 	t := time.Now()
 	all, err := s.src.CommunityReports(ctx, s.b.Params().CommunityLevel)

@@ -100,6 +100,18 @@ func (h Hooks) Serialized(mu *sync.Mutex) Hooks {
 	return Hooks{Answer: lock(h.Answer), Reasoning: lock(h.Reasoning)}
 }
 
+// Locked returns f called under mu, for a search's progress reports from
+// concurrent calls; a nil f gives a function that does nothing.
+func Locked[T any](mu *sync.Mutex, f func(T)) func(T) {
+	return func(v T) {
+		if f != nil {
+			mu.Lock()
+			defer mu.Unlock()
+			f(v)
+		}
+	}
+}
+
 // Caller makes the model calls of one search with the same options. It is
 // safe for concurrent use.
 type Caller struct {
