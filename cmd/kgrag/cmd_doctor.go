@@ -7,33 +7,24 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"net/http"
-	"slices"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/kgrag/kgrag/embedindex"
-	"github.com/kgrag/kgrag/embedindex/elastic"
-	"github.com/kgrag/kgrag/embedindex/flat"
 	"github.com/kgrag/kgrag/embedindex/location"
 	"github.com/kgrag/kgrag/internal/cliconfig"
+	"github.com/kgrag/kgrag/internal/doctor"
 	"github.com/kgrag/kgrag/internal/engine"
-	"github.com/kgrag/kgrag/internal/llm"
 	"github.com/kgrag/kgrag/internal/mode"
-	"github.com/kgrag/kgrag/internal/redact"
 	"github.com/kgrag/kgrag/internal/retrieval"
-	"github.com/kgrag/kgrag/loader"
-	"github.com/kgrag/kgrag/sparqlq"
 	"github.com/urfave/cli/v3"
 )
 
 // Statuses of a doctor check.
 const (
-	checkOK      = "ok"
-	checkFailed  = "FAIL"
-	checkSkipped = "skipped"
+	checkOK      = doctor.OK
+	checkFailed  = doctor.Failed
+	checkSkipped = doctor.Skipped
 )
 
 // doctorOptions is what `kgrag doctor` checks: the settings ask would use.
@@ -57,12 +48,7 @@ type doctorOptions struct {
 }
 
 // checkResult is the outcome of one check.
-type checkResult struct {
-	Name   string `json:"name"`
-	Status string `json:"status"`        // checkOK, checkFailed or checkSkipped
-	Detail string `json:"detail"`        // what was found, or what is wrong
-	Fix    string `json:"fix,omitempty"` // on failure, what to change; when skipped, how to enable it
-}
+type checkResult = doctor.Result
 
 // doctorReport is the JSON form of `kgrag doctor --json`.
 type doctorReport struct {
@@ -155,7 +141,7 @@ func (e *doctorError) Error() string {
 }
 
 func runDoctor(ctx context.Context, opts doctorOptions, term terminal) error {
-	results := doctor(ctx, opts)
+	results := runChecks(ctx, opts)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -207,9 +193,9 @@ func printDoctor(w io.Writer, opts doctorOptions, results []checkResult) error {
 	return tw.Flush()
 }
 
-// doctor runs the checks in order: the embedder compares its dimension
+// runChecks runs the checks in order: the embedder compares its dimension
 // with the index's.
-func doctor(ctx context.Context, opts doctorOptions) []checkResult {
+func runChecks(ctx context.Context, opts doctorOptions) []checkResult {
 	how := howToSet(doctorFlags(&doctorOptions{}))
 	store := checkStore(ctx, opts, how)
 	m, _ := mode.Lookup(cmp.Or(opts.mode, modeLocal))
@@ -246,7 +232,7 @@ func doctor(ctx context.Context, opts doctorOptions) []checkResult {
 
 // howToSet says, for each flag, every way to set it: "--store (env
 // KGRAG_STORE, config key store)".
-func howToSet(flags []cli.Flag) map[string]string {
+func howToSet(flags []cli.Flag) doctor.How {
 	out := map[string]string{}
 	for _, f := range flags {
 		name := f.Names()[0]
@@ -273,7 +259,7 @@ func howToSet(flags []cli.Flag) map[string]string {
 	return out
 }
 
-func checkStore(ctx context.Context, opts doctorOptions, how map[string]string) checkResult {
+func checkStore(ctx context.Context, opts doctorOptions, how doctor.How) checkResult {
 	r := checkResult{Name: "store"}
 	o := opts.store
 	if o.url == "" {
@@ -300,62 +286,7 @@ func checkStore(ctx context.Context, opts doctorOptions, how map[string]string) 
 	if err != nil {
 		return fail(usageFix(err), "%v", err)
 	}
-	q, err := sparqlq.Bound("graph_count_entities", sparqlq.Params{"graph": sparqlq.IRIParam(o.graph)})
-	if err != nil {
-		return fail(how["graph"], "--graph: %v", err)
-	}
-	where := fmt.Sprintf("%s store at %s", o.storeType, redact.URL(o.url))
-	res, err := c.Select(ctx, q)
-	if err != nil {
-		var se *sparqlq.StatusError
-		switch {
-		case loader.Unreachable(err) || errors.Is(err, context.DeadlineExceeded):
-			return fail("start the store, or correct "+how["store"], "%s: no answer at %s: %v", where, c.QueryURL(), err)
-		case errors.As(err, &se) && (se.StatusCode == http.StatusUnauthorized || se.StatusCode == http.StatusForbidden):
-			return fail(how["user"]+" with "+how["password"]+", or "+how["token"],
-				"%s refused the credentials (%s)", where, se.Status)
-		case errors.As(err, &se) && se.StatusCode == http.StatusNotFound:
-			return fail(how["store"]+" is the store's base URL; "+how["store-type"]+" says where its endpoints are",
-				"%s: no SPARQL query endpoint at %s (%s)", where, se.URL, se.Status)
-		}
-		return fail(how["store"], "%s: %v", where, err)
-	}
-	var n int64
-	if len(res.Bindings) == 1 {
-		n, err = res.Bindings[0]["n"].Int()
-	}
-	if err != nil || len(res.Bindings) != 1 {
-		return fail("", "%s: the count of entities did not come back as a number", where)
-	}
-	if n == 0 {
-		fix := "correct " + how["graph"] + ", or load it: kgrag load --input DIR --store " + redact.URL(o.url) + " --graph " + o.graph
-		if others := entityGraphs(ctx, c); len(others) > 0 {
-			fix += "; graphs there with entities: " + strings.Join(others, " ")
-		}
-		return fail(fix, "%s: graph <%s> holds no gr:Entity", where, o.graph)
-	}
-	r.Status, r.Detail = checkOK, fmt.Sprintf("%s: graph <%s> holds %d entities", where, o.graph, n)
-	return r
-}
-
-// entityGraphs names a few graphs of the store that hold entities, to
-// suggest for --graph. Errors leave the hint out.
-func entityGraphs(ctx context.Context, c *sparqlq.Client) []string {
-	q, err := sparqlq.Bound("graphs_with_entities", sparqlq.Params{})
-	if err != nil {
-		return nil
-	}
-	res, err := c.Select(ctx, q)
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, row := range res.Bindings {
-		if t, ok := row["g"]; ok && t.Type == sparqlq.TypeURI {
-			out = append(out, "<"+t.Value+">")
-		}
-	}
-	return out
+	return doctor.Store(ctx, c, o.storeType, o.url, o.graph, how)
 }
 
 // usageFix returns the Try: line of a usage error as the fix, if it has one.
@@ -370,7 +301,7 @@ func usageFix(err error) string {
 // checkIndex opens table's vector index, which ask would search, and
 // returns its description for the embedder check (zero when it could not
 // be read).
-func checkIndex(ctx context.Context, opts doctorOptions, how map[string]string, table string) (checkResult, embedindex.Info) {
+func checkIndex(ctx context.Context, opts doctorOptions, how doctor.How, table string) (checkResult, embedindex.Info) {
 	r := checkResult{Name: "index"}
 	if table != tableEntities {
 		r.Name = "index (" + tableNoun(table) + ")"
@@ -393,56 +324,13 @@ func checkIndex(ctx context.Context, opts doctorOptions, how map[string]string, 
 	if table != tableEntities {
 		build += " " + tableFlag(table)
 	}
-	var info embedindex.Info
-	if o.url != "" {
-		x, err := elastic.Open(ctx, o.elasticConfig())
-		var ee *elastic.Error
-		switch {
-		case elastic.Unreachable(err):
-			return fail("start Elasticsearch, or correct "+how["index-url"], "%v", err)
-		case errors.Is(err, elastic.ErrNotFound):
-			return fail("correct "+how["index-name"]+", or build the index with "+build+" --index-url URL", "%v", err)
-		case errors.As(err, &ee) && (ee.Status == http.StatusUnauthorized || ee.Status == http.StatusForbidden):
-			return fail(how["index-api-key"]+", or "+how["index-user"]+" with "+how["index-password"], "%v", err)
-		case err != nil:
-			return fail(how["index-url"], "%v", err)
-		}
-		info = x.Info()
-	} else {
-		x, err := flat.Open(ctx, o.path, flat.Options{})
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			return fail("build it with "+build+" (it writes DIR/"+defaultIndexDir+"/"+location.File(table)+"), or correct "+how["index"],
-				"no vector index at %s", o.path)
-		case errors.Is(err, flat.ErrCorrupt):
-			return fail("rebuild it with kgrag embed, or correct "+how["index"], "%v", err)
-		case err != nil:
-			return fail(how["index"], "%v", err)
-		}
-		defer x.Close()
-		// Open checks the vectors only of a small index; doctor reads
-		// them all (3 GB at a million 768-dimensional vectors).
-		if err := x.Verify(ctx); errors.Is(err, flat.ErrCorrupt) {
-			return fail("rebuild it with kgrag embed", "%v", err)
-		} else if err != nil {
-			return fail(how["index"], "%v", err)
-		}
-		info = x.Info()
-	}
-	if info.Count == 0 {
-		return fail("rebuild it with kgrag embed", "vector index %s is empty", info.Path)
-	}
-	r.Status = checkOK
-	r.Detail = fmt.Sprintf("%s: %d vectors of %s, dimension %d", info.Path, info.Count, info.Model, info.Dim)
-	if info.ANN != "" {
-		r.Detail += fmt.Sprintf("; approximate index %s, recall@10 %.3f at efSearch %d", info.ANN, info.Recall, info.EfSearch)
-	}
-	return r, info
+	return doctor.Index(ctx, doctor.IndexTarget{Name: r.Name, Path: o.path, Elastic: o.location().Elastic,
+		Build: build, File: location.File(table), DefaultDir: defaultIndexDir}, how)
 }
 
 // checkModels checks the embedding model against the index and the chat
 // model, with one listing of the server's models.
-func checkModels(ctx context.Context, opts doctorOptions, index embedindex.Info, how map[string]string) (emb, chat checkResult) {
+func checkModels(ctx context.Context, opts doctorOptions, index embedindex.Info, how doctor.How) (emb, chat checkResult) {
 	emb, chat = checkResult{Name: "embedder"}, checkResult{Name: "chat"}
 	fail := func(r *checkResult, fix, format string, args ...any) {
 		r.Status, r.Detail, r.Fix = checkFailed, fmt.Sprintf(format, args...), fix
@@ -458,88 +346,12 @@ func checkModels(ctx context.Context, opts doctorOptions, index embedindex.Info,
 		fail(&chat, how["llm-url"], "%v", err)
 		return emb, chat
 	}
-	server := client.BaseURL()
-	models, err := client.Models(ctx)
-	if err != nil {
-		fix := how["llm-url"]
-		switch {
-		case llm.Unreachable(err):
-			fix = "start the model server (ollama serve), or correct " + how["llm-url"]
-		case errors.Is(err, llm.ErrAuth):
-			fix = how["llm-key"]
-		}
-		fail(&emb, fix, "%v", err)
-		chat.Status, chat.Detail = checkFailed, "not checked: the model server at "+server+" failed (see embedder)"
-		return emb, chat
-	}
-	listed := func(model string) bool {
-		// Ollama lists "name:latest" for a model pulled as "name".
-		return len(models) == 0 || slices.Contains(models, model) || slices.Contains(models, model+":latest")
-	}
-	listing := fmt.Sprintf("it lists %d models", len(models))
-	if len(models) <= 8 {
-		listing = "it lists: " + strings.Join(models, ", ")
-	}
-
-	switch model := opts.llm.embedModel; {
-	case !listed(model):
-		fail(&emb, "pull it (ollama pull "+model+"), or correct "+how["embed-model"],
-			"the model server at %s does not serve embedding model %s (%s)", server, model, listing)
-	default:
-		emb = checkEmbed(ctx, client, index, how)
-	}
-
-	switch model := opts.chatModel; {
-	case model == "":
-		chat.Status, chat.Detail, chat.Fix = checkSkipped, "no chat model configured", "set "+how["chat-model"]
-	case !listed(model):
-		fail(&chat, "pull it (ollama pull "+model+"), or correct "+how["chat-model"],
-			"the model server at %s does not serve chat model %s (%s)", server, model, listing)
-	case opts.tryChat:
-		t := time.Now()
-		_, _, err := client.Chat(ctx, []llm.Message{{Role: llm.RoleUser, Content: "Say OK."}}, llm.ChatOptions{Model: model, MaxTokens: 1})
-		if err != nil {
-			fail(&chat, how["chat-model"], "%v", err)
-			break
-		}
-		chat.Status, chat.Detail = checkOK, fmt.Sprintf("%s at %s answered a one-token chat in %d ms", model, server, time.Since(t).Milliseconds())
-	default:
-		chat.Status, chat.Detail = checkOK, fmt.Sprintf("%s is served at %s (--try-chat to ask it)", model, server)
-	}
-	return emb, chat
-}
-
-// checkEmbed embeds one text and compares the vector with the index.
-func checkEmbed(ctx context.Context, client *llm.Client, index embedindex.Info, how map[string]string) checkResult {
-	r := checkResult{Name: "embedder"}
-	model := client.EmbedModel()
-	vecs, err := client.Embed(ctx, []string{"kgrag doctor: a test sentence"})
-	if err != nil {
-		r.Status, r.Detail, r.Fix = checkFailed, err.Error(), how["embed-model"]
-		return r
-	}
-	dim := len(vecs[0])
-	where := fmt.Sprintf("%s at %s", model, client.BaseURL())
-	switch {
-	case index.Dim == 0:
-		r.Status, r.Detail = checkOK, fmt.Sprintf("%s: dimension %d (no index to compare with)", where, dim)
-	case index.Model != "" && index.Model != model:
-		r.Status = checkFailed
-		r.Detail = fmt.Sprintf("%s: the index was built with %s, not %s", where, index.Model, model)
-		r.Fix = fmt.Sprintf("set %s to %s, or rebuild the index with kgrag embed --embed-model %s", how["embed-model"], index.Model, model)
-	case dim != index.Dim:
-		r.Status = checkFailed
-		r.Detail = fmt.Sprintf("%s: vectors of dimension %d, but the index holds dimension %d", where, dim, index.Dim)
-		r.Fix = "rebuild the index with kgrag embed, using the same model and server as ask (" + how["embed-model"] + ", " + how["llm-url"] + ")"
-	default:
-		r.Status, r.Detail = checkOK, fmt.Sprintf("%s: dimension %d, as the index", where, dim)
-	}
-	return r
+	return doctor.Models(ctx, client, opts.chatModel, opts.tryChat, index, how)
 }
 
 // checkReports counts the community reports global search would read, up
 // to the community level, in the store's graph or the --input folder.
-func checkReports(ctx context.Context, opts doctorOptions, store checkResult, how map[string]string) checkResult {
+func checkReports(ctx context.Context, opts doctorOptions, store checkResult, how doctor.How) checkResult {
 	r := checkResult{Name: "reports"}
 	var src retrieval.ReportSource
 	where := ""
@@ -569,17 +381,5 @@ func checkReports(ctx context.Context, opts doctorOptions, store checkResult, ho
 		r.Fix = "set " + how["input"] + ", or " + how["store"] + " and " + how["graph"]
 		return r
 	}
-	all, err := src.CommunityReports(ctx, opts.level)
-	if err != nil {
-		r.Status, r.Detail = checkFailed, err.Error()
-		return r
-	}
-	if len(all) == 0 {
-		r.Status = checkFailed
-		r.Detail = fmt.Sprintf("%s holds no community report up to level %d", where, opts.level)
-		r.Fix = "global search reads community reports: index with them (GraphRAG's create_community_reports), or raise " + how["community-level"]
-		return r
-	}
-	r.Status, r.Detail = checkOK, fmt.Sprintf("%s holds %d community reports up to level %d", where, len(all), opts.level)
-	return r
+	return doctor.Reports(ctx, src, where, opts.level, how)
 }

@@ -173,7 +173,7 @@ func TestDoctorModels(t *testing.T) {
 			if tt.edit != nil {
 				tt.edit(&opts)
 			}
-			results := doctor(t.Context(), opts)
+			results := runChecks(t.Context(), opts)
 			checkResultIs(t, findCheck(t, results, "embedder"), tt.emb)
 			checkResultIs(t, findCheck(t, results, "chat"), tt.chat)
 			if srv == nil {
@@ -273,7 +273,7 @@ func TestDoctorIndex(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			opts := doctorDefaults(srv.URL())
 			tt.edit(&opts)
-			checkResultIs(t, findCheck(t, doctor(t.Context(), opts), "index"), tt.want)
+			checkResultIs(t, findCheck(t, runChecks(t.Context(), opts), "index"), tt.want)
 		})
 	}
 }
@@ -302,7 +302,7 @@ func TestDoctorElasticsearch(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			opts := doctorDefaults(srv.URL())
 			opts.index.url, opts.index.name = url, tt.alias
-			results := doctor(t.Context(), opts)
+			results := runChecks(t.Context(), opts)
 			checkResultIs(t, findCheck(t, results, "index"), tt.want)
 			checkResultIs(t, findCheck(t, results, "embedder"), tt.emb)
 		})
@@ -478,7 +478,7 @@ func TestDoctorGlobal(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			opts := doctorDefaults(srv.URL())
 			opts.mode, opts.level, opts.input = modeGlobal, tt.level, tt.input
-			results := doctor(t.Context(), opts)
+			results := runChecks(t.Context(), opts)
 			checkResultIs(t, findCheck(t, results, "reports"), tt.reports)
 			checkResultIs(t, findCheck(t, results, "index"), wantCheck{checkSkipped, []string{"not needed by --mode global"}, nil})
 			checkResultIs(t, findCheck(t, results, "embedder"), wantCheck{checkSkipped, nil, nil})
@@ -490,7 +490,7 @@ func TestDoctorGlobal(t *testing.T) {
 	// embedder check would have.
 	opts := doctorDefaults("http://127.0.0.1:1/v1")
 	opts.mode, opts.level, opts.input = modeGlobal, 2, v3
-	checkResultIs(t, findCheck(t, doctor(t.Context(), opts), "chat"), wantCheck{checkFailed, []string{"127.0.0.1:1"}, []string{"--llm-url"}})
+	checkResultIs(t, findCheck(t, runChecks(t.Context(), opts), "chat"), wantCheck{checkFailed, []string{"127.0.0.1:1"}, []string{"--llm-url"}})
 }
 
 // TestDoctorDriftAndBasic: --mode basic checks the text units' index in
@@ -535,7 +535,7 @@ func TestDoctorDriftAndBasic(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			opts := doctorDefaults(srv.URL())
 			opts.mode, opts.index.path = tt.mode, tt.index
-			checkResultIs(t, findCheck(t, doctor(t.Context(), opts), tt.check), tt.want)
+			checkResultIs(t, findCheck(t, runChecks(t.Context(), opts), tt.check), tt.want)
 		})
 	}
 }
