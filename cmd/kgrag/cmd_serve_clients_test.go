@@ -221,6 +221,8 @@ func TestMCPStdio(t *testing.T) {
 	calls := []mcpCall{
 		{"get_entity", map[string]any{"id": e.ID}},
 		{"local_context", map[string]any{"question": embedtext.Entity(e), "mode": "seed"}},
+		{"ask", map[string]any{"question": embedtext.Entity(e), "mode": "subgraph", "context_only": true}},
+		{"ask", map[string]any{"question": "Who?", "mode": "deep"}},
 	}
 	var out mcpOut
 	runPy(t, "mcp_client.py", &out, append([]string{"--stdio", "--env", "KGRAG_TEST_RUN_MAIN=1", "--env", "PATH=" + os.Getenv("PATH"),
@@ -230,7 +232,7 @@ func TestMCPStdio(t *testing.T) {
 		holds   string
 	}
 	checkTools(t, out, []string{"ask", "get_community", "get_entity", "global_answer", "local_context", "search_entities"},
-		[]w{{false, e.Title}, {false, e.Title}})
+		[]w{{false, e.Title}, {false, e.Title}, {false, `"mode":"subgraph"`}, {true, "deep does not equal any of"}})
 
 	// The Go SDK's own client, over the same command.
 	cmd := exec.Command(os.Args[0], args...)
