@@ -8,5 +8,6 @@
 //
 // A Searcher is built once per graph and index and is safe for concurrent
 // use, so that kgrag ask (one question per process) and kgrag serve (many
-// questions on one loaded graph) run the same code.
+// questions on one loaded graph) run the same code, through the engines of
+// internal/engine.
 package localsearch

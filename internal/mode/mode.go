@@ -1,8 +1,10 @@
-// Package mode is the registry of kgrag's query modes: their names, the
+// Package mode names kgrag's query modes: their names and aliases, the
 // names kgrag serve gives them as models, what each reads and whether it
-// embeds the question. kgrag ask (--mode and its help), kgrag doctor and
-// kgrag serve (/v1/models, /api/ask) take the list from here, so that a
-// mode added here is offered by all of them or a test says which lacks it.
+// embeds the question. internal/engine pairs each with its engine, and
+// kgrag ask (--mode and its help), kgrag doctor, kgrag serve (/v1/models,
+// /api/ask, the web page) and the MCP ask tool take the list from there,
+// so that a mode added here is offered by all of them or a test says which
+// lacks it.
 package mode
 
 import (

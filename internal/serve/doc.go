@@ -1,13 +1,13 @@
-// Package serve is kgrag serve: one loaded graph and vector index answering
-// over HTTP, with the search engines kgrag ask uses (localsearch,
-// globalsearch).
+// Package serve is kgrag serve and kgrag mcp: one loaded graph and its
+// vector indexes answering over HTTP (and MCP over stdio), with the
+// engines kgrag ask uses (internal/engine, one per mode of the registry).
 //
 // It offers an OpenAI-compatible chat API (/v1/models, /v1/chat/completions,
 // streamed as server-sent events), so that any OpenAI client or chat UI
 // talks to the graph by choosing a model per mode (kgrag-local,
-// kgrag-global, kgrag-sparql-templates, kgrag-subgraph, kgrag-graph-of-thoughts); a JSON API for scripts (/api/...: the same
-// record kgrag ask --json prints, entities, communities, search); and
-// /healthz and /readyz.
+// kgrag-global, kgrag-drift, ...: engine.Modes); MCP tools for agents; a
+// JSON API for scripts (/api/...: the same record kgrag ask --json prints,
+// entities, communities, search); a web page; and /healthz and /readyz.
 //
 // The graph is loaded by a Loader the caller gives and swapped in whole on
 // Reload: a request keeps the Graph it started with, so requests in flight
