@@ -52,10 +52,14 @@ for _ in $$(seq 100); do
 done
 export KGRAG_LLM_URL=http://127.0.0.1:$$port/v1 KGRAG_EMBED_MODEL=demo-embed
 set -x
-$(BIN) embed --input $(DEMO)/output
+$(BIN) embed --input $(DEMO)/output --tables entities,text_units
 $(BIN) ask --input $(DEMO)/output --context-only --top-k-entities 3 --max-context-tokens 3000 "What does Lady Macbeth urge Macbeth to do to King Duncan?"
 { set +x; } 2>/dev/null
 echo "demo: that is the context kgrag ask would send to a chat model (see docs/ask.md)"
+set -x
+$(BIN) eval --input $(DEMO)/output --questions demo/eval/macbeth.jsonl
+{ set +x; } 2>/dev/null
+echo "demo: how much of each question's gold evidence each mode's context holds (see docs/eval.md)"
 endef
 export demo_ask
 

@@ -61,6 +61,7 @@ Start with:
 			newAskCommand(term),
 			newDoctorCommand(term, cfg),
 			newEmbedCommand(term),
+			newEvalCommand(term),
 			newIndexCommand(term),
 			newInspectCommand(term),
 			newLoadCommand(term),

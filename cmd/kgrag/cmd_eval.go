@@ -1,0 +1,266 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/kgrag/kgrag/internal/engine"
+	"github.com/kgrag/kgrag/internal/eval"
+	"github.com/kgrag/kgrag/internal/mode"
+	"github.com/urfave/cli/v3"
+)
+
+// evalOptions are kgrag eval's: the graph and models as ask reads them,
+// and the question set and modes.
+type evalOptions struct {
+	ask       askOptions
+	questions string
+	modes     string // comma-separated
+	answer    bool
+	json      bool
+}
+
+// defaultEvalModes are the modes that build a context without a chat
+// model (graph-of-thoughts' context is subgraph's; DRIFT's comes from
+// answers, so it needs --answer).
+const defaultEvalModes = "local,global,basic,sparql-templates,subgraph"
+
+// evalReport is kgrag eval --json's object.
+type evalReport struct {
+	Questions string            `json:"questions_file"`
+	Source    string            `json:"source"`
+	Answered  bool              `json:"answered"`
+	Modes     []eval.ModeReport `json:"modes"`
+	Skipped   map[string]string `json:"skipped,omitempty"`
+	Count     int               `json:"question_count"`
+	Kinds     map[string]int    `json:"kinds,omitempty"`
+}
+
+func newEvalCommand(term terminal) *cli.Command {
+	o := &evalOptions{ask: *newAskOptions(), modes: defaultEvalModes}
+	flags := slices.DeleteFunc(askFlags(&o.ask), func(f cli.Flag) bool { return slices.Contains(askOnlyFlags, f.Names()[0]) })
+	return &cli.Command{
+		Name:      "eval",
+		Usage:     "measure what each query mode retrieves for a question set: context recall, size and time",
+		ArgsUsage: " ",
+		Description: `Asks every question of --questions of each mode in --modes over the graph
+(--input DIR, or --store URL --graph IRI, with the vector indexes of kgrag
+embed, as kgrag ask reads them) and scores each context by its context
+recall: the share of the question's gold evidence the context holds.
+
+A question file is JSONL (one object a line) or YAML (a list):
+   {"id": "mb-01", "kind": "fact", "question": "Who kills Duncan?",
+    "answer": "Macbeth", "evidence": {"quotes": ["..."], "entities": ["MACBETH"],
+    "text_units": ["12"]}}
+kind is fact, relation, theme or absent (the text does not answer it).
+A quote is held when its words are in the context text (case, whitespace
+and punctuation aside), or two parts of it of three words or more are
+(a quote the chunker cut across two text units); an entity when the
+context's records hold one of that title; a text unit by its id or
+human-readable id.
+
+Without a chat model (the default) only the contexts are built: DRIFT,
+whose contexts come from answers, is left out. --answer asks the chat
+model too and records the answers and model calls.
+
+   kgrag embed --input ./output --tables all
+   kgrag eval --input ./output --questions demo/eval/macbeth.jsonl
+   kgrag eval --input ./output --questions q.yaml --modes local,basic --json | jq '.modes[].summary'
+
+Ctrl-C stops the run and prints what was done.
+` + exitStatusHelp,
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "questions", Destination: &o.questions, Usage: "question `FILE` (.jsonl or .yaml) with gold evidence"},
+			&cli.StringFlag{Name: "modes", Value: o.modes, Destination: &o.modes, Usage: "comma-separated `MODES` to run (" + strings.Join(askModes(), ", ") + ")"},
+			&cli.BoolFlag{Name: "answer", Destination: &o.answer, Usage: "ask the chat model too: answers and model calls are recorded (DRIFT needs it)"},
+			&cli.BoolFlag{Name: "json", Destination: &o.json, Usage: "print one JSON object: every question of every mode, and the summaries"},
+		}, flags...),
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			if cmd.Args().Len() > 0 {
+				return usagef("kgrag eval --input DIR --questions FILE", "eval takes no arguments, got %q", cmd.Args().First())
+			}
+			o.ask.finish(cmd, term)
+			return runEval(ctx, *o, term)
+		},
+	}
+}
+
+// modeList parses --modes: known modes, each once, in the order given.
+func (o evalOptions) modeList() ([]string, error) {
+	var out []string
+	for _, s := range strings.Split(o.modes, ",") {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		m, ok := mode.Lookup(s)
+		if !ok {
+			return nil, usagef("--modes "+defaultEvalModes, "--modes: unknown mode %q; the modes are %s", s, strings.Join(askModes(), ", "))
+		}
+		if !slices.Contains(out, m.Name) {
+			out = append(out, m.Name)
+		}
+	}
+	if len(out) == 0 {
+		return nil, usagef("--modes "+defaultEvalModes, "--modes is empty")
+	}
+	return out, nil
+}
+
+func runEval(ctx context.Context, o evalOptions, term terminal) error {
+	if o.questions == "" {
+		return usagef("kgrag eval --input DIR --questions demo/eval/macbeth.jsonl", "eval needs --questions FILE")
+	}
+	modes, err := o.modeList()
+	if err != nil {
+		return err
+	}
+	qs, err := eval.ReadFile(o.questions)
+	if err != nil {
+		return err
+	}
+	o.ask.question, o.ask.contextOnly = "(eval)", !o.answer
+	client, err := o.ask.llm.client()
+	if err != nil {
+		return err
+	}
+	rep := evalReport{Questions: o.questions, Answered: o.answer, Modes: []eval.ModeReport{}, Skipped: map[string]string{}, Count: len(qs), Kinds: map[string]int{}}
+	for _, q := range qs {
+		if q.Kind != "" {
+			rep.Kinds[q.Kind]++
+		}
+	}
+	progress := term.tty && !o.ask.quiet && !o.json
+	for _, name := range modes {
+		if name == mode.Drift && !o.answer {
+			rep.Skipped[name] = "its contexts come from the model's answers: run with --answer"
+			continue
+		}
+		mo := o.ask
+		mo.mode = name
+		if err := mo.validate(); err != nil {
+			return err
+		}
+		res := &askResult{Timings: map[string]float64{}}
+		eng, src, closeAll, err := openEngine(ctx, mo, client, res, term)
+		var mi *engine.MissingIndexError
+		switch {
+		case err != nil && (errors.As(err, &mi) || strings.Contains(err.Error(), "kgrag embed")):
+			rep.Skipped[name] = strings.TrimPrefix(err.Error(), "ask: ")
+			continue
+		case err != nil:
+			return err
+		}
+		rep.Source = src.name
+		mr, err := eval.Run(ctx, eng, qs, eval.Options{Answer: o.answer, Progress: func(m string, done, total int) {
+			if progress {
+				fmt.Fprintf(term.err, "\r%s: %d/%d questions\x1b[K", m, done, total)
+			}
+		}})
+		closeAll()
+		if progress {
+			fmt.Fprint(term.err, "\r\x1b[K")
+		}
+		if err == nil && emptyContexts(mr) {
+			// Global search over a graph without community reports: no
+			// context to score, which a recall of 0 would not say.
+			rep.Skipped[name] = "every context was empty (global search: the graph holds no community reports)"
+			continue
+		}
+		rep.Modes = append(rep.Modes, mr)
+		if err != nil {
+			// Interrupted: say what was done, then why it stopped.
+			return errors.Join(writeEval(term, o, rep), fmt.Errorf("eval: stopped in %s after %d questions: %w", name, len(mr.Results), err))
+		}
+	}
+	return writeEval(term, o, rep)
+}
+
+// writeEval prints the report: JSON, or a table with the skipped modes
+// and the questions each mode scored worst.
+func writeEval(term terminal, o evalOptions, rep evalReport) error {
+	if o.json {
+		enc := json.NewEncoder(term.out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	return writeEvalTable(term.out, rep)
+}
+
+func writeEvalTable(w io.Writer, rep evalReport) error {
+	kinds := []string{eval.KindFact, eval.KindRelation, eval.KindTheme}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "%d questions from %s over %s\n\n", rep.Count, rep.Questions, rep.Source)
+	fmt.Fprint(tw, "MODE\tCONTEXT RECALL")
+	for _, k := range kinds {
+		fmt.Fprintf(tw, "\t%s", strings.ToUpper(k))
+	}
+	fmt.Fprint(tw, "\tMEAN TOKENS\tP50 MS\tQUESTIONS/S\tFAILED")
+	if rep.Answered {
+		fmt.Fprint(tw, "\tMODEL CALLS")
+	}
+	fmt.Fprintln(tw)
+	for _, m := range rep.Modes {
+		s := m.Summary
+		fmt.Fprintf(tw, "%s\t%.2f", m.Mode, s.Recall)
+		for _, k := range kinds {
+			if r, ok := recallOfKind(m, k); ok {
+				fmt.Fprintf(tw, "\t%.2f", r)
+			} else {
+				fmt.Fprint(tw, "\t-")
+			}
+		}
+		fmt.Fprintf(tw, "\t%.0f\t%.1f\t%.1f\t%d", s.MeanTokens, s.P50Millis, s.PerSecond, s.Failed)
+		if rep.Answered {
+			fmt.Fprintf(tw, "\t%d", s.LLMCalls)
+		}
+		fmt.Fprintln(tw)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, name := range slices.Sorted(maps.Keys(rep.Skipped)) {
+		fmt.Fprintf(w, "skipped %s: %s\n", name, rep.Skipped[name])
+	}
+	for _, m := range rep.Modes {
+		for _, r := range m.Results {
+			if r.Err != "" {
+				fmt.Fprintf(w, "%s, %s: %s\n", m.Mode, r.ID, r.Err)
+			}
+		}
+	}
+	return nil
+}
+
+// recallOfKind is a mode's mean context recall over the questions of one
+// kind that have evidence.
+func recallOfKind(m eval.ModeReport, kind string) (float64, bool) {
+	sum, n := 0.0, 0
+	for _, r := range m.Results {
+		if r.Kind == kind && r.Recall.Total > 0 {
+			sum += r.Recall.Share()
+			n++
+		}
+	}
+	if n == 0 {
+		return 0, false
+	}
+	return sum / float64(n), true
+}
+
+// emptyContexts says every question of m got an empty context.
+func emptyContexts(m eval.ModeReport) bool {
+	for _, r := range m.Results {
+		if r.Tokens > 0 || r.Err != "" {
+			return false
+		}
+	}
+	return len(m.Results) > 0
+}
