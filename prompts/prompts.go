@@ -88,6 +88,14 @@ type GlobalRate struct {
 	Report   string
 }
 
+// EvalJudge fills eval_judge.tmpl, the prompt (one user message) of
+// kgrag eval's judge: an answer graded 0-5 against a reference answer.
+type EvalJudge struct {
+	Question  string
+	Reference string
+	Answer    string
+}
+
 // IndexSummarize fills index_summarize.tmpl, the prompt (one user message)
 // of a description summary call of kgrag index: the descriptions gathered
 // for an entity (Title) or for a relationship (Source and Target, Title

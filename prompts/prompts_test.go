@@ -50,6 +50,7 @@ func TestRenderGolden(t *testing.T) {
 	}{
 		{"local_answer", prompts.LocalAnswer{Context: sampleContext, ResponseType: prompts.DefaultResponseType}},
 		{"plain_answer", prompts.PlainAnswer{ResponseType: "a single sentence"}},
+		{"eval_judge", prompts.EvalJudge{Question: "Who kills Duncan?", Reference: "Macbeth kills Duncan in his sleep.", Answer: "Macbeth murders him [Data: Entities (3)]."}},
 		{"global_map", prompts.GlobalMap{Context: sampleReports, MaxLength: 1000}},
 		{"global_reduce", prompts.GlobalReduce{Context: samplePoints, ResponseType: prompts.DefaultResponseType, MaxLength: 2000}},
 		{"global_reduce_general", prompts.GlobalReduce{Context: samplePoints, ResponseType: "a list", MaxLength: 500, GeneralKnowledge: true}},

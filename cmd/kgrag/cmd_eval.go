@@ -13,7 +13,9 @@ import (
 
 	"github.com/kgrag/kgrag/internal/engine"
 	"github.com/kgrag/kgrag/internal/eval"
+	"github.com/kgrag/kgrag/internal/llm"
 	"github.com/kgrag/kgrag/internal/mode"
+	"github.com/kgrag/kgrag/internal/tokens"
 	"github.com/urfave/cli/v3"
 )
 
@@ -25,6 +27,8 @@ type evalOptions struct {
 	modes     string // comma-separated
 	answer    bool
 	json      bool
+	// judgeModel, when set, grades every answer (and implies answer).
+	judgeModel string
 }
 
 // defaultEvalModes are the modes that build a context without a chat
@@ -80,6 +84,7 @@ Ctrl-C stops the run and prints what was done.
 			&cli.StringFlag{Name: "questions", Destination: &o.questions, Usage: "question `FILE` (.jsonl or .yaml) with gold evidence"},
 			&cli.StringFlag{Name: "modes", Value: o.modes, Destination: &o.modes, Usage: "comma-separated `MODES` to run (" + strings.Join(askModes(), ", ") + ")"},
 			&cli.BoolFlag{Name: "answer", Destination: &o.answer, Usage: "ask the chat model too: answers and model calls are recorded (DRIFT needs it)"},
+			&cli.StringFlag{Name: "judge-model", Destination: &o.judgeModel, Usage: "chat model `NAME` that grades each answer 0-5 against the question's reference answer (implies --answer; the same --llm-url)", Sources: cli.EnvVars("KGRAG_JUDGE_MODEL")},
 			&cli.BoolFlag{Name: "json", Destination: &o.json, Usage: "print one JSON object: every question of every mode, and the summaries"},
 		}, flags...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -126,10 +131,22 @@ func runEval(ctx context.Context, o evalOptions, term terminal) error {
 	if err != nil {
 		return err
 	}
+	if o.judgeModel != "" {
+		o.answer = true
+	}
 	o.ask.question, o.ask.contextOnly = "(eval)", !o.answer
 	client, err := o.ask.llm.client()
 	if err != nil {
 		return err
+	}
+	var judge *eval.Judge
+	if o.judgeModel != "" {
+		enc, err := tokens.NewEncoder(o.ask.params.Encoding)
+		if err != nil {
+			return err
+		}
+		temp := float32(0)
+		judge = eval.NewJudge(client, llm.ChatOptions{Model: o.judgeModel, Temperature: &temp, MaxTokens: o.ask.maxTokens}, o.ask.global.search.JSONMode, enc)
 	}
 	rep := evalReport{Questions: o.questions, Answered: o.answer, Modes: []eval.ModeReport{}, Skipped: map[string]string{}, Count: len(qs), Kinds: map[string]int{}}
 	for _, q := range qs {
@@ -159,7 +176,7 @@ func runEval(ctx context.Context, o evalOptions, term terminal) error {
 			return err
 		}
 		rep.Source = src.name
-		mr, err := eval.Run(ctx, eng, qs, eval.Options{Answer: o.answer, Progress: func(m string, done, total int) {
+		mr, err := eval.Run(ctx, eng, qs, eval.Options{Answer: o.answer, Judge: judge, Progress: func(m string, done, total int) {
 			if progress {
 				fmt.Fprintf(term.err, "\r%s: %d/%d questions\x1b[K", m, done, total)
 			}
@@ -204,7 +221,7 @@ func writeEvalTable(w io.Writer, rep evalReport) error {
 	}
 	fmt.Fprint(tw, "\tMEAN TOKENS\tP50 MS\tQUESTIONS/S\tFAILED")
 	if rep.Answered {
-		fmt.Fprint(tw, "\tMODEL CALLS")
+		fmt.Fprint(tw, "\tMODEL CALLS\tANSWER OVERLAP\tJUDGE 0-5")
 	}
 	fmt.Fprintln(tw)
 	for _, m := range rep.Modes {
@@ -219,7 +236,7 @@ func writeEvalTable(w io.Writer, rep evalReport) error {
 		}
 		fmt.Fprintf(tw, "\t%.0f\t%.1f\t%.1f\t%d", s.MeanTokens, s.P50Millis, s.PerSecond, s.Failed)
 		if rep.Answered {
-			fmt.Fprintf(tw, "\t%d", s.LLMCalls)
+			fmt.Fprintf(tw, "\t%d\t%s\t%s", s.LLMCalls, orDash(s.Overlap), orDash(s.Score))
 		}
 		fmt.Fprintln(tw)
 	}
@@ -233,6 +250,9 @@ func writeEvalTable(w io.Writer, rep evalReport) error {
 		for _, r := range m.Results {
 			if r.Err != "" {
 				fmt.Fprintf(w, "%s, %s: %s\n", m.Mode, r.ID, r.Err)
+			}
+			if r.JudgeErr != "" {
+				fmt.Fprintf(w, "%s, %s: not graded: %s\n", m.Mode, r.ID, r.JudgeErr)
 			}
 		}
 	}
@@ -263,4 +283,12 @@ func emptyContexts(m eval.ModeReport) bool {
 		}
 	}
 	return len(m.Results) > 0
+}
+
+// orDash prints a mean, or "-" where there is none.
+func orDash(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", *v)
 }

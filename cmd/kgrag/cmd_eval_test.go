@@ -10,6 +10,7 @@ import (
 
 	"github.com/kgrag/kgrag/internal/embedtext"
 	"github.com/kgrag/kgrag/internal/eval"
+	"github.com/kgrag/kgrag/internal/llm/llmtest"
 )
 
 // TestEval runs kgrag eval over the v3 sample with every table embedded
@@ -86,5 +87,66 @@ func TestEvalBadInput(t *testing.T) {
 	_, stderr, code = runKgrag(t, "eval", "--input", in, "--questions", bad, "--modes", "local,deep")
 	if code != exitUsage || !strings.Contains(stderr, `unknown mode "deep"`) || !strings.Contains(stderr, "sparql-templates") {
 		t.Errorf("unknown mode: exit %d, %q; want a usage error naming the modes", code, stderr)
+	}
+}
+
+// TestEvalJudge grades answers with the scripted test model as judge: a
+// score it gives is parsed, a reply without one is that question's error
+// and the run goes on, and the string check compares with the reference.
+func TestEvalJudge(t *testing.T) {
+	f := newAllTablesFixture(t)
+	f.srv.Respond(func(r llmtest.Request) (string, bool) {
+		if len(r.Messages) == 0 {
+			return "", false
+		}
+		msg := r.Messages[len(r.Messages)-1].Content
+		switch {
+		case strings.HasPrefix(msg, "You grade an answer") && strings.Contains(msg, "Question: Who is Scrooge's clerk?"):
+			return `{"reason": "names the clerk", "score": 4}`, true
+		case strings.HasPrefix(msg, "You grade an answer"):
+			return "It looks fine to me.", true
+		}
+		return "Bob Cratchit is the clerk.", true
+	})
+	qfile := filepath.Join(t.TempDir(), "q.yaml")
+	body := "- id: clerk\n  kind: relation\n  question: Who is Scrooge's clerk?\n  answer: Scrooge's clerk is Bob Cratchit.\n" +
+		"- id: bad-judge\n  kind: fact\n  question: Who is Marley?\n  answer: Scrooge's dead partner.\n"
+	if err := os.WriteFile(qfile, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := runKgrag(t, "eval", "-q", "--input", f.input, "--index", f.index, "--llm-url", f.srv.URL(),
+		"--embed-model", askEmbedModel, "--chat-model", "test-chat", "--judge-model", "test-judge", "--modes", "local", "--questions", qfile, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var rep struct{ Modes []eval.ModeReport }
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	rs := rep.Modes[0].Results
+	if len(rs) != 2 || rs[0].Verdict == nil || rs[0].Verdict.Score != 4 || rs[0].Verdict.Reason != "names the clerk" {
+		t.Fatalf("results %+v; want the clerk graded 4", rs)
+	}
+	if rs[1].Verdict != nil || !strings.Contains(rs[1].JudgeErr, "no score 0-5") || !strings.Contains(rs[1].JudgeErr, "looks fine") {
+		t.Errorf("bad judge reply: verdict %v, error %q; want an error quoting the reply", rs[1].Verdict, rs[1].JudgeErr)
+	}
+	// "Scrooge's clerk is Bob Cratchit." against "Bob Cratchit is the
+	// clerk.": of scrooge, clerk, cratchit (4+ letters), clerk and
+	// cratchit are there.
+	if ov := rs[0].Overlap; ov == nil || *ov < 0.66 || *ov > 0.67 {
+		t.Errorf("overlap %v; want 2/3", ov)
+	}
+	s := rep.Modes[0].Summary
+	if s.Judged != 1 || s.Score == nil || *s.Score != 4 || s.LLMCalls != 2 {
+		t.Errorf("summary %+v; want 1 judged, mean 4, 2 answer calls", s)
+	}
+	var judged int
+	for _, r := range chatRequests(f.srv) {
+		if r.Model == "test-judge" {
+			judged++
+		}
+	}
+	if judged != 2 {
+		t.Errorf("%d calls to the judge model; want 2", judged)
 	}
 }

@@ -23,6 +23,12 @@ type Result struct {
 	// Millis is kgrag's own time for the question.
 	Millis float64 `json:"ms"`
 	Answer string  `json:"answer,omitempty"`
+	// Overlap is the string check of the answer against the reference
+	// answer (see Overlap); nil without one.
+	Overlap *float64 `json:"answer_overlap,omitempty"`
+	// Verdict is the judge's grade; JudgeErr why there is none.
+	Verdict  *Verdict `json:"judge,omitempty"`
+	JudgeErr string   `json:"judge_error,omitempty"`
 	// Err is why the question could not be asked; it counts as nothing
 	// found.
 	Err string `json:"error,omitempty"`
@@ -41,12 +47,17 @@ type Summary struct {
 	Failed    int `json:"failed"`
 	// Recall is the mean of the questions' context recall, over the
 	// questions with evidence (a failed question counts 0).
-	Recall       float64 `json:"context_recall"`
-	MeanTokens   float64 `json:"mean_context_tokens"`
-	LLMCalls     int     `json:"llm_calls"`
-	P50Millis    float64 `json:"p50_ms"`
-	PerSecond    float64 `json:"questions_per_second"`
-	TotalSeconds float64 `json:"seconds"`
+	Recall     float64 `json:"context_recall"`
+	MeanTokens float64 `json:"mean_context_tokens"`
+	LLMCalls   int     `json:"llm_calls"`
+	// Judged counts the answers the judge graded; Score is their mean
+	// (0-5), Overlap the mean string check where a reference was given.
+	Judged       int      `json:"judged,omitempty"`
+	Score        *float64 `json:"judge_score,omitempty"`
+	Overlap      *float64 `json:"answer_overlap,omitempty"`
+	P50Millis    float64  `json:"p50_ms"`
+	PerSecond    float64  `json:"questions_per_second"`
+	TotalSeconds float64  `json:"seconds"`
 }
 
 // Options say how questions are asked.
@@ -54,6 +65,8 @@ type Options struct {
 	// Answer asks the chat model too (Search); else only the context is
 	// built (Context), for the modes that can (not DRIFT).
 	Answer bool
+	// Judge, with Answer, grades each answer.
+	Judge *Judge
 	// Progress, when set, is called after each question.
 	Progress func(mode string, done, total int)
 }
@@ -99,14 +112,27 @@ func ask(ctx context.Context, e engine.Engine, q Question, o Options) Result {
 		return r
 	}
 	r.Recall = ContextRecall(q.Evidence, res)
-	r.Tokens, r.LLMCalls = tokens(res), calls(res)
-	if res.Answer != nil {
-		r.Answer = *res.Answer
+	r.Tokens, r.LLMCalls = contextTokens(res), calls(res)
+	if res.Answer == nil {
+		return r
+	}
+	r.Answer = *res.Answer
+	if q.Answer != "" {
+		ov := Overlap(q.Answer, r.Answer)
+		r.Overlap = &ov
+	}
+	if o.Judge != nil {
+		v, _, err := o.Judge.Grade(ctx, q, r.Answer)
+		if err != nil {
+			r.JudgeErr = err.Error()
+		} else {
+			r.Verdict = &v
+		}
 	}
 	return r
 }
 
-func tokens(res *answer.Result) int {
+func contextTokens(res *answer.Result) int {
 	if res.Context != nil {
 		return res.Context.Tokens
 	}
@@ -152,6 +178,26 @@ func summarize(rs []Result, took time.Duration) Summary {
 	}
 	if scored > 0 {
 		s.Recall = recall / float64(scored)
+	}
+	var score, overlap float64
+	overlaps := 0
+	for _, r := range rs {
+		if r.Verdict != nil {
+			s.Judged++
+			score += float64(r.Verdict.Score)
+		}
+		if r.Overlap != nil {
+			overlaps++
+			overlap += *r.Overlap
+		}
+	}
+	if s.Judged > 0 {
+		m := score / float64(s.Judged)
+		s.Score = &m
+	}
+	if overlaps > 0 {
+		m := overlap / float64(overlaps)
+		s.Overlap = &m
 	}
 	if len(rs) > 0 {
 		s.MeanTokens = float64(tokens) / float64(len(rs))
