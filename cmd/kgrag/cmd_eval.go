@@ -29,6 +29,9 @@ type evalOptions struct {
 	json      bool
 	// judgeModel, when set, grades every answer (and implies answer).
 	judgeModel string
+	// against is a second graph (an output folder) run the same way,
+	// for the difference per mode; againstIndex its index folder.
+	against, againstIndex string
 }
 
 // defaultEvalModes are the modes that build a context without a chat
@@ -38,13 +41,20 @@ const defaultEvalModes = "local,global,basic,sparql-templates,subgraph"
 
 // evalReport is kgrag eval --json's object.
 type evalReport struct {
-	Questions string            `json:"questions_file"`
-	Source    string            `json:"source"`
-	Answered  bool              `json:"answered"`
-	Modes     []eval.ModeReport `json:"modes"`
-	Skipped   map[string]string `json:"skipped,omitempty"`
-	Count     int               `json:"question_count"`
-	Kinds     map[string]int    `json:"kinds,omitempty"`
+	Questions string         `json:"questions_file"`
+	Answered  bool           `json:"answered"`
+	Count     int            `json:"question_count"`
+	Kinds     map[string]int `json:"kinds,omitempty"`
+	graphReport
+	// Against is the second graph's, with --against.
+	Against *graphReport `json:"against,omitempty"`
+}
+
+// graphReport is every mode over one graph.
+type graphReport struct {
+	Source  string            `json:"source"`
+	Modes   []eval.ModeReport `json:"modes"`
+	Skipped map[string]string `json:"skipped,omitempty"`
 }
 
 func newEvalCommand(term terminal) *cli.Command {
@@ -85,6 +95,8 @@ Ctrl-C stops the run and prints what was done.
 			&cli.StringFlag{Name: "modes", Value: o.modes, Destination: &o.modes, Usage: "comma-separated `MODES` to run (" + strings.Join(askModes(), ", ") + ")"},
 			&cli.BoolFlag{Name: "answer", Destination: &o.answer, Usage: "ask the chat model too: answers and model calls are recorded (DRIFT needs it)"},
 			&cli.StringFlag{Name: "judge-model", Destination: &o.judgeModel, Usage: "chat model `NAME` that grades each answer 0-5 against the question's reference answer (implies --answer; the same --llm-url)", Sources: cli.EnvVars("KGRAG_JUDGE_MODEL")},
+			&cli.StringFlag{Name: "against", Destination: &o.against, Usage: "a second GraphRAG output `DIR` of the same text (with its own kgrag-index) run the same way: the table gives the difference per mode"},
+			&cli.StringFlag{Name: "against-index", Destination: &o.againstIndex, Usage: "with --against: its vector index `PATH` (default: kgrag-index inside it)"},
 			&cli.BoolFlag{Name: "json", Destination: &o.json, Usage: "print one JSON object: every question of every mode, and the summaries"},
 		}, flags...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -148,39 +160,60 @@ func runEval(ctx context.Context, o evalOptions, term terminal) error {
 		temp := float32(0)
 		judge = eval.NewJudge(client, llm.ChatOptions{Model: o.judgeModel, Temperature: &temp, MaxTokens: o.ask.maxTokens}, o.ask.global.search.JSONMode, enc)
 	}
-	rep := evalReport{Questions: o.questions, Answered: o.answer, Modes: []eval.ModeReport{}, Skipped: map[string]string{}, Count: len(qs), Kinds: map[string]int{}}
+	rep := evalReport{Questions: o.questions, Answered: o.answer, Count: len(qs), Kinds: map[string]int{}}
 	for _, q := range qs {
 		if q.Kind != "" {
 			rep.Kinds[q.Kind]++
 		}
 	}
+	eo := eval.Options{Answer: o.answer, Judge: judge}
+	var err1 error
+	rep.graphReport, err1 = evalGraph(ctx, o, o.ask, modes, qs, eo, client, term)
+	if err1 == nil && o.against != "" {
+		b := o.ask
+		b.input, b.index.path, b.store = o.against, o.againstIndex, storeOptions{}
+		var g graphReport
+		g, err1 = evalGraph(ctx, o, b, modes, qs, eo, client, term)
+		rep.Against = &g
+	}
+	if err1 != nil && ctx.Err() == nil && len(rep.Modes) == 0 {
+		return err1
+	}
+	return errors.Join(writeEval(term, o, rep), err1)
+}
+
+// evalGraph runs modes over the graph a reads.
+func evalGraph(ctx context.Context, o evalOptions, a askOptions, modes []string, qs []eval.Question, eo eval.Options,
+	client *llm.Client, term terminal) (graphReport, error) {
+	g := graphReport{Modes: []eval.ModeReport{}, Skipped: map[string]string{}}
 	progress := term.tty && !o.ask.quiet && !o.json
+	eo.Progress = func(m string, done, total int) {
+		if progress {
+			fmt.Fprintf(term.err, "\r%s: %d/%d questions\x1b[K", m, done, total)
+		}
+	}
 	for _, name := range modes {
 		if name == mode.Drift && !o.answer {
-			rep.Skipped[name] = "its contexts come from the model's answers: run with --answer"
+			g.Skipped[name] = "its contexts come from the model's answers: run with --answer"
 			continue
 		}
-		mo := o.ask
+		mo := a
 		mo.mode = name
 		if err := mo.validate(); err != nil {
-			return err
+			return g, err
 		}
 		res := &askResult{Timings: map[string]float64{}}
 		eng, src, closeAll, err := openEngine(ctx, mo, client, res, term)
 		var mi *engine.MissingIndexError
 		switch {
 		case err != nil && (errors.As(err, &mi) || strings.Contains(err.Error(), "kgrag embed")):
-			rep.Skipped[name] = strings.TrimPrefix(err.Error(), "ask: ")
+			g.Skipped[name] = strings.TrimPrefix(err.Error(), "ask: ")
 			continue
 		case err != nil:
-			return err
+			return g, err
 		}
-		rep.Source = src.name
-		mr, err := eval.Run(ctx, eng, qs, eval.Options{Answer: o.answer, Judge: judge, Progress: func(m string, done, total int) {
-			if progress {
-				fmt.Fprintf(term.err, "\r%s: %d/%d questions\x1b[K", m, done, total)
-			}
-		}})
+		g.Source = src.name
+		mr, err := eval.Run(ctx, eng, qs, eo)
 		closeAll()
 		if progress {
 			fmt.Fprint(term.err, "\r\x1b[K")
@@ -188,16 +221,16 @@ func runEval(ctx context.Context, o evalOptions, term terminal) error {
 		if err == nil && emptyContexts(mr) {
 			// Global search over a graph without community reports: no
 			// context to score, which a recall of 0 would not say.
-			rep.Skipped[name] = "every context was empty (global search: the graph holds no community reports)"
+			g.Skipped[name] = "every context was empty (global search: the graph holds no community reports)"
 			continue
 		}
-		rep.Modes = append(rep.Modes, mr)
+		g.Modes = append(g.Modes, mr)
 		if err != nil {
-			// Interrupted: say what was done, then why it stopped.
-			return errors.Join(writeEval(term, o, rep), fmt.Errorf("eval: stopped in %s after %d questions: %w", name, len(mr.Results), err))
+			// Interrupted: what was done is printed, then why it stopped.
+			return g, fmt.Errorf("eval: stopped in %s after %d questions: %w", name, len(mr.Results), err)
 		}
 	}
-	return writeEval(term, o, rep)
+	return g, nil
 }
 
 // writeEval prints the report: JSON, or a table with the skipped modes
@@ -212,19 +245,48 @@ func writeEval(term terminal, o evalOptions, rep evalReport) error {
 }
 
 func writeEvalTable(w io.Writer, rep evalReport) error {
+	fmt.Fprintf(w, "%d questions from %s over %s\n\n", rep.Count, rep.Questions, rep.Source)
+	if err := writeModes(w, rep.graphReport, rep.Answered); err != nil {
+		return err
+	}
+	b := rep.Against
+	if b == nil {
+		return nil
+	}
+	fmt.Fprintf(w, "\nagainst %s:\n\n", b.Source)
+	if err := writeModes(w, *b, rep.Answered); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\ncontext recall, %s against %s:\n\n", b.Source, rep.Source)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "MODE\tTHIS\tAGAINST\tDIFFERENCE")
+	for _, m := range rep.Modes {
+		i := slices.IndexFunc(b.Modes, func(x eval.ModeReport) bool { return x.Mode == m.Mode })
+		if i < 0 {
+			fmt.Fprintf(tw, "%s\t%.2f\t-\t-\n", m.Mode, m.Summary.Recall)
+			continue
+		}
+		x := b.Modes[i].Summary.Recall
+		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%+.2f\n", m.Mode, m.Summary.Recall, x, x-m.Summary.Recall)
+	}
+	return tw.Flush()
+}
+
+// writeModes prints one graph's table, its skipped modes and the
+// questions that failed.
+func writeModes(w io.Writer, g graphReport, answered bool) error {
 	kinds := []string{eval.KindFact, eval.KindRelation, eval.KindTheme}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "%d questions from %s over %s\n\n", rep.Count, rep.Questions, rep.Source)
 	fmt.Fprint(tw, "MODE\tCONTEXT RECALL")
 	for _, k := range kinds {
 		fmt.Fprintf(tw, "\t%s", strings.ToUpper(k))
 	}
 	fmt.Fprint(tw, "\tMEAN TOKENS\tP50 MS\tQUESTIONS/S\tFAILED")
-	if rep.Answered {
+	if answered {
 		fmt.Fprint(tw, "\tMODEL CALLS\tANSWER OVERLAP\tJUDGE 0-5")
 	}
 	fmt.Fprintln(tw)
-	for _, m := range rep.Modes {
+	for _, m := range g.Modes {
 		s := m.Summary
 		fmt.Fprintf(tw, "%s\t%.2f", m.Mode, s.Recall)
 		for _, k := range kinds {
@@ -235,7 +297,7 @@ func writeEvalTable(w io.Writer, rep evalReport) error {
 			}
 		}
 		fmt.Fprintf(tw, "\t%.0f\t%.1f\t%.1f\t%d", s.MeanTokens, s.P50Millis, s.PerSecond, s.Failed)
-		if rep.Answered {
+		if answered {
 			fmt.Fprintf(tw, "\t%d\t%s\t%s", s.LLMCalls, orDash(s.Overlap), orDash(s.Score))
 		}
 		fmt.Fprintln(tw)
@@ -243,10 +305,10 @@ func writeEvalTable(w io.Writer, rep evalReport) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	for _, name := range slices.Sorted(maps.Keys(rep.Skipped)) {
-		fmt.Fprintf(w, "skipped %s: %s\n", name, rep.Skipped[name])
+	for _, name := range slices.Sorted(maps.Keys(g.Skipped)) {
+		fmt.Fprintf(w, "skipped %s: %s\n", name, g.Skipped[name])
 	}
-	for _, m := range rep.Modes {
+	for _, m := range g.Modes {
 		for _, r := range m.Results {
 			if r.Err != "" {
 				fmt.Fprintf(w, "%s, %s: %s\n", m.Mode, r.ID, r.Err)

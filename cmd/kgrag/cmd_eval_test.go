@@ -150,3 +150,41 @@ func TestEvalJudge(t *testing.T) {
 		t.Errorf("%d calls to the judge model; want 2", judged)
 	}
 }
+
+// TestEvalAgainst runs a graph against itself: the second graph's report
+// is there, mode for mode, with the same context recall, and the table
+// says a difference of +0.00 for each mode.
+func TestEvalAgainst(t *testing.T) {
+	f := newAllTablesFixture(t)
+	e := f.entity(t, "BOB CRATCHIT")
+	qfile := filepath.Join(t.TempDir(), "q.jsonl")
+	line := fmt.Sprintf(`{"id": "self", "question": %q, "evidence": {"entities": [%q, "NOBODY"]}}`+"\n", embedtext.Entity(e), e.Title)
+	if err := os.WriteFile(qfile, []byte(line), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"eval", "-q", "--input", f.input, "--index", f.index, "--llm-url", f.srv.URL(), "--embed-model", askEmbedModel,
+		"--questions", qfile, "--modes", "local,basic", "--against", f.input, "--against-index", f.index}
+	stdout, stderr, code := runKgrag(t, append(args, "--json")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var rep evalReport
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Against == nil || len(rep.Against.Modes) != 2 || len(rep.Modes) != 2 {
+		t.Fatalf("against %+v; want both modes over both graphs", rep.Against)
+	}
+	for i, m := range rep.Modes {
+		if b := rep.Against.Modes[i]; b.Mode != m.Mode || b.Summary.Recall != m.Summary.Recall {
+			t.Errorf("%s: recall %g against %s %g; want the same graph to score the same", m.Mode, m.Summary.Recall, b.Mode, b.Summary.Recall)
+		}
+	}
+	if r := rep.Modes[0].Results[0].Recall; r.Found != 1 || r.Total != 2 {
+		t.Errorf("local: %+v; want the entity found and NOBODY not", r)
+	}
+	stdout, _, _ = runKgrag(t, args...)
+	if !strings.Contains(stdout, "DIFFERENCE") || strings.Count(stdout, "+0.00") != 2 {
+		t.Errorf("table:\n%s\nwant a difference of +0.00 for each of the two modes", stdout)
+	}
+}
