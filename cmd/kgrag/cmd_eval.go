@@ -11,6 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/kgrag/kgrag/internal/atomicfile"
 	"github.com/kgrag/kgrag/internal/engine"
 	"github.com/kgrag/kgrag/internal/eval"
 	"github.com/kgrag/kgrag/internal/llm"
@@ -29,6 +30,8 @@ type evalOptions struct {
 	json      bool
 	// judgeModel, when set, grades every answer (and implies answer).
 	judgeModel string
+	// html is where the report page goes, or "".
+	html string
 	// against is a second graph (an output folder) run the same way,
 	// for the difference per mode; againstIndex its index folder.
 	against, againstIndex string
@@ -98,6 +101,7 @@ Ctrl-C stops the run and prints what was done.
 			&cli.StringFlag{Name: "against", Destination: &o.against, Usage: "a second GraphRAG output `DIR` of the same text (with its own kgrag-index) run the same way: the table gives the difference per mode"},
 			&cli.StringFlag{Name: "against-index", Destination: &o.againstIndex, Usage: "with --against: its vector index `PATH` (default: kgrag-index inside it)"},
 			&cli.BoolFlag{Name: "json", Destination: &o.json, Usage: "print one JSON object: every question of every mode, and the summaries"},
+			&cli.StringFlag{Name: "html", Destination: &o.html, Usage: "also write a report page to `FILE`: a chart of context recall per mode, then every question worst first, with its context and answer (self-contained)"},
 		}, flags...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 0 {
@@ -166,7 +170,7 @@ func runEval(ctx context.Context, o evalOptions, term terminal) error {
 			rep.Kinds[q.Kind]++
 		}
 	}
-	eo := eval.Options{Answer: o.answer, Judge: judge}
+	eo := eval.Options{Answer: o.answer, Judge: judge, KeepContext: o.html != ""}
 	var err1 error
 	rep.graphReport, err1 = evalGraph(ctx, o, o.ask, modes, qs, eo, client, term)
 	if err1 == nil && o.against != "" {
@@ -179,7 +183,7 @@ func runEval(ctx context.Context, o evalOptions, term terminal) error {
 	if err1 != nil && ctx.Err() == nil && len(rep.Modes) == 0 {
 		return err1
 	}
-	return errors.Join(writeEval(term, o, rep), err1)
+	return errors.Join(writeEval(term, o, rep, qs), err1)
 }
 
 // evalGraph runs modes over the graph a reads.
@@ -234,8 +238,13 @@ func evalGraph(ctx context.Context, o evalOptions, a askOptions, modes []string,
 }
 
 // writeEval prints the report: JSON, or a table with the skipped modes
-// and the questions each mode scored worst.
-func writeEval(term terminal, o evalOptions, rep evalReport) error {
+// and the questions that failed; and with --html writes the page.
+func writeEval(term terminal, o evalOptions, rep evalReport, qs []eval.Question) error {
+	if o.html != "" {
+		if err := writeEvalHTML(o.html, rep, qs); err != nil {
+			return err
+		}
+	}
 	if o.json {
 		enc := json.NewEncoder(term.out)
 		enc.SetIndent("", "  ")
@@ -353,4 +362,22 @@ func orDash(v *float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.2f", *v)
+}
+
+// writeEvalHTML writes the report page to path, whole or not at all.
+func writeEvalHTML(path string, rep evalReport, qs []eval.Question) error {
+	p := eval.Page{Title: fmt.Sprintf("kgrag eval: %d questions from %s", rep.Count, rep.Questions), Questions: qs,
+		Graphs: []eval.PageGraph{{Source: rep.Source, Modes: rep.Modes}}}
+	if b := rep.Against; b != nil {
+		p.Graphs = append(p.Graphs, eval.PageGraph{Source: b.Source, Modes: b.Modes})
+	}
+	f, err := atomicfile.Create(path)
+	if err != nil {
+		return fmt.Errorf("eval: %w", err)
+	}
+	defer f.Abort()
+	if err := eval.WriteHTML(f, p); err != nil {
+		return fmt.Errorf("eval: write %s: %w", path, err)
+	}
+	return f.Commit()
 }

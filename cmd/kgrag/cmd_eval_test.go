@@ -1,16 +1,20 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/kgrag/kgrag/internal/embedtext"
 	"github.com/kgrag/kgrag/internal/eval"
 	"github.com/kgrag/kgrag/internal/llm/llmtest"
+	"github.com/kgrag/kgrag/internal/test"
 )
 
 // TestEval runs kgrag eval over the v3 sample with every table embedded
@@ -186,5 +190,56 @@ func TestEvalAgainst(t *testing.T) {
 	stdout, _, _ = runKgrag(t, args...)
 	if !strings.Contains(stdout, "DIFFERENCE") || strings.Count(stdout, "+0.00") != 2 {
 		t.Errorf("table:\n%s\nwant a difference of +0.00 for each of the two modes", stdout)
+	}
+}
+
+// TestEvalHTML writes the report page and opens it in headless Chromium:
+// one bar per mode, as wide as its recall, and the questions worst first;
+// a screenshot is kept (test.Artifacts).
+func TestEvalHTML(t *testing.T) {
+	chromium := test.Chromium(t)
+	f := newAllTablesFixture(t)
+	a, b := f.entity(t, "BOB CRATCHIT"), f.entity(t, "EBENEZER SCROOGE")
+	qfile := filepath.Join(t.TempDir(), "q.jsonl")
+	lines := fmt.Sprintf(`{"id": "found", "question": %q, "evidence": {"entities": [%q]}}`+"\n"+
+		`{"id": "missed", "question": %q, "evidence": {"entities": ["NOBODY"]}}`+"\n", embedtext.Entity(a), a.Title, embedtext.Entity(b))
+	if err := os.WriteFile(qfile, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	page := filepath.Join(t.TempDir(), "report.html")
+	if _, stderr, code := runKgrag(t, "eval", "-q", "--input", f.input, "--index", f.index, "--llm-url", f.srv.URL(), "--embed-model", askEmbedModel,
+		"--questions", qfile, "--modes", "local,sparql-templates", "--html", page); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox,
+		chromedp.Flag("headless", "new"), chromedp.WindowSize(1000, 900))
+	actx, cancel := chromedp.NewExecAllocator(t.Context(), opts...)
+	defer cancel()
+	bctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	ctx, cancel := context.WithTimeout(bctx, 60*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+page), chromedp.WaitVisible(chromedp.CSS("#chart"))); err != nil {
+		t.Fatal(err)
+	}
+	// Rendered widths, as the browser laid the chart out.
+	widths, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`[...document.querySelectorAll("#chart rect.bar")].map((r) => r.getBoundingClientRect().width)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each mode finds the entity of "found" and not NOBODY: recall 0.5.
+	if len(widths) != 2 || widths[0] < 150 || widths[0] != widths[1] {
+		t.Errorf("bar widths %v; want two equal bars of half the chart", widths)
+	}
+	first, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#questions tbody tr td:nth-child(3) b")))
+	if err != nil || first != "missed" {
+		t.Errorf("first question %q (%v); want the worst, missed", first, err)
+	}
+	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(test.Artifacts(t, "eval-html"), "report.png"), shot, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

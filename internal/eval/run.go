@@ -23,6 +23,9 @@ type Result struct {
 	// Millis is kgrag's own time for the question.
 	Millis float64 `json:"ms"`
 	Answer string  `json:"answer,omitempty"`
+	// Context is the context's text, kept with Options.KeepContext (for
+	// the HTML report).
+	Context string `json:"-"`
 	// Overlap is the string check of the answer against the reference
 	// answer (see Overlap); nil without one.
 	Overlap *float64 `json:"answer_overlap,omitempty"`
@@ -67,6 +70,8 @@ type Options struct {
 	Answer bool
 	// Judge, with Answer, grades each answer.
 	Judge *Judge
+	// KeepContext keeps each context's text in its Result.
+	KeepContext bool
 	// Progress, when set, is called after each question.
 	Progress func(mode string, done, total int)
 }
@@ -112,6 +117,9 @@ func ask(ctx context.Context, e engine.Engine, q Question, o Options) Result {
 		return r
 	}
 	r.Recall = ContextRecall(q.Evidence, res)
+	if o.KeepContext {
+		r.Context, _ = contextOf(res)
+	}
 	r.Tokens, r.LLMCalls = contextTokens(res), calls(res)
 	if res.Answer == nil {
 		return r
