@@ -66,6 +66,7 @@ func steps() []step {
 		{"drift", (*bench).drift},
 		{"knn", (*bench).knn},
 		{"open", (*bench).open},
+		{"eval", (*bench).eval},
 	}
 }
 

@@ -52,8 +52,10 @@ type config struct {
 	KnnESMax                         int
 	OpenSizes                        []int
 	OpenDim, OpenQuestions, OpenPort int
-	OpenServePort, OpenServeN        int
-	OpenANN                          string
+	// EvalPort is the eval step's test model server.
+	EvalPort                  int
+	OpenServePort, OpenServeN int
+	OpenANN                   string
 }
 
 // envHelp documents the variables in -help.
@@ -92,6 +94,7 @@ Environment (flags override):
   BENCH_KNN_ES_MAX, BENCH_KNN_OPENS              knn step
   BENCH_OPEN_N, BENCH_OPEN_DIM, BENCH_OPEN_QUESTIONS, BENCH_OPEN_ANN,
   BENCH_OPEN_LLMTEST_PORT, BENCH_OPEN_SERVE_PORT, BENCH_OPEN_SERVE_N  open step
+  BENCH_EVAL_LLMTEST_PORT  eval step (default 11555)
 `
 
 // envReader reads variables through get and keeps the first bad value.
@@ -199,6 +202,7 @@ func configFromEnv(lookup func(string) (string, bool)) (config, error) {
 		OpenDim:          e.int("BENCH_OPEN_DIM", 64),
 		OpenQuestions:    e.int("BENCH_OPEN_QUESTIONS", 10),
 		OpenPort:         e.int("BENCH_OPEN_LLMTEST_PORT", 11545),
+		EvalPort:         e.int("BENCH_EVAL_LLMTEST_PORT", 11555),
 		OpenServePort:    e.int("BENCH_OPEN_SERVE_PORT", 18775),
 		OpenServeN:       e.int("BENCH_OPEN_SERVE_N", 200),
 		OpenANN:          e.str("BENCH_OPEN_ANN", "off"),
