@@ -30,6 +30,8 @@ type evalOptions struct {
 	json      bool
 	// judgeModel, when set, grades every answer (and implies answer).
 	judgeModel string
+	// limit asks only the first limit questions (0: all).
+	limit int
 	// html is where the report page goes, or "".
 	html string
 	// against is a second graph (an output folder) run the same way,
@@ -96,6 +98,7 @@ Ctrl-C stops the run and prints what was done.
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "questions", Destination: &o.questions, Usage: "question `FILE` (.jsonl or .yaml) with gold evidence"},
 			&cli.StringFlag{Name: "modes", Value: o.modes, Destination: &o.modes, Usage: "comma-separated `MODES` to run (" + strings.Join(askModes(), ", ") + ")"},
+			&cli.IntFlag{Name: "limit", Destination: &o.limit, Usage: "ask only the first `N` questions (0: all): a first look before a long run with a model"},
 			&cli.BoolFlag{Name: "answer", Destination: &o.answer, Usage: "ask the chat model too: answers and model calls are recorded (DRIFT needs it)"},
 			&cli.StringFlag{Name: "judge-model", Destination: &o.judgeModel, Usage: "chat model `NAME` that grades each answer 0-5 against the question's reference answer (implies --answer; the same --llm-url)", Sources: cli.EnvVars("KGRAG_JUDGE_MODEL")},
 			&cli.StringFlag{Name: "against", Destination: &o.against, Usage: "a second GraphRAG output `DIR` of the same text (with its own kgrag-index) run the same way: the table gives the difference per mode"},
@@ -146,6 +149,12 @@ func runEval(ctx context.Context, o evalOptions, term terminal) error {
 	qs, err := eval.ReadFile(o.questions)
 	if err != nil {
 		return err
+	}
+	switch {
+	case o.limit < 0:
+		return usagef("--limit 5", "--limit %d is negative", o.limit)
+	case o.limit > 0 && o.limit < len(qs):
+		qs = qs[:o.limit]
 	}
 	if o.judgeModel != "" {
 		o.answer = true
