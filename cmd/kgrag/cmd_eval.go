@@ -82,8 +82,9 @@ kind is fact, relation, theme or absent (the text does not answer it).
 A quote is held when its words are in the context text (case, whitespace
 and punctuation aside), or two parts of it of three words or more are
 (a quote the chunker cut across two text units); an entity when the
-context's records hold one of that title; a text unit by its id or
-human-readable id.
+context's records hold one of that title (in global search, whose
+context is community reports, when a report names it); a text unit by
+its id or human-readable id.
 
 Without a chat model (the default) only the contexts are built: DRIFT,
 whose contexts come from answers, is left out. --answer asks the chat

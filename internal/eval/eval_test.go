@@ -111,6 +111,31 @@ func TestContextRecallByHand(t *testing.T) {
 	}
 }
 
+// TestEntityInReports: global search's context is community reports,
+// without entity records, so an entity counts when a report names it;
+// in other modes naming is not selecting, and the records decide.
+func TestEntityInReports(t *testing.T) {
+	const reports = "id|title|content\n1|The witches' prophecy|Macbeth and Banquo meet three witches on the heath."
+	ev := eval.Evidence{Entities: []string{"MACBETH", "DUNCAN", "THREE WITCHES"}}
+	tests := []struct {
+		name string
+		res  *answer.Result
+		want int
+	}{
+		{"global", &answer.Result{Global: &answer.Global{Batches: []answer.Batch{{Text: reports}}}}, 2},
+		{"local, no records", &answer.Result{Context: &answer.Context{Text: reports}}, 0},
+		{"local, records", &answer.Result{Context: &answer.Context{Text: reports,
+			Records: answer.Records{Entities: []answer.Entity{{Title: "Duncan"}}}}}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if r := eval.ContextRecall(ev, tt.res); r.Found != tt.want || r.Total != 3 {
+				t.Errorf("recall %+v; want %d of 3", r, tt.want)
+			}
+		})
+	}
+}
+
 // TestQuoteMatching: case, whitespace, punctuation and table delimiters
 // do not decide; a split needs parts of three words or more.
 func TestQuoteMatching(t *testing.T) {

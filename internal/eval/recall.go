@@ -38,7 +38,9 @@ const minSplitWords = 3
 //     minSplitWords words that each are (a quote the chunker cut across
 //     two text units, both of which the context holds);
 //   - an entity is held when the context's records hold an entity of
-//     that title (case aside);
+//     that title (case aside); global search hands the model community
+//     reports and no entity records, so there an entity is held when the
+//     reports name it (its title found as a quote is);
 //   - a text unit is held when the context's sources hold it, by id or
 //     human-readable id.
 //
@@ -55,7 +57,7 @@ func ContextRecall(ev Evidence, res *answer.Result) Recall {
 		}
 	}
 	for _, title := range ev.Entities {
-		if hasEntity(recs, title) {
+		if hasEntity(recs, title) || (res.Global != nil && quoteIn(normalize(title), norm)) {
 			r.Found++
 		} else {
 			r.Missing = append(r.Missing, "entity: "+title)
