@@ -91,3 +91,49 @@ func TestEvalRealModels(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestEvalChristmasCarolRealEmbedder runs the shipped Christmas Carol
+// questions over the GraphRAG 3.x sample of the book, its entities, text
+// units and community reports embedded by the real sentence embedder,
+// through every mode that builds a context without a chat model. The
+// table is logged (the closing note's figures); the test checks every
+// mode ran every question and that the modes that search by the question
+// found some gold, which a broken index or source (recall 0) would not.
+func TestEvalChristmasCarolRealEmbedder(t *testing.T) {
+	url, _, embedModel := modelServer(t)
+	input := filepath.Join(test.GraphRAGSamples(t), "v3")
+	index := filepath.Join(t.TempDir(), "index")
+	questions := filepath.Join(test.RepoRoot(t), "demo", "eval", "christmas-carol.jsonl")
+	server := []string{"--llm-url", url, "--embed-model", embedModel, "--input", input, "--index", index}
+	if _, stderr, code := runKgrag(t, append([]string{"embed", "-q", "--tables", "all"}, server...)...); code != 0 {
+		t.Fatalf("kgrag embed: exit %d: %s", code, stderr)
+	}
+	stdout, stderr, code := runKgrag(t, append([]string{"eval", "-q", "--questions", questions, "--json"}, server...)...)
+	if code != 0 {
+		t.Fatalf("kgrag eval: exit %d: %s", code, stderr)
+	}
+	var rep evalReport
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	var table strings.Builder
+	if err := writeEvalTable(&table, rep); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("context recall, A Christmas Carol (GraphRAG 3.x sample), %s:\n%s", embedModel, table.String())
+	got := map[string]eval.ModeReport{}
+	for _, m := range rep.Modes {
+		got[m.Mode] = m
+	}
+	for _, name := range strings.Split(defaultEvalModes, ",") {
+		m, ok := got[name]
+		switch {
+		case !ok:
+			t.Errorf("no %s in the report (skipped: %v)", name, rep.Skipped)
+		case len(m.Results) != rep.Count || m.Summary.Failed != 0:
+			t.Errorf("%s: %d results, %d failed; want %d, none", name, len(m.Results), m.Summary.Failed, rep.Count)
+		case name != "global" && m.Summary.Recall == 0:
+			t.Errorf("%s: context recall 0; the nearest entities or units held none of the gold", name)
+		}
+	}
+}
