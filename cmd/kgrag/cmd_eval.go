@@ -279,16 +279,44 @@ func writeEvalTable(w io.Writer, rep evalReport) error {
 	fmt.Fprintf(w, "\ncontext recall, %s against %s:\n\n", b.Source, rep.Source)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "MODE\tTHIS\tAGAINST\tDIFFERENCE")
-	for _, m := range rep.Modes {
-		i := slices.IndexFunc(b.Modes, func(x eval.ModeReport) bool { return x.Mode == m.Mode })
-		if i < 0 {
-			fmt.Fprintf(tw, "%s\t%.2f\t-\t-\n", m.Mode, m.Summary.Recall)
-			continue
+	// A mode run on one graph only (global search where one has no
+	// community reports) still gets its row, with a dash for the other.
+	for _, name := range evalModeUnion(rep.Modes, b.Modes) {
+		this, okThis := modeRecall(rep.Modes, name)
+		that, okThat := modeRecall(b.Modes, name)
+		switch {
+		case okThis && okThat:
+			fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%+.2f\n", name, this, that, that-this)
+		case okThis:
+			fmt.Fprintf(tw, "%s\t%.2f\t-\t-\n", name, this)
+		default:
+			fmt.Fprintf(tw, "%s\t-\t%.2f\t-\n", name, that)
 		}
-		x := b.Modes[i].Summary.Recall
-		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%+.2f\n", m.Mode, m.Summary.Recall, x, x-m.Summary.Recall)
 	}
 	return tw.Flush()
+}
+
+// evalModeUnion is the modes either a or b holds, in the registry's
+// order.
+func evalModeUnion(a, b []eval.ModeReport) []string {
+	var out []string
+	for _, m := range mode.All() {
+		_, inA := modeRecall(a, m.Name)
+		_, inB := modeRecall(b, m.Name)
+		if inA || inB {
+			out = append(out, m.Name)
+		}
+	}
+	return out
+}
+
+// modeRecall is the context recall of mode name among ms.
+func modeRecall(ms []eval.ModeReport, name string) (float64, bool) {
+	i := slices.IndexFunc(ms, func(x eval.ModeReport) bool { return x.Mode == name })
+	if i < 0 {
+		return 0, false
+	}
+	return ms[i].Summary.Recall, true
 }
 
 // writeModes prints one graph's table, its skipped modes and the

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -190,6 +191,35 @@ func TestEvalAgainst(t *testing.T) {
 	stdout, _, _ = runKgrag(t, args...)
 	if !strings.Contains(stdout, "DIFFERENCE") || strings.Count(stdout, "+0.00") != 2 {
 		t.Errorf("table:\n%s\nwant a difference of +0.00 for each of the two modes", stdout)
+	}
+}
+
+// TestEvalTableModeOfOneGraph: a mode run over one graph only (global
+// search where the other graph has no community reports) keeps its row
+// in the difference table, with a dash where it was not run.
+func TestEvalTableModeOfOneGraph(t *testing.T) {
+	mr := func(name string, recall float64) eval.ModeReport {
+		return eval.ModeReport{Mode: name, Summary: eval.Summary{Recall: recall}}
+	}
+	rep := evalReport{Count: 1, graphReport: graphReport{Source: "fast", Modes: []eval.ModeReport{mr("local", 0.25)}},
+		Against: &graphReport{Source: "model", Modes: []eval.ModeReport{mr("local", 0.5), mr("global", 0.75)}}}
+	var b strings.Builder
+	if err := writeEvalTable(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	_, diff, ok := strings.Cut(b.String(), "context recall, model against fast:")
+	if !ok {
+		t.Fatalf("no difference table:\n%s", b.String())
+	}
+	var rows []string
+	for _, line := range strings.Split(diff, "\n") {
+		if f := strings.Fields(line); len(f) > 0 {
+			rows = append(rows, strings.Join(f, " "))
+		}
+	}
+	want := []string{"MODE THIS AGAINST DIFFERENCE", "local 0.25 0.50 +0.25", "global - 0.75 -"}
+	if !slices.Equal(rows, want) {
+		t.Errorf("difference table rows %q; want %q", rows, want)
 	}
 }
 
