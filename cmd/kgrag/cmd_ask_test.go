@@ -675,3 +675,47 @@ func TestAskEncoding(t *testing.T) {
 		t.Errorf("--encoding p50k_base: %v; want a usage error naming --encoding", err)
 	}
 }
+
+// TestAskSmallBudget tells a budget too small for one entity's row from an
+// index of another graph: the first is a (thin) context, the second the
+// "was the index built from this graph?" error. A 270M model's 1k-token
+// contexts had been reported as the second.
+func TestAskSmallBudget(t *testing.T) {
+	f := newAskFixture(t)
+	other := newSampleFixture(t, "v2.5.0", f.srv)
+	tests := []struct {
+		name, mode string
+		index      string
+		budget     int
+		wantErr    string
+	}{
+		{"local, 20 tokens", modeLocal, f.index, 20, ""},
+		{"sparql-templates, 20 tokens", modeSPARQL, f.index, 20, ""},
+		{"local, index of another graph", modeLocal, other.index, 12000, "was the index built from this graph?"},
+		{"sparql-templates, index of another graph", modeSPARQL, other.index, 12000, "was the index built from this graph?"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := f.options("Who is Scrooge?")
+			opts.mode, opts.contextOnly, opts.json = tt.mode, true, true
+			opts.index = indexOptions{path: tt.index}
+			opts.params.MaxContextTokens = tt.budget
+			opts.templates.MaxContextTokens = tt.budget
+			term, out, _ := testTerminal()
+			err := runAsk(t.Context(), opts, term)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v; want one saying %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("a %d-token budget: %v; want a thin context", tt.budget, err)
+			}
+			r := decodeAsk(t, out.Bytes())
+			if r.Context.Tokens > tt.budget {
+				t.Errorf("context of %d tokens; want at most %d", r.Context.Tokens, tt.budget)
+			}
+		})
+	}
+}

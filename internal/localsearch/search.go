@@ -233,7 +233,7 @@ func (s *Searcher) Context(ctx context.Context, q Question) (*Result, error) {
 	case s.templates != nil:
 		res.Templates, err = s.templates.TemplatesContext(ctx, ids)
 		if err == nil {
-			found = len(res.Templates.Entities)
+			found = res.Templates.Matched
 		}
 	case s.subgraph != nil:
 		res.Subgraph, err = s.subgraph.SubgraphContext(ctx, ids)
@@ -243,7 +243,7 @@ func (s *Searcher) Context(ctx context.Context, q Question) (*Result, error) {
 	default:
 		res.Local, err = s.local.LocalContext(ctx, ids, q.History...)
 		if err == nil {
-			found = len(res.Local.Entities)
+			found = res.Local.Matched
 		}
 	}
 	if err != nil {

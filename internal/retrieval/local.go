@@ -46,6 +46,11 @@ type Context struct {
 	ReportTokens   int
 	LocalTokens    int
 	TextUnitTokens int
+	// Matched counts the selected entities the graph holds (at most
+	// TopKEntities), before the budget: none means the index is not of
+	// this graph, while an empty Entities with some matched means only
+	// that the budget is small.
+	Matched int
 }
 
 // Builder builds local search contexts from one Backend with one set of
@@ -133,7 +138,7 @@ func (b *Builder) LocalContext(ctx context.Context, selected []string, history .
 	if len(ents) > p.TopKEntities {
 		ents = ents[:p.TopKEntities]
 	}
-	out := &Context{}
+	out := &Context{Matched: len(ents)}
 	if len(ents) == 0 {
 		return out, nil
 	}

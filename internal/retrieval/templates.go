@@ -191,6 +191,10 @@ type TemplatesResult struct {
 	// Retrieved counts the records the backend returned before the budget
 	// trimmed them (communities without text excluded).
 	Retrieved int
+	// Matched counts the selected entities the graph holds, before the
+	// budget: none means the index is not of this graph, while an empty
+	// Entities with some matched means only that the budget is small.
+	Matched int
 }
 
 // TemplatesBuilder builds sparql-templates mode contexts from one TemplatesBackend with one set
@@ -268,7 +272,9 @@ func (b *TemplatesBuilder) TemplatesContext(ctx context.Context, selected []stri
 			comms = append(comms, c)
 		}
 	}
-	return b.render(r.ents, rels, comms, r.chunks), nil
+	res := b.render(r.ents, rels, comms, r.chunks)
+	res.Matched = len(r.ents)
+	return res, nil
 }
 
 // retrieve runs the four lookups concurrently.
