@@ -382,41 +382,56 @@ func ask(ctx context.Context, opts askOptions, client *llm.Client, res *askResul
 
 // openEngine opens the vector indexes the mode searches, the graph and
 // the mode's engine over them, and records the source in res. closeAll
-// releases them.
+// releases them. The indexes come first: a missing one is named before a
+// large graph is read.
 func openEngine(ctx context.Context, opts askOptions, client *llm.Client, res *askResult, term terminal) (_ engine.Engine, _ source, closeAll func(), err error) {
+	deps, closeIdx, err := modeDeps(ctx, opts, client)
+	if err != nil {
+		return nil, source{}, nil, err
+	}
+	src, err := openSource(ctx, opts, term.err)
+	if err != nil {
+		closeIdx()
+		return nil, source{}, nil, err
+	}
+	eng, err := engineOver(opts, deps, src, res)
+	if err != nil {
+		closeIdx()
+		src.close()
+		return nil, source{}, nil, err
+	}
+	return eng, src, func() { closeIdx(); src.close() }, nil
+}
+
+// modeDeps opens the vector indexes opts.mode searches; closeIdx releases
+// them.
+func modeDeps(ctx context.Context, opts askOptions, client *llm.Client) (_ engine.Deps, closeIdx func(), err error) {
 	var closers []func() error
 	release := func() {
 		for _, c := range closers {
 			c()
 		}
 	}
-	defer func() {
-		if err != nil {
-			release()
-		}
-	}()
 	m, _ := mode.Lookup(opts.mode)
 	deps := engine.Deps{Embedder: client.Embedder(), Chat: client}
 	for _, t := range engine.Tables(m) {
 		idx, err := opts.index.openTable(ctx, t)
 		if err != nil {
-			return nil, source{}, nil, err
+			release()
+			return engine.Deps{}, nil, err
 		}
 		closers = append(closers, idx.Close)
 		deps.SetIndex(t, idx)
 	}
-	src, err := openSource(ctx, opts, term.err)
-	if err != nil {
-		return nil, source{}, nil, err
-	}
-	closers = append(closers, src.close)
+	return deps, release, nil
+}
+
+// engineOver opens the engine of opts.mode over a source already open (kgrag
+// eval reads the graph once for all its modes) and records it in res.
+func engineOver(opts askOptions, deps engine.Deps, src source, res *askResult) (engine.Engine, error) {
 	res.Source, res.LeftOut = src.name, src.leftOut
 	deps.Source, deps.Name = src.retrieval(), src.name
-	eng, err := engine.Open(opts.mode, deps, opts.engineOptions(src.name))
-	if err != nil {
-		return nil, source{}, nil, err
-	}
-	return eng, src, release, nil
+	return engine.Open(opts.mode, deps, opts.engineOptions(src.name))
 }
 
 // answeredOnce ends the answer of a mode that asks the model once (after

@@ -206,6 +206,12 @@ func evalGraph(ctx context.Context, o evalOptions, a askOptions, modes []string,
 			fmt.Fprintf(term.err, "\r%s: %d/%d questions\x1b[K", m, done, total)
 		}
 	}
+	var src *source // read once, at the first mode that needs it
+	defer func() {
+		if src != nil {
+			src.close()
+		}
+	}()
 	for _, name := range modes {
 		if name == mode.Drift && !o.answer {
 			g.Skipped[name] = "its contexts come from the model's answers: run with --answer"
@@ -217,18 +223,33 @@ func evalGraph(ctx context.Context, o evalOptions, a askOptions, modes []string,
 			return g, err
 		}
 		res := &askResult{Timings: map[string]float64{}}
-		eng, src, closeAll, err := openEngine(ctx, mo, client, res, term)
-		var mi *engine.MissingIndexError
-		switch {
-		case err != nil && (errors.As(err, &mi) || strings.Contains(err.Error(), "kgrag embed")):
+		deps, closeIdx, err := modeDeps(ctx, mo, client)
+		if missingIndex(err) {
 			g.Skipped[name] = strings.TrimPrefix(err.Error(), "ask: ")
 			continue
-		case err != nil:
+		} else if err != nil {
+			return g, err
+		}
+		if src == nil {
+			s, err := openSource(ctx, mo, term.err)
+			if err != nil {
+				closeIdx()
+				return g, err
+			}
+			src = &s
+		}
+		eng, err := engineOver(mo, deps, *src, res)
+		if err != nil {
+			closeIdx()
+			if missingIndex(err) {
+				g.Skipped[name] = strings.TrimPrefix(err.Error(), "ask: ")
+				continue
+			}
 			return g, err
 		}
 		g.Source = src.name
 		mr, err := eval.Run(ctx, eng, qs, eo)
-		closeAll()
+		closeIdx()
 		if progress {
 			fmt.Fprint(term.err, "\r\x1b[K")
 		}
@@ -245,6 +266,13 @@ func evalGraph(ctx context.Context, o evalOptions, a askOptions, modes []string,
 		}
 	}
 	return g, nil
+}
+
+// missingIndex reports an error that says a mode's vector index is not
+// there: the mode is skipped, the others run.
+func missingIndex(err error) bool {
+	var mi *engine.MissingIndexError
+	return err != nil && (errors.As(err, &mi) || strings.Contains(err.Error(), "kgrag embed"))
 }
 
 // writeEval prints the report: JSON, or a table with the skipped modes
