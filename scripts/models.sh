@@ -257,7 +257,10 @@ do_install() {
 # runs on one thread: with the test run's other processes on the 2 cores, two
 # threads spinning at ggml's barriers were ten times slower. The chat
 # context (prompt and answer) of $CTX tokens also bounds the answer, as
-# kgrag sends no max_tokens.
+# kgrag sends no max_tokens. interrupt_requests is off: by default
+# llama_cpp.server ends a streaming answer early (with [DONE], no
+# finish_reason) as soon as another request waits, which cut answers
+# whenever two tests or an eval and a test shared the server.
 write_config() {
 	local threads
 	threads=$(nproc)
@@ -265,6 +268,7 @@ write_config() {
 		{
 		  "host": "127.0.0.1",
 		  "port": $PORT,
+		  "interrupt_requests": false,
 		  "models": [
 		    {"model": "$CHAT_GGUF", "model_alias": "$CHAT_MODEL", "n_ctx": $CTX,
 		     "n_threads": 1, "n_threads_batch": $threads, "verbose": false},
