@@ -29,6 +29,8 @@ type indexOptions struct {
 	password string // a secret: never printed
 	apiKey   string // a secret: never printed
 	caCert   string
+	// shards and replicas of an index embed creates (embed's flags only).
+	shards, replicas int
 }
 
 func indexFlags(o *indexOptions) []cli.Flag {
@@ -41,7 +43,7 @@ func indexFlags(o *indexOptions) []cli.Flag {
 // shared by ask (which searches it) and embed (which builds it).
 func elasticFlags(o *indexOptions) []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "index-url", Destination: &o.url, Category: "vector index", Usage: "Elasticsearch 8 node `URL`, to search an index there instead of --index", Sources: cli.EnvVars("KGRAG_INDEX_URL")},
+		&cli.StringFlag{Name: "index-url", Destination: &o.url, Category: "vector index", Usage: "Elasticsearch 8 node `URL`, to search an index there instead of --index; several nodes of a cluster: comma-separated (requests are spread over them, and retried on another when one is down)", Sources: cli.EnvVars("KGRAG_INDEX_URL")},
 		&cli.StringFlag{Name: "index-name", Destination: &o.name, Category: "vector index", Value: defaultESIndex, Usage: "Elasticsearch index or alias `NAME`", Sources: cli.EnvVars("KGRAG_INDEX_NAME")},
 		&cli.StringFlag{Name: "index-user", Destination: &o.user, Category: "vector index", Usage: "Elasticsearch user `NAME` (basic auth)", Sources: cli.EnvVars("KGRAG_INDEX_USER")},
 		&cli.StringFlag{Name: "index-password", Destination: &o.password, Category: "vector index", Usage: "Elasticsearch password (better: env KGRAG_INDEX_PASSWORD or KGRAG_INDEX_PASSWORD_FILE)", Sources: secretSource("KGRAG_INDEX_PASSWORD")},
@@ -53,7 +55,8 @@ func elasticFlags(o *indexOptions) []cli.Flag {
 // elasticConfig is the Elasticsearch configuration of the options.
 func (o indexOptions) elasticConfig() elastic.Config {
 	return elastic.Config{URL: o.url, Index: o.name, APIKey: o.apiKey,
-		Username: o.user, Password: o.password, CAFile: o.caCert}
+		Username: o.user, Password: o.password, CAFile: o.caCert,
+		Shards: o.shards, Replicas: o.replicas}
 }
 
 // resolve checks the options and fills in the default flat index under

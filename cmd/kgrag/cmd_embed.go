@@ -120,6 +120,12 @@ kgrag-community_reports beside kgrag-entities):
 
    kgrag embed --input ./output --index-url http://localhost:9200
    kgrag ask --input ./output --index-url http://localhost:9200 "Who is Scrooge?"
+
+On a cluster, name several nodes and give each shard a replica, so that a
+search survives the loss of a node:
+
+   kgrag embed --input ./output --index-replicas 1 \
+       --index-url http://es1:9200,http://es2:9200,http://es3:9200
 ` + exitStatusHelp,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "input", Destination: &o.input, Aliases: []string{"i"}, Usage: "GraphRAG output `DIR` (the folder holding the .parquet files, or a project folder with output/)", Sources: cli.EnvVars("KGRAG_INPUT")},
@@ -128,6 +134,8 @@ kgrag-community_reports beside kgrag-entities):
 			&cli.IntFlag{Name: "batch-size", Destination: &o.batchSize, Value: embedindex.DefaultBatchSize, Usage: "texts per embedding request"},
 			&cli.IntFlag{Name: "concurrency", Destination: &o.concurrency, Value: embedindex.DefaultConcurrency, Usage: "embedding requests in flight at once"},
 			&cli.FloatFlag{Name: "index-update-max", Destination: &o.esMaxChange, Category: "vector index", Value: defaultESMaxChange, Usage: "with --index-url: change the live Elasticsearch index in place (bulk upserts and deletes) when at most this share of its vectors changes; rebuild it and swap the alias otherwise (0: always rebuild)"},
+			&cli.IntFlag{Name: "index-shards", Destination: &o.es.shards, Category: "vector index", Value: 1, Usage: "with --index-url: primary shards of a new Elasticsearch index (Elastic advises shards of 10-50 GB; 1M vectors of 768 dimensions take about 3 GB)", Sources: cli.EnvVars("KGRAG_INDEX_SHARDS")},
+			&cli.IntFlag{Name: "index-replicas", Destination: &o.es.replicas, Category: "vector index", Value: 0, Usage: "with --index-url: copies of each shard on other nodes; 0 keeps a single node green, 1 on a cluster of three lets searches go on when a node is lost", Sources: cli.EnvVars("KGRAG_INDEX_REPLICAS")},
 			&cli.StringFlag{Name: "ann", Destination: &ann, Category: "vector index", Value: "auto", Usage: "approximate (HNSW) index in the flat file: auto (from --ann-threshold vectors), on or off (always search exactly)", Sources: cli.EnvVars("KGRAG_ANN")},
 			&cli.IntFlag{Name: "ann-threshold", Destination: &o.annThreshold, Category: "vector index", Value: flat.DefaultANNThreshold, Usage: "with --ann auto: build the approximate index for this many vectors or more", Sources: cli.EnvVars("KGRAG_ANN_THRESHOLD")},
 			&cli.BoolFlag{Name: "snapshot", Destination: &o.snapshot, Value: true, Usage: "also write graph.snap to the index folder: the graph's lookup tables, which kgrag ask --input and serve map in milliseconds instead of reading the parquet tables (--snapshot=false: leave it out)", Sources: cli.EnvVars("KGRAG_SNAPSHOT")},

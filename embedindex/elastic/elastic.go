@@ -34,7 +34,10 @@ const (
 
 // Config says where the index lives and how to reach it.
 type Config struct {
-	// URL is the node, e.g. http://127.0.0.1:9200. Required.
+	// URL is the node, e.g. http://127.0.0.1:9200, or several nodes of
+	// one cluster, comma-separated: the client spreads requests over them
+	// and retries a request on another node when one cannot be reached or
+	// answers 502, 503 or 504. Required.
 	URL string
 	// Index is the alias that searches go through; Build points it at a
 	// new concrete index named Index-<time>-<random>. Required; lower
@@ -55,6 +58,22 @@ type Config struct {
 	// NumCandidates is knn's num_candidates per shard; 0 means
 	// max(100, 10*k), capped at 10000. More is slower and more exact.
 	NumCandidates int
+	// Shards and Replicas are the primary shards and the copies of each
+	// that Build gives a new index. 0 shards means 1; 0 replicas, which
+	// keeps one node green, is the default. On a cluster, one replica
+	// lets a search survive the loss of a node.
+	Shards, Replicas int
+}
+
+// urls are the node URLs of URL, in the order given.
+func (cfg Config) urls() []string {
+	var out []string
+	for u := range strings.SplitSeq(cfg.URL, ",") {
+		if u = strings.TrimSpace(u); u != "" {
+			out = append(out, u)
+		}
+	}
+	return out
 }
 
 // Index is a kNN index in Elasticsearch, reached through an alias. It is
@@ -224,11 +243,11 @@ const builderName = "kgrag"
 // mappingBody is the body that creates a concrete index: one shard, no
 // replicas (one node stays green), strict mapping of id and vector, and
 // the model and dimension in _meta.
-func mappingBody(model string, dim int) map[string]any {
+func mappingBody(model string, dim, shards, replicas int) map[string]any {
 	return map[string]any{
 		"settings": map[string]any{
-			"number_of_shards":   1,
-			"number_of_replicas": 0,
+			"number_of_shards":   max(shards, 1),
+			"number_of_replicas": max(replicas, 0),
 		},
 		"mappings": map[string]any{
 			"dynamic": "strict",
@@ -312,7 +331,7 @@ func (c *conn) build(ctx context.Context, model string, dim int, ids []string, v
 	if err != nil {
 		return c.errorf("build", "%v", err)
 	}
-	body, _ := json.Marshal(mappingBody(model, dim))
+	body, _ := json.Marshal(mappingBody(model, dim, cfg.Shards, cfg.Replicas))
 	if err := c.do(ctx, "create index "+name+" for", esapi.IndicesCreateRequest{Index: name, Body: bytes.NewReader(body)}, nil); err != nil {
 		return err
 	}
@@ -503,12 +522,18 @@ func validIndexName(s string) error {
 
 func newClient(cfg Config) (*elasticsearch.Client, error) {
 	c := &conn{cfg: cfg}
-	if cfg.URL == "" {
+	urls := cfg.urls()
+	if len(urls) == 0 {
 		return nil, c.errorf("connect to", "no URL")
 	}
-	u, err := url.Parse(cfg.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, c.errorf("connect to", "URL %q is not http(s)://host[:port]", redactURL(cfg.URL))
+	for _, raw := range urls {
+		u, err := url.Parse(raw)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, c.errorf("connect to", "URL %q is not http(s)://host[:port]", redactURL(raw))
+		}
+	}
+	if cfg.Shards < 0 || cfg.Replicas < 0 {
+		return nil, c.errorf("connect to", "shards (%d) and replicas (%d) cannot be negative", cfg.Shards, cfg.Replicas)
 	}
 	if err := validIndexName(cfg.Index); err != nil {
 		return nil, c.errorf("connect to", "%v", err)
@@ -520,7 +545,7 @@ func newClient(cfg Config) (*elasticsearch.Client, error) {
 		return nil, c.errorf("connect to", "a username needs a password and a password a username")
 	}
 	ec := elasticsearch.Config{
-		Addresses: []string{cfg.URL},
+		Addresses: urls,
 		APIKey:    cfg.APIKey,
 		Username:  cfg.Username,
 		Password:  cfg.Password,
@@ -548,7 +573,7 @@ type conn struct {
 	es  *elasticsearch.Client
 }
 
-func (c *conn) path() string { return redactURL(c.cfg.URL) + "/" + c.cfg.Index }
+func (c *conn) path() string { return redactURLs(c.cfg.URL) + "/" + c.cfg.Index }
 
 // do runs req; an error status becomes an *Error, and a 2xx body is
 // decoded into out when out is not nil.
@@ -598,7 +623,7 @@ func (c *conn) statusError(op string, res *esapi.Response) error {
 	if len(msg) > 500 {
 		msg = msg[:500] + "..."
 	}
-	e := &Error{Op: op, URL: redactURL(c.cfg.URL), Index: c.cfg.Index, Status: res.StatusCode,
+	e := &Error{Op: op, URL: redactURLs(c.cfg.URL), Index: c.cfg.Index, Status: res.StatusCode,
 		Err: c.scrub(fmt.Errorf("%s: %s", res.Status(), msg))}
 	switch s := res.StatusCode; {
 	case s == http.StatusNotFound:
@@ -613,7 +638,7 @@ func (c *conn) statusError(op string, res *esapi.Response) error {
 }
 
 func (c *conn) errorf(op, format string, args ...any) error {
-	return &Error{Op: op, URL: redactURL(c.cfg.URL), Index: c.cfg.Index, Err: c.scrub(fmt.Errorf(format, args...))}
+	return &Error{Op: op, URL: redactURLs(c.cfg.URL), Index: c.cfg.Index, Err: c.scrub(fmt.Errorf(format, args...))}
 }
 
 // wrap makes err, from the transport or the client, an *Error; anything
@@ -623,7 +648,7 @@ func (c *conn) wrap(op string, err error) error {
 	if errors.As(err, &e) {
 		return err
 	}
-	e = &Error{Op: op, URL: redactURL(c.cfg.URL), Index: c.cfg.Index, Err: c.scrub(err)}
+	e = &Error{Op: op, URL: redactURLs(c.cfg.URL), Index: c.cfg.Index, Err: c.scrub(err)}
 	var (
 		urlErr *url.Error
 		netErr net.Error
@@ -641,8 +666,21 @@ func (c *conn) wrap(op string, err error) error {
 // authentication) and what the URL carries in the text of err: an
 // Elasticsearch error may echo the request's headers.
 func (c *conn) scrub(err error) error {
-	return redact.New().Token(c.cfg.APIKey).Basic(c.cfg.Username, c.cfg.Password).URL(c.cfg.URL).Error(err)
+	r := redact.New().Token(c.cfg.APIKey).Basic(c.cfg.Username, c.cfg.Password)
+	for _, u := range c.cfg.urls() {
+		r = r.URL(u)
+	}
+	return r.Error(err)
 }
 
 // redactURL is redact.URL without a trailing slash, for messages.
 func redactURL(raw string) string { return strings.TrimSuffix(redact.URL(raw), "/") }
+
+// redactURLs is redactURL of each of a comma-separated list of nodes.
+func redactURLs(raw string) string {
+	urls := Config{URL: raw}.urls()
+	for i, u := range urls {
+		urls[i] = redactURL(u)
+	}
+	return strings.Join(urls, ",")
+}

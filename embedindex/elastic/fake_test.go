@@ -188,6 +188,9 @@ func TestConfigErrors(t *testing.T) {
 		{"both auth", elastic.Config{URL: "http://x", Index: "kg", APIKey: "k", Username: "u", Password: "hunter2"}, "not both"},
 		{"user no pass", elastic.Config{URL: "http://x", Index: "kg", Username: "u"}, "needs a password"},
 		{"bad scheme", elastic.Config{URL: "ftp://u:pw@x", Index: "kg"}, "not http"},
+		{"bad second node", elastic.Config{URL: "http://x:9200, ftp://u:pw@y", Index: "kg"}, "not http"},
+		{"only commas", elastic.Config{URL: " , ", Index: "kg"}, "no URL"},
+		{"negative replicas", elastic.Config{URL: "http://x", Index: "kg", Replicas: -1}, "negative"},
 	} {
 		_, err := elastic.Open(ctx, tt.cfg)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
@@ -211,4 +214,58 @@ func TestUnreachable(t *testing.T) {
 		t.Errorf("error %q: want the URL and index, and no password", err)
 	}
 	t.Log(err)
+}
+
+// TestShardsAndReplicas: Build gives the new index the shards and replicas
+// asked for, and one shard and no replicas when none are.
+func TestShardsAndReplicas(t *testing.T) {
+	for _, tt := range []struct {
+		shards, replicas int
+		want             []string
+	}{
+		{0, 0, []string{`"number_of_shards":1`, `"number_of_replicas":0`}},
+		{3, 1, []string{`"number_of_shards":3`, `"number_of_replicas":1`}},
+	} {
+		f := &fakeES{}
+		srv := httptest.NewServer(f)
+		cfg := elastic.Config{URL: srv.URL, Index: "kg", HTTPClient: srv.Client(), Shards: tt.shards, Replicas: tt.replicas}
+		if err := elastic.Build(context.Background(), cfg, "m", 0, []string{"a", "b", "c"}, [][]float32{{1, 0}, {0, 1}, {1, 1}}); err != nil {
+			t.Fatalf("Build: %v", err)
+		}
+		b, _ := json.Marshal(f.body(t, "PUT /"+f.created))
+		for _, w := range tt.want {
+			if !bytes.Contains(b, []byte(w)) {
+				t.Errorf("shards %d, replicas %d: create body %s lacks %s", tt.shards, tt.replicas, b, w)
+			}
+		}
+		srv.Close()
+	}
+}
+
+// TestSecondNode: with two node URLs, one of them down, every request
+// reaches the live node; the index's path names both nodes.
+func TestSecondNode(t *testing.T) {
+	down := httptest.NewServer(http.NotFoundHandler())
+	downURL := down.URL
+	down.Close()
+	f := &fakeES{}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	cfg := elastic.Config{URL: downURL + "," + srv.URL, Index: "kg", HTTPClient: srv.Client()}
+	ctx := context.Background()
+	if err := elastic.Build(ctx, cfg, "m", 0, []string{"a", "b", "c"}, [][]float32{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}); err != nil {
+		t.Fatalf("Build with the first node down: %v", err)
+	}
+	idx, err := elastic.Open(ctx, cfg)
+	if err != nil {
+		t.Fatalf("Open with the first node down: %v", err)
+	}
+	for i := range 4 {
+		if _, err := idx.Search(ctx, []float32{1, 0, 0}, 2); err != nil {
+			t.Fatalf("search %d with the first node down: %v", i, err)
+		}
+	}
+	if got, want := idx.Info().Path, downURL+","+srv.URL+"/kg"; got != want {
+		t.Errorf("Path = %q; want %q", got, want)
+	}
 }
