@@ -141,7 +141,7 @@ func (o indexOptions) openError(table string, err error) error {
 		return fmt.Errorf("ask: %v: rebuild it with %s", err, build)
 	case errors.Is(err, location.ErrNoIndex) && t.url != "" && table != tableEntities:
 		return fmt.Errorf("ask: no embeddings of the %s in Elasticsearch alias %s: build them with %s --index-url %s",
-			tableNoun(table), t.name, build, redact.URL(t.url))
+			tableNoun(table), t.name, build, redact.URLs(t.url))
 	case errors.Is(err, location.ErrNoIndex) && t.url == "" && table != tableEntities:
 		return fmt.Errorf("ask: no embeddings of the %s at %s: build them with %s (it writes %s beside %s), or point --index at the folder that holds them",
 			tableNoun(table), t.path, build, location.File(table), entityIndexFile)

@@ -407,7 +407,7 @@ func writeIndex(ctx context.Context, opts embedOptions, table, model string, ids
 	if st.Rebuilt {
 		how = "rebuilt (" + st.Reason + ")"
 	}
-	return fmt.Sprintf("%s alias %s, %s", redact.URL(es.url), es.name, how), nil
+	return fmt.Sprintf("%s alias %s, %s", redact.URLs(es.url), es.name, how), nil
 }
 
 // embedAll embeds texts chunk by chunk through e, stopping at the first

@@ -33,6 +33,16 @@ func URL(raw string) string {
 	return u.String()
 }
 
+// URLs is URL of each of a comma-separated list of URLs (the nodes of an
+// Elasticsearch cluster), joined again by commas.
+func URLs(raw string) string {
+	parts := strings.Split(raw, ",")
+	for i, p := range parts {
+		parts[i] = URL(strings.TrimSpace(p))
+	}
+	return strings.Join(parts, ",")
+}
+
 // Secrets are the secret values a process was given, in every form a
 // server may echo them. The zero value holds none and still masks
 // authorization headers and user information in URLs. Methods return a new

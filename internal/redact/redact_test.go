@@ -26,6 +26,19 @@ func TestURL(t *testing.T) {
 	}
 }
 
+func TestURLs(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"http://a:9200", "http://a:9200"},
+		{"http://u:pw@a:9200, http://b:9200?k=1", "http://a:9200,http://b:9200"},
+		{"http://a:9200,http://[::1", "http://a:9200,(unparsable URL)"},
+	}
+	for _, tt := range tests {
+		if got := redact.URLs(tt.in); got != tt.want {
+			t.Errorf("URLs(%q) = %q; want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
 func TestText(t *testing.T) {
 	s := redact.New().Basic("kgrag", "pw-Sweep-42").Token("sk-ABCDEF123456").URL("http://u:url-pass-9@h/ds?key=qkey-777")
 	tests := []struct {
