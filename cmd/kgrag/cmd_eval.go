@@ -223,28 +223,11 @@ func evalGraph(ctx context.Context, o evalOptions, a askOptions, modes []string,
 			return g, err
 		}
 		res := &askResult{Timings: map[string]float64{}}
-		deps, closeIdx, err := modeDeps(ctx, mo, client)
+		eng, closeIdx, err := evalEngine(ctx, mo, client, &src, res, term)
 		if missingIndex(err) {
 			g.Skipped[name] = strings.TrimPrefix(err.Error(), "ask: ")
 			continue
 		} else if err != nil {
-			return g, err
-		}
-		if src == nil {
-			s, err := openSource(ctx, mo, term.err)
-			if err != nil {
-				closeIdx()
-				return g, err
-			}
-			src = &s
-		}
-		eng, err := engineOver(mo, deps, *src, res)
-		if err != nil {
-			closeIdx()
-			if missingIndex(err) {
-				g.Skipped[name] = strings.TrimPrefix(err.Error(), "ask: ")
-				continue
-			}
 			return g, err
 		}
 		g.Source = src.name
@@ -266,6 +249,33 @@ func evalGraph(ctx context.Context, o evalOptions, a askOptions, modes []string,
 		}
 	}
 	return g, nil
+}
+
+// evalEngine opens the engine of mo.mode with its vector indexes over
+// *src, reading the graph into *src first if no mode has yet; closeIdx
+// releases the indexes, the caller the source.
+func evalEngine(ctx context.Context, mo askOptions, client *llm.Client, src **source, res *askResult, term terminal) (_ engine.Engine, closeIdx func(), err error) {
+	deps, closeIdx, err := modeDeps(ctx, mo, client)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer func() {
+		if err != nil {
+			closeIdx()
+		}
+	}()
+	if *src == nil {
+		s, err := openSource(ctx, mo, term.err)
+		if err != nil {
+			return nil, nil, err
+		}
+		*src = &s
+	}
+	eng, err := engineOver(mo, deps, **src, res)
+	if err != nil {
+		return nil, nil, err
+	}
+	return eng, closeIdx, nil
 }
 
 // missingIndex reports an error that says a mode's vector index is not
