@@ -53,10 +53,14 @@ func CacheKey(model, text string) [32]byte {
 }
 
 // OpenCache reads the cache at path; a missing file is an empty cache.
+// An empty path is a cache held in memory only, which Save never writes.
 // A file that is not a cache, or is cut short or corrupted, is an error
 // naming it: delete it and the next run re-embeds everything.
 func OpenCache(path string) (*Cache, error) {
 	c := &Cache{path: path, entries: map[[32]byte][]float32{}, used: map[[32]byte]bool{}}
+	if path == "" {
+		return c, nil
+	}
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return c, nil
@@ -174,7 +178,7 @@ func (c *Cache) Prune() int {
 func (c *Cache) Save(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.dirty {
+	if !c.dirty || c.path == "" {
 		return nil
 	}
 	if err := os.MkdirAll(filepath.Dir(c.path), 0o755); err != nil {

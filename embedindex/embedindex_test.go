@@ -182,6 +182,26 @@ func TestCacheKeepsUnusedUntilPruned(t *testing.T) {
 	}
 }
 
+// TestCacheInMemory: a cache with no path serves what was put in it and
+// writes nothing, not even into the working directory.
+func TestCacheInMemory(t *testing.T) {
+	t.Chdir(t.TempDir())
+	c, err := embedindex.OpenCache("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Put("m", "a", []float32{1})
+	if v, ok := c.Get("m", "a"); !ok || v[0] != 1 {
+		t.Errorf("Get after Put = %v, %v; want [1], true", v, ok)
+	}
+	if err := c.Save(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if files, _ := os.ReadDir("."); len(files) != 0 {
+		t.Errorf("Save of an in-memory cache wrote %v", files)
+	}
+}
+
 func TestCacheBadFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, embedindex.CacheFile)

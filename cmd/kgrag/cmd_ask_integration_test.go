@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -130,14 +132,23 @@ func TestAskElasticsearch(t *testing.T) {
 	f := newAskFixture(t)
 	url := test.Service(t, "ELASTICSEARCH")
 	alias := fmt.Sprintf("kgrag-ask-test-%d", rand.Uint32())
-	eo := embedTestOptions(f.input, t.TempDir(), f.srv.URL(), askEmbedModel)
+	// The cache folder cannot be made (a file stands in its way, as a
+	// read-only --input would refuse it, even to root): the vectors still
+	// go to Elasticsearch, with a warning.
+	blocker := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	eo := embedTestOptions(f.input, filepath.Join(blocker, "kgrag-index"), f.srv.URL(), askEmbedModel)
 	eo.es = indexOptions{url: url, name: alias}
 	term, _, errb := testTerminal()
 	if err := runEmbed(t.Context(), eo, term); err != nil {
 		t.Fatal(err)
 	}
-	if want := "index " + url + " alias " + alias; !strings.Contains(errb.String(), want) {
-		t.Errorf("embed --index-url: stderr %q; want it to contain %q", errb, want)
+	for _, want := range []string{"index " + url + " alias " + alias, "warning: ", "without a cache", "--index"} {
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("embed --index-url: stderr %q; want it to contain %q", errb, want)
+		}
 	}
 	t.Cleanup(func() { deleteAlias(t, url, alias) })
 

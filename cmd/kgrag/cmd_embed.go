@@ -58,6 +58,9 @@ type embedOptions struct {
 	// snapshot writes the graph snapshot (graph.snap) beside the index,
 	// which kgrag ask and serve open instead of the parquet tables.
 	snapshot bool
+	// noFolder: the index folder cannot be written, and the vectors go
+	// to Elasticsearch, so the run keeps no cache there.
+	noFolder bool
 
 	llm llmOptions
 }
@@ -87,7 +90,9 @@ embeds them. The default is the entities alone, which the other modes need:
 
 Vectors are cached by model and text in the index folder (embeddings.cache),
 so a rerun sends only entities that are new or changed, and an interrupted
-run keeps what it had embedded.
+run keeps what it had embedded. With --index-url the folder holds only that
+cache and the graph snapshot ask reads; where it cannot be written (a
+read-only --input), embed warns and runs without them.
 
    ollama pull nomic-embed-text
    kgrag embed --input ./ragtest/output
@@ -219,6 +224,21 @@ func runEmbed(ctx context.Context, opts embedOptions, term terminal) (err error)
 			fmt.Fprintf(term.err, "kgrag: %s\n", s)
 		}
 	}
+	if opts.es.url != "" {
+		// The vectors go to Elasticsearch; the folder keeps only the cache
+		// and the snapshot, and a read-only --input should not stop that.
+		if _, serr := os.Stat(opts.index); serr != nil {
+			defer func() {
+				if err != nil {
+					os.Remove(opts.index) // only if still empty
+				}
+			}()
+		}
+		if err := os.MkdirAll(opts.index, 0o755); err != nil {
+			fmt.Fprintf(term.err, "warning: %v: embedding without a cache or graph snapshot, so a rerun embeds every text again and ask reads the parquet files; name a writable --index to keep them\n", err)
+			opts.noFolder, opts.snapshot = true, false
+		}
+	}
 	if opts.snapshot && serr == nil {
 		defer func() {
 			if err == nil {
@@ -259,10 +279,13 @@ func runEmbed(ctx context.Context, opts embedOptions, term terminal) (err error)
 			}
 		}()
 	}
-	if err := os.MkdirAll(opts.index, 0o755); err != nil {
+	cachePath := filepath.Join(opts.index, embedindex.CacheFile)
+	if opts.noFolder {
+		cachePath = ""
+	} else if err := os.MkdirAll(opts.index, 0o755); err != nil {
 		return fmt.Errorf("embed: create index folder: %w", err)
 	}
-	cache, err := embedindex.OpenCache(filepath.Join(opts.index, embedindex.CacheFile))
+	cache, err := embedindex.OpenCache(cachePath)
 	if err != nil {
 		return err
 	}
