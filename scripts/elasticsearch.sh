@@ -3,6 +3,7 @@
 # (dense_vector + top-level knn search).
 #
 # Usage: scripts/elasticsearch.sh install|start|stop|status|url [--port P] [--dir DIR] [--fresh]
+#            [--node NAME --transport-port T --seed-hosts H:T,... --masters NAME,...] [--no-wait]
 #   install  download the integ-test-zip distribution of Elasticsearch
 #            $ES_VERSION from Maven Central into $KGRAG_CACHE, check its
 #            checksum and unpack it (no JDK inside; a system Java is used)
@@ -15,6 +16,14 @@
 #
 # --fresh (or KGRAG_FRESH=1) removes DIR/data before a start, for throwaway
 # test data; a running node is left as it is.
+#
+# A node of a cluster (scripts/es-cluster.sh starts three): --node names
+# it, --transport-port is its transport port, --seed-hosts the other nodes'
+# transport addresses and --masters the master-eligible node names the
+# cluster first forms from; cluster.name is then kgrag-cluster. --no-wait
+# returns once the process runs (a lone node of three cannot form a
+# cluster). DIR/tmp/es.pid holds the server JVM's pid, which a test sends
+# SIGKILL to.
 #
 # Notes on this distribution (the minimal one Elastic publishes to Maven):
 #   - modules are only transport-netty4, x-pack-core, x-pack-security and apm;
@@ -47,6 +56,22 @@ ES_USER=${KGRAG_ES_USER:-nobody}
 cmd=${1:-status}
 shift || true
 kg_parse_args "$@"
+NODE="" TRANSPORT="" SEEDS="" MASTERS="" WAIT=1
+set -- ${KG_ARGS[@]+"${KG_ARGS[@]}"}
+while (($#)); do
+	case $1 in
+	--node) NODE=$2; shift 2 ;;
+	--transport-port) TRANSPORT=$2; shift 2 ;;
+	--seed-hosts) SEEDS=$2; shift 2 ;;
+	--masters) MASTERS=$2; shift 2 ;;
+	--no-wait) WAIT=0; shift ;;
+	*) kg_die "unknown option $1" ;;
+	esac
+done
+if [[ -n $SEEDS$MASTERS$TRANSPORT$NODE ]]; then
+	[[ -n $NODE && $TRANSPORT =~ ^[0-9]+$ && -n $SEEDS && -n $MASTERS ]] ||
+		kg_die "a cluster node needs --node, --transport-port, --seed-hosts and --masters"
+fi
 PIDFILE=$DIR/server.pid
 LOGFILE=$DIR/server.log
 URL=http://127.0.0.1:$PORT
@@ -200,15 +225,20 @@ do_start() {
 		chown -R "$ES_USER:$ES_GROUP" "$DIR/config" "$DIR/data" "$DIR/logs" "$DIR/tmp"
 		as_user test -w "$DIR/data" || kg_die "user $ES_USER cannot write $DIR/data (a parent directory is closed?)"
 	fi
-	local t0
+	local t0 discovery
 	t0=$(date +%s%N)
+	discovery=(-Ecluster.name=kgrag -Enode.name=kgrag -Ediscovery.type=single-node)
+	if [[ -n $NODE ]]; then
+		discovery=(-Ecluster.name=kgrag-cluster -Enode.name="$NODE" -Etransport.port="$TRANSPORT"
+			-Ediscovery.seed_hosts="$SEEDS" -Ecluster.initial_master_nodes="$MASTERS")
+	fi
+	rm -f "$DIR/tmp/es.pid"
 	# exec chain setpriv -> env -> bin/elasticsearch -> the CLI launcher JVM,
 	# so the pid is the launcher's; TERM on it stops the server JVM too.
 	"${AS_USER[@]}" env -u JAVA_HOME HOME="$DIR/tmp" ES_JAVA_HOME="$java" ES_PATH_CONF="$DIR/config" \
 		ES_TMPDIR="$DIR/tmp" ES_JAVA_OPTS="-Xms$HEAP -Xmx$HEAP ${ES_JAVA_OPTS:-}" \
-		"$home/bin/elasticsearch" \
-		-Ecluster.name=kgrag -Enode.name=kgrag \
-		-Ediscovery.type=single-node \
+		"$home/bin/elasticsearch" -p "$DIR/tmp/es.pid" \
+		"${discovery[@]}" \
 		-Enetwork.host=127.0.0.1 -Ehttp.port="$PORT" \
 		-Expack.security.enabled=false \
 		-Ecluster.routing.allocation.disk.threshold_enabled=false \
@@ -216,6 +246,10 @@ do_start() {
 		</dev/null >>"$LOGFILE" 2>&1 &
 	echo $! >"$PIDFILE"
 	kg_log "started pid $(<"$PIDFILE") on 127.0.0.1:$PORT (Java $(java_major "$java"), heap $HEAP)"
+	if ((!WAIT)); then
+		echo "$URL"
+		return 0
+	fi
 	if ! kg_wait_ready "$READY_URL" "$PIDFILE" "$LOGFILE"; then
 		kg_stop "$PIDFILE" || true
 		kg_die "elasticsearch did not start"
