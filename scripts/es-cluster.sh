@@ -106,7 +106,12 @@ restart)
 	check_n "${2:-}"
 	kg_pid_alive "$ROOT/node$2/server.pid" && kg_die "node $2 is running"
 	KGRAG_FRESH=0 start_node "$2"
-	wait_nodes "$(port "$2")" $N
+	# Joined: the node sees every node that is running, itself included.
+	alive=0
+	for ((i = 1; i <= N; i++)); do
+		kg_pid_alive "$ROOT/node$i/server.pid" && alive=$((alive + 1))
+	done
+	wait_nodes "$(port "$2")" "$alive"
 	kg_log "node $2 joined again"
 	;;
 *) kg_die "usage: $0 start|stop|status|urls|kill N|restart N" ;;

@@ -5,7 +5,8 @@
 # Usage: scripts/test.sh [go test flags and packages]   (default: ./...)
 #
 # Starts Oxigraph, Fuseki, Virtuoso and Elasticsearch with scripts/services.sh (installing
-# them when missing) and the model server with scripts/models.sh, exports
+# them when missing), a three-node Elasticsearch cluster with
+# scripts/es-cluster.sh and the model server with scripts/models.sh, exports
 # KGRAG_TEST_* from their env files, runs go test, and stops the services it
 # started itself (those already running are left running). With
 # KGRAG_TEST_DISALLOW_SKIP=1 (CI) a store or model server that cannot start
@@ -19,9 +20,13 @@ cd "$KGRAG_REPO"
 
 started=()
 models_started=0
+cluster_started=0
 cleanup() {
 	if ((${#started[@]})); then
 		"$here/services.sh" down "${started[@]}" || true
+	fi
+	if ((cluster_started)); then
+		"$here/es-cluster.sh" stop || true
 	fi
 	if ((models_started)); then
 		"$here/models.sh" stop || true
@@ -51,6 +56,20 @@ set -a
 # shellcheck disable=SC1090
 . "${KGRAG_SERVICES_ENV:-$KGRAG_REPO/.cache/services.env}"
 set +a
+# Three Elasticsearch nodes for the test that takes nodes away from a
+# cluster (scripts/es-cluster.sh; ~1 min to start, 1.2 GB of heap).
+if urls=$("$here/es-cluster.sh" status 2>/dev/null); then
+	export KGRAG_TEST_ES_CLUSTER=$urls
+else
+	cluster_started=1
+	if urls=$("$here/es-cluster.sh" start); then
+		export KGRAG_TEST_ES_CLUSTER=$urls
+	elif [[ ${KGRAG_TEST_DISALLOW_SKIP:-} == 1 ]]; then
+		kg_die "the Elasticsearch cluster did not start (KGRAG_TEST_DISALLOW_SKIP=1)"
+	else
+		kg_log "warning: the Elasticsearch cluster did not start; its test will skip"
+	fi
+fi
 # The real chat and embedding models of the end-to-end ask test (the first
 # install compiles llama.cpp for a portable baseline; models.sh keeps the
 # wheel). It has answered a chat and an embedding request when start returns.
@@ -95,7 +114,7 @@ args=("$@")
 # When a test fails, the stores' own logs say whether one of them stalled
 # (a checkpoint, a full thread pool): CI keeps only this output.
 show_logs() {
-	for n in oxigraph fuseki virtuoso elasticsearch models; do
+	for n in oxigraph fuseki virtuoso elasticsearch models es-cluster/node1 es-cluster/node2 es-cluster/node3; do
 		local f=$KGRAG_RUN/$n/server.log
 		[[ -s $f ]] || continue
 		echo "---- last lines of $f"

@@ -27,7 +27,8 @@ EXIT STATUS:
    2    wrong usage (unknown flag, missing argument)
    3    the GraphRAG output holds malformed rows: any, with --strict, or more of
         a table than --max-bad-rows allows
-   10   the store could not be reached
+   10   the store or the vector index could not be reached, or the index's
+        Elasticsearch cluster cannot serve it (red, or no elected master)
    11   the model server could not be reached, or answered with no model's reply
         (an HTML page, a stream cut before the answer ended)
    130  interrupted

@@ -160,12 +160,15 @@ func (o indexOptions) location() location.Location {
 	return location.Location{Path: o.path}
 }
 
-// indexError says which flag to fix when Elasticsearch is down (exit 10,
-// like a store) or the index is missing.
+// indexError says which flag to fix when Elasticsearch is down or its
+// cluster cannot serve the index (exit 10, like a store), or the index is
+// missing.
 func indexError(o indexOptions, err error) error {
 	switch {
 	case o.url == "":
 		return err
+	case errors.Is(err, elastic.ErrUnavailable):
+		return &storeDownError{err: err}
 	case elastic.Unreachable(err):
 		return &storeDownError{err: fmt.Errorf("%w; check --index-url (KGRAG_INDEX_URL)", err)}
 	case errors.Is(err, elastic.ErrNotFound):

@@ -23,6 +23,7 @@ import (
 // Statuses of a doctor check.
 const (
 	checkOK      = doctor.OK
+	checkWarn    = doctor.Warn
 	checkFailed  = doctor.Failed
 	checkSkipped = doctor.Skipped
 )
@@ -107,8 +108,10 @@ With --mode basic the index checked is the text units' (kgrag embed
 --tables text_units); with --mode drift the community reports' index is
 checked too, and must be of the entities' embedding model.
 
-Each line says ok, FAIL or skipped; a failure says what is wrong and which
-flag, env variable or config key fixes it. Checks of things not configured
+Each line says ok, warn, FAIL or skipped; a failure says what is wrong and
+which flag, env variable or config key fixes it. warn works now but is one
+fault from failing: an Elasticsearch index whose cluster is yellow (a node
+lost, a replica missing). A red cluster, or one that elects no master, fails. Checks of things not configured
 are skipped, with what would enable them.
 
    kgrag doctor --input ./ragtest/output

@@ -24,8 +24,18 @@
 // against exact cosine was 1.0. Scores are cosines in [-1, 1], as from
 // embedindex/flat (Elasticsearch's (1+cos)/2 is mapped back).
 //
+// On a cluster, Config.URL lists several nodes and Config.Replicas gives
+// each shard copies on other nodes. Stat (and so Open), Build over an
+// existing alias and Update first read the index's health from the
+// answering node's own view (Health, which never waits for a master):
+// yellow serves, but red, or no elected master, fails with ErrUnavailable
+// before anything is read or written, because the nodes left may still
+// answer searches from a stale or partial view. A search that some shards
+// failed is an ErrUnavailable error too, never fewer hits.
+//
 // Errors are *Error values naming the operation, the URL (without user
-// info) and the alias, never an API key or password. Unreachable (or
-// errors.Is ErrUnreachable) tells a node that did not answer, for the CLI's
-// "store down" exit status; ErrNotFound matches a missing alias.
+// info) and the alias, never an API key or password. Unreachable tells a
+// node that did not answer (ErrUnreachable) or a cluster that cannot
+// serve (ErrUnavailable), for the CLI's "store down" exit status;
+// ErrNotFound matches a missing alias.
 package elastic

@@ -103,10 +103,12 @@ type meta struct {
 // layout is the document layout Build writes (see meta.Layout).
 const layout = 2
 
-// Open connects to cfg.URL and reads the model, dimension and count of
-// the index cfg.Index points at. An index that does not exist fails with
-// an error matching ErrNotFound; a node that cannot be reached, with one
-// for which Unreachable is true.
+// Open connects to cfg.URL, checks that the cluster can serve the index
+// cfg.Index points at, and reads its model, dimension and count. An index
+// that does not exist fails with an error matching ErrNotFound; a node
+// that cannot be reached, or a cluster that is red or elects no master
+// (ErrUnavailable: its nodes may still answer searches, from a view that
+// can be stale or partial), with one for which Unreachable is true.
 func Open(ctx context.Context, cfg Config) (*Index, error) {
 	es, err := newClient(cfg)
 	if err != nil {
@@ -129,9 +131,14 @@ func (x *Index) Close() error { return nil }
 
 // Stat reads the model, dimension and count again, so a long-lived Index
 // sees a rebuild; it updates Info. The count includes only refreshed
-// documents, which after Build is all of them.
+// documents, which after Build is all of them. It fails as Open does
+// when the cluster cannot serve the index.
 func (x *Index) Stat(ctx context.Context) (embedindex.Info, error) {
 	c := &conn{cfg: x.cfg, es: x.es}
+	// Before the mapping, which waits for a master when there is none.
+	if err := checkServing(ctx, c); err != nil {
+		return embedindex.Info{}, err
+	}
 	var mapping map[string]struct {
 		Mappings struct {
 			Meta meta `json:"_meta"`
@@ -186,6 +193,10 @@ func (x *Index) Search(ctx context.Context, vec []float32, k int) ([]embedindex.
 		return nil, c.errorf("search", "encode query: %v", err)
 	}
 	var res struct {
+		Shards struct {
+			Total  int `json:"total"`
+			Failed int `json:"failed"`
+		} `json:"_shards"`
 		Hits struct {
 			Hits []struct {
 				Score  float32 `json:"_score"`
@@ -197,6 +208,13 @@ func (x *Index) Search(ctx context.Context, vec []float32, k int) ([]embedindex.
 	}
 	if err := c.do(ctx, "search", esapi.SearchRequest{Index: []string{x.cfg.Index}, Body: bytes.NewReader(body)}, &res); err != nil {
 		return nil, err
+	}
+	if res.Shards.Failed > 0 {
+		// Elasticsearch answers 200 with the hits of the shards that
+		// did answer: nearest neighbours of part of the index.
+		return nil, &Error{Op: "search", URL: redactURLs(c.cfg.URL), Index: c.cfg.Index, Kind: ErrUnavailable,
+			Err:  fmt.Errorf("%d of %d shards failed, so the hits would miss part of the index", res.Shards.Failed, res.Shards.Total),
+			Hint: "kgrag doctor shows the cluster's health"}
 	}
 	hits := make([]embedindex.Hit, 0, len(res.Hits.Hits))
 	for _, h := range res.Hits.Hits {
@@ -325,6 +343,13 @@ func (c *conn) build(ctx context.Context, model string, dim int, ids []string, v
 	old, err := c.aliasTargets(ctx)
 	if err != nil {
 		return err
+	}
+	if len(old) > 0 {
+		// Refuse before making anything when the cluster cannot serve
+		// what is there: it could not take a new index whole either.
+		if err := checkServing(ctx, c); err != nil {
+			return err
+		}
 	}
 
 	name, err := concreteName(cfg.Index)
@@ -601,6 +626,7 @@ func (c *conn) statusError(op string, res *esapi.Response) error {
 	var body struct {
 		Error json.RawMessage `json:"error"`
 	}
+	noMaster := false
 	msg := strings.TrimSpace(string(b))
 	if json.Unmarshal(b, &body) == nil && len(body.Error) > 0 {
 		var e struct {
@@ -612,6 +638,7 @@ func (c *conn) statusError(op string, res *esapi.Response) error {
 			} `json:"root_cause"`
 		}
 		if json.Unmarshal(body.Error, &e) == nil && e.Type != "" {
+			noMaster = e.Type == "master_not_discovered_exception"
 			msg = e.Type + ": " + e.Reason
 			if len(e.Root) > 0 && e.Root[0].Reason != e.Reason {
 				msg += " (" + e.Root[0].Type + ": " + e.Root[0].Reason + ")"
@@ -626,6 +653,10 @@ func (c *conn) statusError(op string, res *esapi.Response) error {
 	e := &Error{Op: op, URL: redactURLs(c.cfg.URL), Index: c.cfg.Index, Status: res.StatusCode,
 		Err: c.scrub(fmt.Errorf("%s: %s", res.Status(), msg))}
 	switch s := res.StatusCode; {
+	case noMaster:
+		e.Kind = ErrUnavailable
+		e.Err = fmt.Errorf("the cluster cannot serve the index: no elected master (fewer than a quorum of its master-eligible nodes answer): %w", e.Err)
+		e.Hint = "bring the lost nodes back; kgrag doctor shows the health"
 	case s == http.StatusNotFound:
 		e.Kind = ErrNotFound
 		e.Hint = "build it first (kgrag embed with the elasticsearch index)"

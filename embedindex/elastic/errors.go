@@ -10,6 +10,10 @@ var (
 	// ErrUnreachable: no answer from the node (connection refused, DNS,
 	// TLS, timeout) or a 502/503/504 from a proxy before it.
 	ErrUnreachable = errors.New("elasticsearch unreachable")
+	// ErrUnavailable: nodes answer, but the cluster cannot serve the
+	// index whole and current: it is red (a primary shard lost) or
+	// elects no master (a quorum of nodes lost).
+	ErrUnavailable = errors.New("elasticsearch cluster unavailable")
 	// ErrNotFound: the alias or index does not exist.
 	ErrNotFound = errors.New("elasticsearch index not found")
 )
@@ -21,7 +25,7 @@ type Error struct {
 	URL    string // the node, without user info
 	Index  string // the alias
 	Status int    // HTTP status; 0 when there was no answer
-	Kind   error  // ErrUnreachable, ErrNotFound or nil
+	Kind   error  // ErrUnreachable, ErrUnavailable, ErrNotFound or nil
 	Err    error
 	Hint   string // what to do about it, or ""
 }
@@ -42,6 +46,9 @@ func (e *Error) Unwrap() []error {
 	return []error{e.Kind, e.Err}
 }
 
-// Unreachable reports whether err says the Elasticsearch node could not be
-// reached, so the CLI can exit with its "store down" status.
-func Unreachable(err error) bool { return errors.Is(err, ErrUnreachable) }
+// Unreachable reports whether err says the index cannot be used now: no
+// node answered, or the cluster cannot serve it (ErrUnavailable), so the
+// CLI can exit with its "store down" status.
+func Unreachable(err error) bool {
+	return errors.Is(err, ErrUnreachable) || errors.Is(err, ErrUnavailable)
+}

@@ -3,6 +3,7 @@ package elastic_test
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -26,6 +27,16 @@ type fakeES struct {
 	bodies   map[string][]byte // last body per "METHOD path"
 	created  string            // concrete index created
 	failItem bool              // fail the second bulk item
+	// health is the index's health ("" means green); noMaster says the
+	// node knows no master; healthStatus, when set, is the HTTP status
+	// of the health request; shardsFailed fails shards of each search.
+	health       string
+	noMaster     bool
+	healthStatus int
+	shardsFailed int
+	// mappingNoMaster answers the mapping request as a node that knows
+	// no master does.
+	mappingNoMaster bool
 }
 
 func (f *fakeES) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -74,10 +85,29 @@ func (f *fakeES) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		reply(200, `{"acknowledged":true}`)
 	case r.Method == http.MethodDelete:
 		reply(200, `{"acknowledged":true}`)
+	case r.URL.Path == "/kg/_mapping" && f.mappingNoMaster:
+		reply(503, `{"error":{"root_cause":[{"type":"master_not_discovered_exception","reason":null}],"type":"master_not_discovered_exception","reason":null},"status":503}`)
 	case r.URL.Path == "/kg/_mapping":
 		reply(200, `{"kg-x":{"mappings":{"_meta":{"model":"m","dim":3,"metric":"cosine","builder":"kgrag"}}}}`)
+	case r.URL.Path == "/_cluster/health/kg":
+		switch f.healthStatus {
+		case 0:
+		case http.StatusRequestTimeout:
+			reply(f.healthStatus, `{"cluster_name":"c","status":"red","timed_out":true,"number_of_nodes":1}`)
+			return
+		default:
+			reply(f.healthStatus, `{"error":{"type":"security_exception","reason":"action [cluster:monitor/health] is unauthorized"},"status":403}`)
+			return
+		}
+		reply(200, fmt.Sprintf(`{"cluster_name":"c","status":%q,"number_of_nodes":1,"number_of_data_nodes":1,"active_shards":1,"unassigned_shards":1}`, cmp.Or(f.health, "green")))
+	case r.URL.Path == "/_cluster/state/master_node":
+		master := `"n1"`
+		if f.noMaster {
+			master = "null"
+		}
+		reply(200, `{"cluster_name":"c","master_node":`+master+`}`)
 	case r.URL.Path == "/kg/_search":
-		reply(200, `{"hits":{"hits":[{"_score":0.75,"_source":{"id":"b"}},{"_score":1.0,"_source":{"id":"a"}},{"_score":0.75,"_source":{"id":"a2"}}]}}`)
+		reply(200, fmt.Sprintf(`{"_shards":{"total":2,"successful":%d,"failed":%d},"hits":`, 2-f.shardsFailed, f.shardsFailed)+`{"hits":[{"_score":0.75,"_source":{"id":"b"}},{"_score":1.0,"_source":{"id":"a"}},{"_score":0.75,"_source":{"id":"a2"}}]}}`)
 	default:
 		reply(400, `{"error":{"type":"fake","reason":"unexpected `+key+`"},"status":400}`)
 	}
@@ -267,5 +297,68 @@ func TestSecondNode(t *testing.T) {
 	}
 	if got, want := idx.Info().Path, downURL+","+srv.URL+"/kg"; got != want {
 		t.Errorf("Path = %q; want %q", got, want)
+	}
+}
+
+// TestClusterHealth: Open refuses an index its cluster cannot serve whole
+// and current (red, or no elected master: nodes may still answer from a
+// stale view) with an error Unreachable matches that says why, and opens
+// one that is yellow; a node that will not tell its health (no monitor
+// privilege) does not stop a search. A search some shards failed is an
+// error, not fewer hits.
+func TestClusterHealth(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		fake       *fakeES
+		wantErr    []string // in Open's error; nil: Open succeeds
+		wantHealth string   // start of Health().String()
+	}{
+		{name: "green", fake: &fakeES{}, wantHealth: "green: 1 node, 1 of 2 shard copies unassigned"},
+		{name: "yellow", fake: &fakeES{health: "yellow"}, wantHealth: "yellow: 1 node, 1 of 2"},
+		{name: "no monitor privilege", fake: &fakeES{healthStatus: http.StatusForbidden}, wantHealth: "unknown"},
+		{name: "red", fake: &fakeES{health: "red"}, wantErr: []string{"cannot serve the index", "health red: 1 node, 1 of 2 shard copies unassigned", "kgrag doctor"}},
+		{name: "no master", fake: &fakeES{health: "red", noMaster: true}, wantErr: []string{"health red", "no elected master"}},
+		{name: "no master for the mapping", fake: &fakeES{mappingNoMaster: true}, wantErr: []string{"cannot serve the index", "no elected master", "kgrag doctor"}},
+		// A node that knows no index by the name answers health 408 at
+		// once; the mapping request then says whether it exists.
+		{name: "health 408", fake: &fakeES{healthStatus: http.StatusRequestTimeout}, wantHealth: "unknown"},
+		{name: "health 408, no master", fake: &fakeES{healthStatus: http.StatusRequestTimeout, noMaster: true}, wantErr: []string{"cannot serve the index: no elected master"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := tt.fake
+			srv := httptest.NewServer(f)
+			defer srv.Close()
+			ctx := context.Background()
+			x, err := elastic.Open(ctx, elastic.Config{URL: srv.URL, Index: "kg", HTTPClient: srv.Client()})
+			if tt.wantErr != nil {
+				if err == nil {
+					t.Fatal("Open succeeded; want an error")
+				}
+				if !elastic.Unreachable(err) || !errors.Is(err, elastic.ErrUnavailable) {
+					t.Errorf("Open: %v; want ErrUnavailable, which Unreachable matches", err)
+				}
+				for _, w := range tt.wantErr {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("Open: %v; want %q in it", err, w)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Open: %v", err)
+			}
+			h, err := x.Health(ctx)
+			if err != nil {
+				t.Fatalf("Health: %v", err)
+			}
+			if !strings.HasPrefix(h.String(), tt.wantHealth) {
+				t.Errorf("Health = %q; want it to start %q", h, tt.wantHealth)
+			}
+			f.shardsFailed = 1
+			_, err = x.Search(ctx, []float32{1, 0, 0}, 2)
+			if !errors.Is(err, elastic.ErrUnavailable) || !strings.Contains(err.Error(), "1 of 2 shards failed") {
+				t.Errorf("Search with a failed shard: %v; want ErrUnavailable naming 1 of 2 shards", err)
+			}
+		})
 	}
 }

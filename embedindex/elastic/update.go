@@ -55,6 +55,9 @@ func Update(ctx context.Context, cfg Config, model string, dim int, ids []string
 		return rebuild(fmt.Sprintf("the alias points at %d indices", len(targets)))
 	}
 	index := targets[0]
+	if err := checkServing(ctx, c); err != nil {
+		return UpdateStats{}, err
+	}
 	var mapping map[string]struct {
 		Mappings struct {
 			Meta meta `json:"_meta"`

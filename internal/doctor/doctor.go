@@ -31,6 +31,7 @@ import (
 // Statuses of a check.
 const (
 	OK      = "ok"
+	Warn    = "warn" // works, but one more fault stops it
 	Failed  = "FAIL"
 	Skipped = "skipped"
 )
@@ -38,7 +39,7 @@ const (
 // Result is the outcome of one check.
 type Result struct {
 	Name   string `json:"name"`
-	Status string `json:"status"`        // OK, Failed or Skipped
+	Status string `json:"status"`        // OK, Warn, Failed or Skipped
 	Detail string `json:"detail"`        // what was found, or what is wrong
 	Fix    string `json:"fix,omitempty"` // on failure, what to change; when skipped, how to enable it
 }
@@ -134,11 +135,16 @@ func Index(ctx context.Context, t IndexTarget, how How) (Result, embedindex.Info
 	fail := func(fix, format string, args ...any) (Result, embedindex.Info) {
 		return failed(r, fix, format, args...), embedindex.Info{}
 	}
-	var info embedindex.Info
+	var (
+		info   embedindex.Info
+		health elastic.Health
+	)
 	if t.Elastic.URL != "" {
 		x, err := elastic.Open(ctx, t.Elastic)
 		var ee *elastic.Error
 		switch {
+		case errors.Is(err, elastic.ErrUnavailable):
+			return fail("bring the lost nodes back: a search needs every primary shard and an elected master", "%v", err)
 		case elastic.Unreachable(err):
 			return fail("start Elasticsearch, or correct "+how["index-url"], "%v", err)
 		case errors.Is(err, elastic.ErrNotFound):
@@ -149,6 +155,9 @@ func Index(ctx context.Context, t IndexTarget, how How) (Result, embedindex.Info
 			return fail(how["index-url"], "%v", err)
 		}
 		info = x.Info()
+		if health, err = x.Health(ctx); err != nil {
+			return fail(how["index-url"], "%v", err)
+		}
 	} else {
 		x, err := flat.Open(ctx, t.Path, flat.Options{})
 		switch {
@@ -177,6 +186,16 @@ func Index(ctx context.Context, t IndexTarget, how How) (Result, embedindex.Info
 	r.Detail = fmt.Sprintf("%s: %d vectors of %s, dimension %d", info.Path, info.Count, info.Model, info.Dim)
 	if info.ANN != "" {
 		r.Detail += fmt.Sprintf("; approximate index %s, recall@10 %.3f at efSearch %d", info.ANN, info.Recall, info.EfSearch)
+	}
+	if t.Elastic.URL != "" {
+		r.Detail += "; cluster health " + health.String()
+		if health.Status == "yellow" {
+			// Searches go on from the primaries; the next lost node may
+			// hold the last copy of a shard.
+			r.Status = Warn
+			r.Detail += ": searches are served, but a replica is missing, so losing another node may take the last copy of a shard"
+			r.Fix = "bring the lost node back, or lower the index's replicas to the nodes left (Elasticsearch reassigns them)"
+		}
 	}
 	return r, info
 }
