@@ -153,31 +153,48 @@ type loadState struct {
 }
 
 func (s *SPARQLStore) loadState(ctx context.Context, graph string) (loadState, error) {
-	q, err := sparqlq.Bound("load_state", sparqlq.Params{"loads": sparqlq.IRIParam(LoadsGraph), "graph": sparqlq.IRIParam(graph)})
-	if err != nil {
-		return loadState{}, err
-	}
 	var st loadState
-	err = s.retry(ctx, "read load record", func(ctx context.Context) error {
-		res, err := s.c.Select(ctx, q)
-		if err != nil {
-			return err
-		}
-		st = loadState{}
-		if len(res.Bindings) != 1 { // none, or two records: not sure
-			return nil
-		}
-		n, err := res.Bindings[0]["triples"].Int()
-		if err != nil {
-			return nil
-		}
-		st = loadState{digest: res.Bindings[0]["digest"].Value, triples: n, ok: true}
-		return nil
+	err := s.retry(ctx, "read load record", func(ctx context.Context) error {
+		var err error
+		st, err = readLoadState(ctx, s.c, graph)
+		return err
 	})
 	if err != nil {
 		return loadState{}, s.opError("read load record", s.p.QueryURL, graph, err, "")
 	}
 	return st, nil
+}
+
+func readLoadState(ctx context.Context, c *sparqlq.Client, graph string) (loadState, error) {
+	q, err := sparqlq.Bound("load_state", sparqlq.Params{"loads": sparqlq.IRIParam(LoadsGraph), "graph": sparqlq.IRIParam(graph)})
+	if err != nil {
+		return loadState{}, err
+	}
+	res, err := c.Select(ctx, q)
+	if err != nil {
+		return loadState{}, err
+	}
+	if len(res.Bindings) != 1 { // none, or two records: not sure
+		return loadState{}, nil
+	}
+	n, err := res.Bindings[0]["triples"].Int()
+	if err != nil {
+		return loadState{}, nil
+	}
+	return loadState{digest: res.Bindings[0]["digest"].Value, triples: n, ok: true}, nil
+}
+
+// Stamp says which load of graph the store holds: the digest and triple
+// count that the last load recording them wrote in the same transaction
+// as the graph (every --diff load does; a plain load removes the record),
+// or "" when there is no record. A reader that reads the same non-empty
+// Stamp before and after its queries read one load of the graph.
+func Stamp(ctx context.Context, c *sparqlq.Client, graph string) (string, error) {
+	st, err := readLoadState(ctx, c, graph)
+	if err != nil || !st.ok {
+		return "", err
+	}
+	return fmt.Sprintf("%s/%d", st.digest, st.triples), nil
 }
 
 // stateClear is the update that forgets graph's loaded state.

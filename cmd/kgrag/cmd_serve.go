@@ -22,6 +22,7 @@ import (
 	"github.com/kgrag/kgrag/internal/localsearch"
 	"github.com/kgrag/kgrag/internal/serve"
 	"github.com/kgrag/kgrag/internal/tokens"
+	"github.com/kgrag/kgrag/loader"
 	"github.com/kgrag/kgrag/ontology"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/urfave/cli/v3"
@@ -252,6 +253,14 @@ func (o serveOptions) load(ctx context.Context) (_ *serve.Graph, err error) {
 		Engines: map[string]engine.Engine{}, Missing: map[string]error{}}
 	if a.input != "" {
 		g.Base = o.base
+	}
+	if src.c != nil {
+		// Before anything is read: a load committing while the rest is
+		// read then shows as a changed stamp (serve reads it again).
+		g.Stamp = func(ctx context.Context) (string, error) { return loader.Stamp(ctx, src.c, src.graph) }
+		if g.StampAtLoad, err = g.Stamp(ctx); err != nil {
+			return nil, src.wrap(fmt.Errorf("serve: read the store's load record: %w", err))
+		}
 	}
 	// One token encoder for every engine: building one parses the BPE
 	// ranks (about 10 ms).

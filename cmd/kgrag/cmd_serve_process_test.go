@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"net"
 	"net/http"
 	"os"
@@ -59,16 +58,7 @@ func TestServeProcessSignals(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cmd.Process.Kill()
-	version := func() uint64 {
-		resp, err := http.Get("http://" + addr + "/readyz")
-		if err != nil {
-			return 0
-		}
-		defer resp.Body.Close()
-		var r struct{ Version uint64 }
-		_ = json.NewDecoder(resp.Body).Decode(&r)
-		return r.Version
-	}
+	version := (&serveProc{addr: addr}).version
 	waitFor := func(what string, ok func() bool) {
 		t.Helper()
 		for deadline := time.Now().Add(20 * time.Second); !ok(); time.Sleep(20 * time.Millisecond) {

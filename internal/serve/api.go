@@ -58,14 +58,12 @@ func (s *Server) handleAsk(w http.ResponseWriter, r *http.Request) {
 	note(r).question = text
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
 	defer cancel()
-	g, done := s.pin()
-	defer done()
-	w.Header().Set("X-Kgrag-Graph-Version", fmt.Sprint(g.version))
-	rep, err := s.ask(ctx, g, question{mode: mode, text: text, history: history, contextOnly: req.ContextOnly, plan: req.Plan}, nil)
+	rep, err := s.ask(ctx, question{mode: mode, text: text, history: history, contextOnly: req.ContextOnly, plan: req.Plan}, nil)
 	if err != nil {
 		s.askError(w, r, err)
 		return
 	}
+	w.Header().Set("X-Kgrag-Graph-Version", fmt.Sprint(rep.GraphVersion))
 	w.Header().Set("Server-Timing", serverTiming(rep))
 	writeJSON(w, http.StatusOK, rep)
 }

@@ -54,15 +54,71 @@ type question struct {
 type reply struct {
 	*answer.Result
 	Citations []Citation `json:"citations"`
+	// GraphVersion is the load of the graph that answered (as /readyz
+	// counts them).
+	GraphVersion uint64 `json:"graph_version"`
 }
 
 // errNoIndex: a mode whose vector index the server has not loaded.
 var errNoIndex = errors.New("no vector index is loaded for this mode")
 
-// ask answers q on g, streaming the answer to onAnswer (which may be nil).
-// The limiter bounds it. The reply is returned with the error when the
-// error came after the context was built.
-func (s *Server) ask(ctx context.Context, g *Graph, q question, onAnswer func(string) error) (*reply, error) {
+// errStale: the store's graph changed (a kgrag load committed) since the
+// served graph was loaded, or while the question was read from it.
+var errStale = errors.New("the graph in the store changed")
+
+// staleTries is how often a question is asked again after the graph
+// changed under it before the client is told to retry.
+const staleTries = 3
+
+// ask answers q on the graph served, streaming the answer to onAnswer
+// (which may be nil) with the version of the graph answering. The
+// limiter bounds it. The reply is returned with the error when the error
+// came after the context was built.
+//
+// When the graph is read from a store that records its loads, an answer
+// comes from one load of it: the load's stamp is read before the question
+// and again once its context is read (before any of the answer streams).
+// If it changed, a load committed meanwhile and the context may mix two
+// graphs: the server reloads and asks again.
+func (s *Server) ask(ctx context.Context, q question, onAnswer func(version uint64, piece string) error) (*reply, error) {
+	for try := 1; ; try++ {
+		g, done := s.pin()
+		rep, err := s.askOn(ctx, g, q, onAnswer)
+		done()
+		if !errors.Is(err, errStale) {
+			return rep, err
+		}
+		if try == staleTries {
+			return nil, fmt.Errorf("%w while the question was read, %d times: %w", errStale, staleTries, errBusyGraph)
+		}
+		s.log.Info("the graph changed in the store; reloading", "version", g.version)
+		if err := s.refresh(ctx, g); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// errBusyGraph: the graph kept changing under a question (503).
+var errBusyGraph = errors.New("the graph is being updated; try again")
+
+// current fails with errStale when g's store holds another load than g
+// was loaded from.
+func (g *Graph) current(ctx context.Context) error {
+	if g.Stamp == nil {
+		return nil
+	}
+	st, err := g.Stamp(ctx)
+	if err != nil {
+		return fmt.Errorf("serve: read the store's load record: %w", err)
+	}
+	if st != g.StampAtLoad {
+		return errStale
+	}
+	return nil
+}
+
+// askOn answers q on g once.
+func (s *Server) askOn(ctx context.Context, g *Graph, q question, onAnswer func(uint64, string) error) (*reply, error) {
 	release, err := s.limit.acquire(ctx)
 	if err != nil {
 		return nil, err
@@ -72,21 +128,34 @@ func (s *Server) ask(ctx context.Context, g *Graph, q question, onAnswer func(st
 	if err != nil {
 		return nil, err
 	}
+	// Before: the modes that read the graph in several rounds (global,
+	// DRIFT) are checked only here.
+	if err := g.current(ctx); err != nil {
+		return nil, err
+	}
 	t := time.Now()
 	res := &answer.Result{Question: q.text, Mode: q.mode, Source: g.Name, Timings: map[string]float64{}}
-	out := &reply{Result: res, Citations: []Citation{}}
+	out := &reply{Result: res, Citations: []Citation{}, GraphVersion: g.version}
 	eq := engine.Question{Text: q.text, History: q.history}
+	hooks := engine.Hooks{Retrieved: func(*answer.Result) error { return g.current(ctx) }}
+	if onAnswer != nil {
+		hooks.Answer = func(piece string) error { return onAnswer(g.version, piece) }
+	}
 	switch {
 	case q.plan && q.contextOnly:
 		return nil, fmt.Errorf("%w: plan and context_only exclude each other", errBadQuestion)
 	case q.plan:
 		err = eng.Plan(ctx, eq, res)
 	case q.contextOnly:
-		err = eng.Context(ctx, eq, res)
+		if err = eng.Context(ctx, eq, res); err == nil {
+			err = g.current(ctx)
+		}
 	default:
-		err = eng.Search(ctx, eq, engine.Hooks{Answer: onAnswer}, res)
+		err = eng.Search(ctx, eq, hooks, res)
 	}
 	switch {
+	case errors.Is(err, errStale):
+		return nil, err
 	case errors.Is(err, engine.ErrNoPlan), errors.Is(err, engine.ErrNoContext):
 		return nil, fmt.Errorf("%w: mode %s: %w", errBadQuestion, q.mode, err)
 	case err != nil && res.Context == nil && res.Answer == nil:

@@ -65,6 +65,8 @@ func failure(err error) (int, apiError) {
 	case errors.Is(err, context.Canceled):
 		// The client went away; nobody reads this.
 		return 499, newAPIError("server_error", "canceled", err.Error())
+	case errors.Is(err, errBusyGraph):
+		return http.StatusServiceUnavailable, newAPIError("server_error", "graph_updating", err.Error())
 	case errors.Is(err, llm.ErrRateLimited):
 		return http.StatusServiceUnavailable, newAPIError("server_error", "upstream_rate_limited", "the model server is rate limiting: "+err.Error())
 	case errors.Is(err, llm.ErrUnreachable):

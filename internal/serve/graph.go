@@ -42,6 +42,12 @@ type Graph struct {
 	StoreGraph string
 	// Reports are every community report, for community pages.
 	Reports []retrieval.ReportRecord
+	// Stamp, when set, reads which load of the graph the store holds
+	// now (loader.Stamp), and StampAtLoad is what it read before the
+	// graph was read: a question whose context was read while Stamp
+	// still gave StampAtLoad read one load of the graph.
+	Stamp       func(ctx context.Context) (string, error)
+	StampAtLoad string
 	// Close, when set, releases what the graph holds (mapped snapshot and
 	// index files). The server calls it once, after a reload replaced the
 	// graph and the last request that used it ended.

@@ -290,9 +290,7 @@ func (s *Server) toolAsk(ctx context.Context, text string, q question) (*reply, 
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
 	defer cancel()
-	g, done := s.pin()
-	defer done()
-	rep, err := s.ask(ctx, g, q, nil)
+	rep, err := s.ask(ctx, q, nil)
 	return rep, toolError(err)
 }
 

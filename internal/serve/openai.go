@@ -202,18 +202,16 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	n.question = text
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
 	defer cancel()
-	g, done := s.pin()
-	defer done()
-	w.Header().Set("X-Kgrag-Graph-Version", fmt.Sprint(g.version))
 	q := question{mode: mode, text: text, history: history}
 	id := fmt.Sprintf("chatcmpl-kgrag-%d-%d", time.Now().UnixNano(), s.ids.Add(1))
 	base := completion{ID: id, Object: "chat.completion", Created: time.Now().Unix(), Model: req.Model}
 	if !req.Stream {
-		rep, err := s.ask(ctx, g, q, nil)
+		rep, err := s.ask(ctx, q, nil)
 		if err != nil {
 			s.askError(w, r, err)
 			return
 		}
+		w.Header().Set("X-Kgrag-Graph-Version", fmt.Sprint(rep.GraphVersion))
 		w.Header().Set("Server-Timing", serverTiming(rep))
 		c := base
 		c.Choices = []choice{{Message: &message{Role: "assistant", Content: deref(rep.Answer)}, FinishReason: ptr(finish(rep))}}
@@ -223,7 +221,12 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	st := &stream{w: w, base: base}
-	rep, err := s.ask(ctx, g, q, st.delta)
+	rep, err := s.ask(ctx, q, func(version uint64, piece string) error {
+		if !st.started {
+			w.Header().Set("X-Kgrag-Graph-Version", fmt.Sprint(version))
+		}
+		return st.delta(piece)
+	})
 	if err != nil {
 		if !st.started {
 			s.askError(w, r, err)
@@ -236,6 +239,9 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		st.event(errorBody{e})
 		s.log.Warn("stream failed", "err", err)
 		return
+	}
+	if !st.started {
+		w.Header().Set("X-Kgrag-Graph-Version", fmt.Sprint(rep.GraphVersion))
 	}
 	st.start()
 	last := base

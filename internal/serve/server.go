@@ -148,13 +148,44 @@ func (s *Server) unpin(g *Graph) {
 func (s *Server) Reload(ctx context.Context) error {
 	s.reloadMu.Lock()
 	defer s.reloadMu.Unlock()
-	t := time.Now()
-	g, err := s.load(ctx)
-	if err != nil {
-		return fmt.Errorf("serve: load the graph: %w", err)
+	return s.reload(ctx)
+}
+
+// refresh reloads the graph unless it is no longer old: a question that
+// found its graph stale and others that did at the same moment cause one
+// reload.
+func (s *Server) refresh(ctx context.Context, old *Graph) error {
+	s.reloadMu.Lock()
+	defer s.reloadMu.Unlock()
+	if s.Graph() != old {
+		return nil
 	}
-	if g == nil || g.Source == nil || len(g.Engines) == 0 {
-		return errors.New("serve: load the graph: the loader returned no source or no engine")
+	return s.reload(ctx)
+}
+
+func (s *Server) reload(ctx context.Context) error {
+	t := time.Now()
+	var g *Graph
+	for try := 1; ; try++ {
+		var err error
+		if g, err = s.load(ctx); err != nil {
+			return fmt.Errorf("serve: load the graph: %w", err)
+		}
+		if g == nil || g.Source == nil || len(g.Engines) == 0 {
+			return errors.New("serve: load the graph: the loader returned no source or no engine")
+		}
+		// A load that committed while the graph was read leaves it
+		// half old: read it again.
+		err = g.current(ctx)
+		if err == nil {
+			break
+		}
+		if g.Close != nil {
+			g.Close()
+		}
+		if !errors.Is(err, errStale) || try == staleTries {
+			return fmt.Errorf("serve: load the graph: %w", err)
+		}
 	}
 	g.loaded, g.version = time.Now(), s.versions.Add(1)
 	g.refs.Store(1)
