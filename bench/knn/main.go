@@ -2,11 +2,13 @@
 // embedding-like vectors (internal/synth.Vectors: clustered, intrinsic
 // dimension 32) three ways: kgrag's exact scan, kgrag's HNSW graph (the
 // flat file's approximate index) and Elasticsearch 8's kNN (its own HNSW,
-// float32, m 16, ef_construction 100, num_candidates 100), with recall@10
-// of each against the exact scan. bench/run runs it in its knn
+// float32, m 16, ef_construction 100, num_candidates 100), on one node
+// and on a three-node cluster (scripts/es-cluster.sh), with recall@10 of
+// each against the exact scan. bench/run runs it in its knn
 // step.
 //
-//	go run ./bench/knn -n 100000 -dim 768 [-es http://127.0.0.1:9200]
+//	go run ./bench/knn -n 100000 -dim 768 [-es http://127.0.0.1:9200] \
+//		[-es-cluster http://127.0.0.1:9211,http://127.0.0.1:9212,http://127.0.0.1:9213]
 //
 // Queries are stored vectors with Gaussian noise of half their norm, from
 // a seed of their own, asked one at a time. It prints Markdown table rows:
@@ -80,6 +82,9 @@ func run(ctx context.Context) error {
 	nq := flag.Int("queries", 500, "queries")
 	esURL := flag.String("es", "", "Elasticsearch `URL` (none: not run)")
 	esMax := flag.Int("es-max", 100_000, "largest -n loaded into Elasticsearch")
+	escURL := flag.String("es-cluster", "", "comma-separated node `URLS` of an Elasticsearch cluster to time too (none: not run)")
+	escShards := flag.Int("es-cluster-shards", 3, "primary shards of the cluster's index")
+	escReplicas := flag.Int("es-cluster-replicas", 1, "replicas of the cluster's index")
 	dir := flag.String("dir", "", "`DIR` for the index file (default: a temporary one, removed)")
 	flag.Parse()
 	if *probe != "" {
@@ -93,7 +98,6 @@ func run(ctx context.Context) error {
 		defer os.RemoveAll(d)
 		*dir = d
 	}
-	log := func(f string, a ...any) { fmt.Fprintf(os.Stderr, "knn: "+f+"\n", a...) }
 	log("%d x %d synthetic vectors", *n, *dim)
 	vecs := synth.Vectors(1, *n, *dim)
 	ids := make([]string, *n)
@@ -116,28 +120,13 @@ func run(ctx context.Context) error {
 		queries[i] = q
 	}
 
-	var es result
-	if *esURL == "" {
-		es = result{name: "Elasticsearch 8 kNN", notes: "not run: no -es URL"}
-	} else if *n > *esMax {
-		es = result{name: "Elasticsearch 8 kNN", notes: fmt.Sprintf("not run: %d vectors is above -es-max %d", *n, *esMax)}
-	}
-	var esIdx *elastic.Index
-	var esCfg elastic.Config
-	if *esURL != "" && *n <= *esMax {
-		esCfg = elastic.Config{URL: *esURL, Index: fmt.Sprintf("kgrag-bench-knn-%d", *n), NumCandidates: 100}
-		log("loading Elasticsearch %s", esCfg.Index)
-		t0 := time.Now()
-		err := elastic.Build(ctx, esCfg, "synthetic", *dim, ids, vecs)
-		if err == nil {
-			esIdx, err = elastic.Open(ctx, esCfg)
-		}
-		es = result{name: "Elasticsearch 8 kNN (HNSW, num_candidates 100)", build: time.Since(t0).Round(time.Second).String(),
-			notes: "bulk load and refresh; segments as loaded (no force merge)"}
-		if err != nil {
-			es.notes = "failed: " + strings.ReplaceAll(err.Error(), "|", "/")
-			esIdx = nil
-		}
+	es, esIdx := loadES(ctx, "Elasticsearch 8 kNN (HNSW, num_candidates 100)", *esURL, *n, *esMax,
+		elastic.Config{URL: *esURL, Index: fmt.Sprintf("kgrag-bench-knn-%d", *n), NumCandidates: 100}, *dim, ids, vecs)
+	esc, escIdx := loadES(ctx, fmt.Sprintf("Elasticsearch 8 kNN, 3-node cluster (%d shards, %d replica)", *escShards, *escReplicas), *escURL, *n, *esMax,
+		elastic.Config{URL: *escURL, Index: fmt.Sprintf("kgrag-bench-knn-%d", *n), NumCandidates: 100, Shards: *escShards, Replicas: *escReplicas},
+		*dim, ids, vecs)
+	if *escURL != "" {
+		esc.notes += "; its nodes share this machine's cores with the client, so this row shows the index works distributed, not that it is faster"
 	}
 
 	path := filepath.Join(*dir, "knn.vec")
@@ -200,16 +189,26 @@ func run(ctx context.Context) error {
 	if err := measure(&hn, ann); err != nil {
 		return err
 	}
-	if esIdx != nil {
+	for _, e := range []struct {
+		r   *result
+		idx *elastic.Index
+	}{{&es, esIdx}, {&esc, escIdx}} {
+		if e.idx == nil {
+			continue
+		}
 		// One warm-up pass loads the graph into Elasticsearch's page cache.
 		for _, q := range queries[:min(50, len(queries))] {
-			esIdx.Search(ctx, q, 10)
+			e.idx.Search(ctx, q, 10)
 		}
-		if err := measure(&es, esIdx); err != nil {
-			es.notes, es.lat = "failed: "+err.Error(), nil
+		if err := measure(e.r, e.idx); err != nil {
+			e.r.notes, e.r.lat = "failed: "+err.Error(), nil
 		}
 	}
-	for _, r := range []result{ex, hn, es} {
+	rows := []result{ex, hn, es}
+	if *escURL != "" {
+		rows = append(rows, esc)
+	}
+	for _, r := range rows {
 		fmt.Println(r.row(*n))
 	}
 	exact.Close()
@@ -319,4 +318,32 @@ func peakRSS() int64 {
 		}
 	}
 	return 0
+}
+
+func log(f string, a ...any) { fmt.Fprintf(os.Stderr, "knn: "+f+"\n", a...) }
+
+// loadES builds the index of cfg in Elasticsearch at url and opens it;
+// the result row says why when it was not run or failed (then the index
+// is nil).
+func loadES(ctx context.Context, name, url string, n, max int, cfg elastic.Config, dim int, ids []string, vecs [][]float32) (result, *elastic.Index) {
+	switch {
+	case url == "":
+		return result{name: name, notes: "not run: no URL"}, nil
+	case n > max:
+		return result{name: name, notes: fmt.Sprintf("not run: %d vectors is above -es-max %d", n, max)}, nil
+	}
+	log("loading Elasticsearch %s at %s", cfg.Index, url)
+	t0 := time.Now()
+	err := elastic.Build(ctx, cfg, "synthetic", dim, ids, vecs)
+	var idx *elastic.Index
+	if err == nil {
+		idx, err = elastic.Open(ctx, cfg)
+	}
+	r := result{name: name, build: time.Since(t0).Round(time.Second).String(),
+		notes: "bulk load and refresh; segments as loaded (no force merge)"}
+	if err != nil {
+		r.notes = "failed: " + strings.ReplaceAll(err.Error(), "|", "/")
+		return r, nil
+	}
+	return r, idx
 }

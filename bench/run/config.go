@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -48,7 +49,7 @@ type config struct {
 
 	KnnSizes                         []string
 	KnnDim, KnnQueries, KnnOpens     int
-	KnnES                            string
+	KnnES, KnnESCluster              string
 	KnnESMax                         int
 	OpenSizes                        []int
 	OpenDim, OpenQuestions, OpenPort int
@@ -91,7 +92,10 @@ Environment (flags override):
   BENCH_LLMTEST_PORT                             serve step
   BENCH_DIFF_STORES                              diff step (oxigraph fuseki)
   BENCH_KNN_N, BENCH_KNN_DIM, BENCH_KNN_QUERIES, BENCH_KNN_ES,
-  BENCH_KNN_ES_MAX, BENCH_KNN_OPENS              knn step
+  BENCH_KNN_ES_MAX, BENCH_KNN_OPENS,
+  BENCH_KNN_ES_CLUSTER (node URLs; "start", the default: the one
+  scripts/es-cluster.sh runs, or started and stopped after; "none": not run)
+                                                 knn step
   BENCH_OPEN_N, BENCH_OPEN_DIM, BENCH_OPEN_QUESTIONS, BENCH_OPEN_ANN,
   BENCH_OPEN_LLMTEST_PORT, BENCH_OPEN_SERVE_PORT, BENCH_OPEN_SERVE_N  open step
   BENCH_EVAL_LLMTEST_PORT  eval step (default 11555)
@@ -198,6 +202,7 @@ func configFromEnv(lookup func(string) (string, bool)) (config, error) {
 		KnnQueries:       e.int("BENCH_KNN_QUERIES", 500),
 		KnnES:            e.str("BENCH_KNN_ES", e.get("KGRAG_TEST_ELASTICSEARCH")),
 		KnnESMax:         e.int("BENCH_KNN_ES_MAX", 100000),
+		KnnESCluster:     e.str("BENCH_KNN_ES_CLUSTER", cmp.Or(e.get("KGRAG_TEST_ES_CLUSTER"), "start")),
 		KnnOpens:         e.int("BENCH_KNN_OPENS", 5),
 		OpenDim:          e.int("BENCH_OPEN_DIM", 64),
 		OpenQuestions:    e.int("BENCH_OPEN_QUESTIONS", 10),
