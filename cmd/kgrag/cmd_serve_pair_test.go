@@ -31,6 +31,21 @@ type serveProc struct {
 	out  *lockedBuffer
 }
 
+// startServeProc runs kgrag serve with args and --addr on a free port;
+// the test kills it at the end.
+func startServeProc(t *testing.T, args ...string) *serveProc {
+	t.Helper()
+	p := &serveProc{addr: freePort(t), out: &lockedBuffer{}}
+	p.cmd = exec.Command(os.Args[0], append(append([]string{"serve"}, args...), "--addr", p.addr)...)
+	p.cmd.Env = append(os.Environ(), "KGRAG_TEST_RUN_MAIN=1")
+	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.cmd.Process.Kill(); p.cmd.Wait() })
+	return p
+}
+
 func (p *serveProc) version() uint64 {
 	resp, err := http.Get("http://" + p.addr + "/readyz")
 	if err != nil {
@@ -127,17 +142,9 @@ func TestServePairOneStore(t *testing.T) {
 
 	var procs []*serveProc
 	for range 2 {
-		p := &serveProc{addr: freePort(t), out: &lockedBuffer{}}
-		p.cmd = exec.Command(os.Args[0], "serve", "--store", storeURL, "--store-type", "oxigraph", "--graph", graph,
+		procs = append(procs, startServeProc(t, "--store", storeURL, "--store-type", "oxigraph", "--graph", graph,
 			"--index-url", esURL, "--index-name", alias, "--llm-url", f.srv.URL(), "--embed-model", askEmbedModel,
-			"--chat-model", "test-chat", "--addr", p.addr)
-		p.cmd.Env = append(os.Environ(), "KGRAG_TEST_RUN_MAIN=1")
-		p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
-		if err := p.cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { p.cmd.Process.Kill(); p.cmd.Wait() })
-		procs = append(procs, p)
+			"--chat-model", "test-chat"))
 	}
 	waitFor := func(what string, ok func() bool) {
 		t.Helper()
