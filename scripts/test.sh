@@ -96,6 +96,7 @@ fi
 "$here/pyclients.sh" >/dev/null || kg_log "warning: PyPI openai/mcp venv not installed; the client tests of kgrag serve will skip (fail in CI)"
 "$here/chromium.sh" >/dev/null || kg_log "warning: chromium not installed; the web page test of kgrag serve will skip (fail in CI)"
 "$here/nginx.sh" >/dev/null || kg_log "warning: nginx not unpacked; the reverse-proxy test of kgrag serve will skip (fail in CI)"
+"$here/clients.sh" >/dev/null || kg_log "warning: LangChain, LlamaIndex, llm or the MCP Inspector not installed; the test of kgrag serve with them will skip (fail in CI)"
 "$here/leiden-py.sh" >/dev/null || kg_log "warning: leidenalg/graspologic venv not installed; the Leiden comparison test will skip (fail in CI)"
 "$here/spacy-models.sh" >/dev/null || kg_log "warning: spaCy models not unpacked; the comparison of kgrag index --method fast with GraphRAG's extractors will skip (fail in CI)"
 export KGRAG_EXTERNAL=1
