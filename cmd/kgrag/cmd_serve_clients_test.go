@@ -36,6 +36,17 @@ func runPy(t *testing.T, script string, out any, args ...string) {
 	}
 }
 
+// annotation is an OpenAI url_citation annotation as the SDK dumps it.
+type annotation struct {
+	Type        string `json:"type"`
+	URLCitation struct {
+		URL        string `json:"url"`
+		Title      string `json:"title"`
+		StartIndex int    `json:"start_index"`
+		EndIndex   int    `json:"end_index"`
+	} `json:"url_citation"`
+}
+
 // TestServePythonOpenAI asks through PyPI openai, plain and streamed, and
 // with a wrong model and a wrong key: what the library shows its users.
 func TestServePythonOpenAI(t *testing.T) {
@@ -51,8 +62,10 @@ func TestServePythonOpenAI(t *testing.T) {
 		StreamUsage *struct {
 			TotalTokens int `json:"total_tokens"`
 		} `json:"stream_usage"`
-		KGRAG *serveReply `json:"kgrag"`
-		Error *struct {
+		KGRAG       *serveReply  `json:"kgrag"`
+		Annotations []annotation `json:"annotations"`
+		StreamAnn   []annotation `json:"stream_annotations"`
+		Error       *struct {
 			Type    string
 			Status  int
 			Message string
@@ -81,6 +94,24 @@ func TestServePythonOpenAI(t *testing.T) {
 		t.Errorf("usage %+v, stream usage %+v; want token counts", a.Usage, a.StreamUsage)
 	case a.KGRAG == nil || a.KGRAG.Context == nil || len(a.KGRAG.Context.Records.Entities) == 0:
 		t.Errorf("the kgrag field holds no context records: %+v", a.KGRAG)
+	}
+
+	// A cited record reaches the SDK as a url_citation annotation, plain
+	// and streamed (in the last chunk's delta, where Open WebUI reads it).
+	if a.KGRAG != nil && a.KGRAG.Context != nil && len(a.KGRAG.Context.Records.Entities) > 0 {
+		e := a.KGRAG.Context.Records.Entities[0]
+		f.srv.Reply("clerk", "The clerk [Data: Entities ("+e.ID+")].")
+		runPy(t, "openai_client.py", &out, "--base-url", sf.http.URL+"/v1", "--api-key", key, "--model", "kgrag-local", q)
+		a := out.Answers[0]
+		wantURL := sf.http.URL + "/api/entities/" + e.EntityID
+		for _, got := range [][]annotation{a.Annotations, a.StreamAnn} {
+			if len(got) != 1 || got[0].Type != "url_citation" || got[0].URLCitation.URL != wantURL || got[0].URLCitation.Title != e.Title ||
+				got[0].URLCitation.StartIndex != len("The clerk ") || got[0].URLCitation.EndIndex != len(a.Answer)-1 {
+				t.Errorf("annotations %+v (plain) and %+v (streamed); want one url_citation of %s (%s) over the [Data: ...] of %q",
+					a.Annotations, a.StreamAnn, wantURL, e.Title, a.Answer)
+				break
+			}
+		}
 	}
 
 	runPy(t, "openai_client.py", &out, "--base-url", sf.http.URL+"/v1", "--api-key", key, "--model", "gpt-4o", q)

@@ -340,8 +340,14 @@ func TestServeOpenAIClient(t *testing.T) {
 	var raw struct {
 		Citations []string `json:"citations"`
 		KGRAG     struct {
+			Answer    string           `json:"answer"`
 			Citations []serve.Citation `json:"citations"`
 		} `json:"kgrag"`
+		Choices []struct {
+			Message struct {
+				Annotations []annotation `json:"annotations"`
+			} `json:"message"`
+		} `json:"choices"`
 	}
 	sf.post(t, "/v1/chat/completions", "", map[string]any{"model": "kgrag-local", "messages": []map[string]string{{"role": "user", "content": q}}}, &raw)
 	want := []serve.Citation{
@@ -354,6 +360,19 @@ func TestServeOpenAIClient(t *testing.T) {
 	}
 	if len(raw.Citations) != 2 || raw.Citations[0] != sf.http.URL+want[0].URL {
 		t.Errorf("citation URLs %q; want absolute URLs of %s and %s", raw.Citations, want[0].URL, want[1].URL)
+	}
+	// And as OpenAI's url_citation annotations, each spanning the
+	// "[Data: ...]" that cites it (indices in characters).
+	if len(raw.Choices) != 1 || len(raw.Choices[0].Message.Annotations) != len(want) {
+		t.Fatalf("choices %+v; want one message with %d annotations", raw.Choices, len(want))
+	}
+	answer := []rune(raw.KGRAG.Answer)
+	for i, a := range raw.Choices[0].Message.Annotations {
+		u := a.URLCitation
+		if a.Type != "url_citation" || u.URL != raw.Citations[i] || u.Title == "" || u.StartIndex < 0 || u.EndIndex > len(answer) ||
+			!strings.HasPrefix(string(answer[u.StartIndex:u.EndIndex]), "[Data:") || !strings.HasSuffix(string(answer[u.StartIndex:u.EndIndex]), "]") {
+			t.Errorf("annotation %d: %+v; want url_citation of %s spanning a [Data: ...] of %q", i, a, raw.Citations[i], raw.KGRAG.Answer)
+		}
 	}
 	var page struct{ ID, Title string }
 	if code := getJSON(t, raw.Citations[0], &page); code != http.StatusOK || page.ID != ent.EntityID {

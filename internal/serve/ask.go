@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/kgrag/kgrag/internal/answer"
 	"github.com/kgrag/kgrag/internal/engine"
@@ -190,6 +191,10 @@ type Citation struct {
 	// IRI is a cited entity's IRI in the store (as kgrag load mints it,
 	// or as the store holds it), for a workbench query; "" when unknown.
 	IRI string `json:"iri,omitempty"`
+	// Start and End are where the answer first cites it: the "[Data:
+	// ...]" marker, in characters (runes), as OpenAI's url_citation
+	// annotations count them.
+	Start, End int `json:"-"`
 }
 
 // addIRIs fills the IRIs of the entities cs cites, with one lookup. A
@@ -238,8 +243,10 @@ func citations(text string, g *Graph, res *answer.Result) []Citation {
 			out = append(out, c)
 		}
 	}
-	for _, m := range citeRE.FindAllStringSubmatch(text, -1) {
-		for _, grp := range groupRE.FindAllStringSubmatch(m[1], -1) {
+	for _, loc := range citeRE.FindAllStringSubmatchIndex(text, -1) {
+		start := utf8.RuneCountInString(text[:loc[0]])
+		end := start + utf8.RuneCountInString(text[loc[0]:loc[1]])
+		for _, grp := range groupRE.FindAllStringSubmatch(text[loc[2]:loc[3]], -1) {
 			kind := strings.ToLower(strings.TrimSpace(grp[1]))
 			for _, id := range strings.Split(grp[2], ",") {
 				id = strings.TrimSpace(id)
@@ -247,6 +254,7 @@ func citations(text string, g *Graph, res *answer.Result) []Citation {
 					continue
 				}
 				if c, ok := resolve(kind, id, g, res); ok {
+					c.Start, c.End = start, end
 					add(c)
 				}
 			}
@@ -262,25 +270,25 @@ func resolve(kind, id string, g *Graph, res *answer.Result) (Citation, bool) {
 		case "entities":
 			for _, e := range c.Records.Entities {
 				if e.ID == id {
-					return Citation{"entity", id, e.EntityID, e.Title, "/api/entities/" + pathID(e.EntityID), ""}, true
+					return Citation{Kind: "entity", ID: id, RecordID: e.EntityID, Title: e.Title, URL: "/api/entities/" + pathID(e.EntityID)}, true
 				}
 			}
 		case "relationships":
 			for _, r := range c.Records.Relationships {
 				if r.ID == id {
-					return Citation{"relationship", id, r.RelationshipID, r.Source + " → " + r.Target, "/api/entities/" + pathID(r.SourceID), ""}, true
+					return Citation{Kind: "relationship", ID: id, RecordID: r.RelationshipID, Title: r.Source + " → " + r.Target, URL: "/api/entities/" + pathID(r.SourceID)}, true
 				}
 			}
 		case "sources":
 			for _, u := range c.Records.Sources {
 				if u.ID == id {
-					return Citation{"source", id, u.TextUnitID, "", "/api/text-units/" + pathID(u.TextUnitID), ""}, true
+					return Citation{Kind: "source", ID: id, RecordID: u.TextUnitID, Title: "", URL: "/api/text-units/" + pathID(u.TextUnitID)}, true
 				}
 			}
 		case "reports":
 			for _, r := range c.Records.Reports {
 				if r.ID == id {
-					return Citation{"report", id, r.CommunityID, r.Title, "/api/communities/" + pathID(r.ID), ""}, true
+					return Citation{Kind: "report", ID: id, RecordID: r.CommunityID, Title: r.Title, URL: "/api/communities/" + pathID(r.ID)}, true
 				}
 			}
 		}
@@ -293,7 +301,7 @@ func resolve(kind, id string, g *Graph, res *answer.Result) (Citation, bool) {
 					continue
 				}
 				r, _ := g.report(id)
-				return Citation{"report", id, r.CommunityID, r.Title, "/api/communities/" + pathID(id), ""}, true
+				return Citation{Kind: "report", ID: id, RecordID: r.CommunityID, Title: r.Title, URL: "/api/communities/" + pathID(id)}, true
 			}
 		}
 	}

@@ -168,6 +168,36 @@ type choice struct {
 type message struct {
 	Role    string `json:"role,omitempty"`
 	Content string `json:"content"`
+	// Annotations are the records cited, as OpenAI's url_citation
+	// annotations, which chat UIs (Open WebUI) show as sources.
+	Annotations []annotation `json:"annotations,omitempty"`
+}
+
+type annotation struct {
+	Type        string      `json:"type"` // "url_citation"
+	URLCitation urlCitation `json:"url_citation"`
+}
+
+type urlCitation struct {
+	URL        string `json:"url"`
+	Title      string `json:"title"`
+	StartIndex int    `json:"start_index"`
+	EndIndex   int    `json:"end_index"`
+}
+
+// annotations are rep's citations as url_citation annotations, with the
+// URLs of citationURLs.
+func annotations(r *http.Request, rep *reply) []annotation {
+	urls := citationURLs(r, rep)
+	out := make([]annotation, 0, len(urls))
+	for i, c := range rep.Citations {
+		title := c.Title
+		if title == "" {
+			title = c.Kind + " " + c.ID
+		}
+		out = append(out, annotation{Type: "url_citation", URLCitation: urlCitation{URL: urls[i], Title: title, StartIndex: c.Start, EndIndex: c.End}})
+	}
+	return out
 }
 
 type usage struct {
@@ -214,7 +244,8 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Kgrag-Graph-Version", fmt.Sprint(rep.GraphVersion))
 		w.Header().Set("Server-Timing", serverTiming(rep))
 		c := base
-		c.Choices = []choice{{Message: &message{Role: "assistant", Content: deref(rep.Answer)}, FinishReason: ptr(finish(rep))}}
+		c.Choices = []choice{{Message: &message{Role: "assistant", Content: deref(rep.Answer), Annotations: annotations(r, rep)},
+			FinishReason: ptr(finish(rep))}}
 		c.Usage = usageOf(rep)
 		c.Citations, c.KGRAG = citationURLs(r, rep), rep
 		writeJSON(w, http.StatusOK, c)
@@ -246,7 +277,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	st.start()
 	last := base
 	last.Object = "chat.completion.chunk"
-	last.Choices = []choice{{Delta: &message{}, FinishReason: ptr(finish(rep))}}
+	last.Choices = []choice{{Delta: &message{Annotations: annotations(r, rep)}, FinishReason: ptr(finish(rep))}}
 	last.Citations, last.KGRAG = citationURLs(r, rep), rep
 	st.event(last)
 	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {

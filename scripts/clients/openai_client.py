@@ -43,12 +43,16 @@ def main():
             extra = c.model_extra or {}
             r["kgrag"] = extra.get("kgrag")
             r["citations"] = extra.get("citations")
+            # The SDK's typed annotations (url_citation), as chat UIs read them.
+            r["annotations"] = [x.model_dump() for x in (c.choices[0].message.annotations or [])]
             text, n, usage = "", 0, None
             for chunk in client.chat.completions.create(model=a.model, messages=msgs, stream=True,
                                                          stream_options={"include_usage": True}):
                 n += 1
                 if chunk.choices and chunk.choices[0].delta.content:
                     text += chunk.choices[0].delta.content
+                if chunk.choices and (chunk.choices[0].delta.model_extra or {}).get("annotations"):
+                    r["stream_annotations"] = chunk.choices[0].delta.model_extra["annotations"]
                 if chunk.usage:
                     usage = chunk.usage.model_dump()
             r["stream"], r["stream_chunks"], r["stream_usage"] = text, n, usage
