@@ -2,6 +2,7 @@
 #
 #   make demo    the main job on the embedded default: no services, no LLM
 #   make test    every test, with the real stores started by scripts/
+#   make test-clients  the tests with clients of large installs (Open WebUI)
 #   make bench   benchmarks against the peers named in the issues
 
 GO      ?= go
@@ -10,7 +11,7 @@ CACHE   ?= $(HOME)/.cache/kgrag
 SERVICES_ENV := .cache/services.env
 DEMO    ?= .cache/demo
 
-.PHONY: all build demo test test-unit test-fuzz services-up services-down bench vet fmt clean shellcheck
+.PHONY: all build demo test test-clients test-unit test-fuzz services-up services-down bench vet fmt clean shellcheck
 
 all: build
 
@@ -76,6 +77,10 @@ shellcheck:
 # here on 127.0.0.1.
 test: vet
 	bash scripts/test.sh
+
+# The clients with large installs (Open WebUI); CI runs it after test.
+test-clients:
+	bash scripts/test-clients.sh
 
 # Unit tests only: no services, no downloads.
 test-unit:

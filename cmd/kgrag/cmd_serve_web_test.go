@@ -16,6 +16,30 @@ import (
 	"github.com/kgrag/kgrag/internal/test"
 )
 
+// browser starts headless Chromium, 1280x900, for at most timeout; shot
+// saves a full-page PNG screenshot NAME.png in dir.
+func browser(t *testing.T, chromium, dir string, timeout time.Duration) (context.Context, func(name string) chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox,
+		chromedp.Flag("headless", "new"), chromedp.WindowSize(1280, 900))
+	actx, cancel := chromedp.NewExecAllocator(t.Context(), opts...)
+	t.Cleanup(cancel)
+	bctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(cancel)
+	ctx, cancel := context.WithTimeout(bctx, timeout)
+	t.Cleanup(cancel)
+	shot := func(name string) chromedp.Action[chromedp.Void] {
+		return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+			b, err := chromedp.FullScreenshot(100)(ctx, tg)
+			if err != nil {
+				return chromedp.Void{}, err
+			}
+			return chromedp.Void{}, os.WriteFile(filepath.Join(dir, name+".png"), b, 0o644)
+		}
+	}
+	return ctx, shot
+}
+
 // TestServeWebPage drives the page in real headless Chromium: a question
 // whose answer streams in and cites an entity, the citation followed to
 // the entity page (with its IRI), its neighbourhood graph, and a community
@@ -33,23 +57,7 @@ func TestServeWebPage(t *testing.T) {
 	srv.Reply("", reply)
 	shots := test.Artifacts(t, "serve-web")
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox,
-		chromedp.Flag("headless", "new"), chromedp.WindowSize(1280, 900))
-	actx, cancel := chromedp.NewExecAllocator(t.Context(), opts...)
-	defer cancel()
-	bctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancel := context.WithTimeout(bctx, 90*time.Second)
-	defer cancel()
-	shot := func(name string) chromedp.Action[chromedp.Void] {
-		return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
-			b, err := chromedp.FullScreenshot(100)(ctx, tg)
-			if err != nil {
-				return chromedp.Void{}, err
-			}
-			return chromedp.Void{}, os.WriteFile(filepath.Join(shots, name+".png"), b, 0o644)
-		}
-	}
+	ctx, shot := browser(t, chromium, shots, 90*time.Second)
 	run := func(what string, steps ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
 		if err := chromedp.Do(ctx, steps...); err != nil {
