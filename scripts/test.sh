@@ -124,7 +124,24 @@ show_logs() {
 	done
 }
 rc=0
-go test -timeout 30m "${args[@]}" || rc=$?
+if ((${#args[@]} == 1)) && [[ ${args[0]} == ./... ]]; then
+	# The tests with the real models (one llama.cpp server, ~20 min) run
+	# in a go test of their own beside all the others, which would
+	# otherwise queue behind them in cmd/kgrag's one test binary.
+	real='^Test(AskRealModels|AskGlobalRealModel|EvalRealModels|EvalChristmasCarolRealEmbedder|IndexThenAsk|IndexRealModel|IndexNothingFound|IndexRealModelReports|PromptTuneRealModel|ModesSmallModel)$'
+	mkdir -p "$KGRAG_CACHE"
+	real_log=$KGRAG_CACHE/test-real-models.log
+	go test -timeout 40m -run "$real" ./cmd/kgrag >"$real_log" 2>&1 &
+	real_pid=$!
+	go test -timeout 40m -skip "$real" ./... || rc=$?
+	real_rc=0
+	wait "$real_pid" || real_rc=$?
+	echo "---- go test -run '$real' ./cmd/kgrag (the real models)"
+	cat "$real_log"
+	((rc != 0)) || rc=$real_rc
+else
+	go test -timeout 40m "${args[@]}" || rc=$?
+fi
 if ((rc != 0)); then
 	show_logs
 	exit "$rc"
