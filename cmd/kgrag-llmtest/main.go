@@ -33,10 +33,15 @@ func run(args []string) error {
 	dim := fs.Int("dim", 64, "embedding dimension")
 	models := fs.String("models", "", "comma-separated model names to serve (empty: any)")
 	chunkDelay := fs.Duration("chunk-delay", 0, "delay between streamed chat chunks")
+	prose := fs.Bool("prose", false, "answer every chat request with prose that holds no JSON, as a small model may")
+	formats := fs.String("response-formats", "", "comma-separated response_format types to accept (json_schema, json_object, text); others get HTTP 400 (empty: any)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cfg := llmtest.Config{Dim: *dim, ChunkDelay: *chunkDelay}
+	cfg := llmtest.Config{Dim: *dim, ChunkDelay: *chunkDelay, Prose: *prose}
+	if *formats != "" {
+		cfg.ResponseFormats = strings.Split(*formats, ",")
+	}
 	if *models != "" {
 		cfg.Models = strings.Split(*models, ",")
 	}

@@ -30,7 +30,7 @@ func globalFlags(g *globalOptions) []cli.Flag {
 		&cli.IntFlag{Name: "max-llm-calls", Category: cat, Destination: &s.MaxLLMCalls, Usage: "refuse a question that needs more than `N` model calls (0: no limit); see --plan"},
 		&cli.BoolFlag{Name: "plan", Category: cat, Destination: &g.plan, Usage: "print how many model calls and tokens the question would take, and stop (no model is called)"},
 		&cli.Int64Flag{Name: "shuffle-seed", Category: cat, Value: p.ShuffleSeed, Destination: &p.ShuffleSeed, Usage: "seed of the report shuffle before batching (GraphRAG's 86 gives GraphRAG's batches; -1: community order)"},
-		&cli.BoolFlag{Name: "json-mode", Category: cat, Value: s.JSONMode, Destination: &s.JSONMode, Usage: "ask the server for JSON replies on map and rating calls (response_format); dropped by itself if the server refuses it"},
+		&cli.BoolFlag{Name: "json-mode", Category: cat, Value: s.JSONMode, Destination: &s.JSONMode, Usage: "ask the server for JSON (response_format json_schema, else json_object) on the calls whose replies are parsed: map and rating calls, DRIFT's, graph of thoughts' graph; dropped by itself if the server refuses both"},
 	}
 }
 
@@ -248,9 +248,11 @@ func answered(opts askOptions, src source, before int, res *askResult, term term
 		res.SPARQLRequests = &n
 	}
 	if opts.json {
+		printDegraded(term, res)
 		return
 	}
 	p.endAnswer(term)
+	printDegraded(term, res)
 	var warnings []string
 	switch {
 	case res.Global != nil:
@@ -282,7 +284,7 @@ func (p *progress) clear() {
 }
 
 // globalWarnings are what the user must know about an answer: calls that
-// failed, replies that could not be read, made-up citations.
+// failed, made-up citations.
 func globalWarnings(g *answerjson.Global) []string {
 	var out []string
 	n := len(g.Batches)
@@ -297,20 +299,9 @@ func globalWarnings(g *answerjson.Global) []string {
 		out = append(out, fmt.Sprintf("%d of %d map calls failed and were skipped: the answer rests on the other %d batches of reports (first error: %s)",
 			g.MapFailed, n, n-g.MapFailed, first))
 	}
-	if mp := g.MapParse; mp != nil && mp.Unusable > 0 {
-		w := fmt.Sprintf("%d of %d map replies were not usable JSON and were skipped", mp.Unusable, n)
-		if mp.Unusable*2 > n {
-			w += " (does the model follow JSON instructions? --json shows each reply; a larger model, or a server that honours --json-mode, helps)"
-		}
-		out = append(out, w)
-	}
-	if sel := g.Dynamic; sel != nil {
-		if sel.Failed+sel.Parse.Unusable > 0 {
-			out = append(out, fmt.Sprintf("%d of %d rating calls failed or gave no rating; those reports were rated 1", sel.Failed+sel.Parse.Unusable, len(sel.Rated)))
-		}
-		if sel.Stopped != "" {
-			out = append(out, "dynamic selection "+sel.Stopped)
-		}
+	// Replies that could not be read are in the record's degraded notes.
+	if sel := g.Dynamic; sel != nil && sel.Stopped != "" {
+		out = append(out, "dynamic selection "+sel.Stopped)
 	}
 	if len(g.UnknownCited) > 0 {
 		out = append(out, fmt.Sprintf("the answer cites reports that were not given to the model: %s", strings.Join(g.UnknownCited, ", ")))

@@ -142,10 +142,6 @@ func TestAskGraphOfThoughtsFailures(t *testing.T) {
 				return `{"nodes": [{"name": "SCROOGE"}], "edges": []}`, true
 			})
 		}, exitModelDown, []string{"ask: answer", "503", "not available"}, 2},
-		{"empty graph", func(srv *llmtest.Server) { srv.Enqueue(`{"nodes": [], "edges": []}`) },
-			exitFailure, []string{"held no graph", "no nodes", "larger chat model"}, 1},
-		{"no JSON", func(srv *llmtest.Server) { srv.Enqueue("I am sorry, I cannot do that.") },
-			exitFailure, []string{"held no graph", "no JSON"}, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -171,6 +167,58 @@ func TestAskGraphOfThoughtsFailures(t *testing.T) {
 			}
 			if out.Len() != 0 {
 				t.Errorf("stdout %q; want nothing", out)
+			}
+		})
+	}
+}
+
+// TestAskGraphOfThoughtsDegrades: a first reply that holds no graph (an
+// empty one, or prose) is no failure: the answer comes from the subgraph
+// context, in a second call with local search's answer prompt, and
+// stderr and the record say so.
+func TestAskGraphOfThoughtsDegrades(t *testing.T) {
+	f := newAskFixture(t)
+	e := f.ds.Entities[0]
+	for _, tt := range []struct{ name, reply, why string }{
+		{"empty graph", `{"nodes": [], "edges": []}`, "no nodes"},
+		{"prose", "I am sorry, I cannot do that.", "no JSON"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f.srv.Reset()
+			f.srv.Respond(nil)
+			f.srv.Enqueue(tt.reply, "the answer from the context")
+			opts := f.options(embedtext.Entity(e))
+			opts.mode = modeThoughts
+			opts.subgraph = subgraphParams(opts.params, false, false)
+			opts.json = true
+			term, out, errOut := testTerminal()
+			if err := runAsk(t.Context(), opts, term); err != nil {
+				t.Fatalf("runAsk: %v", err)
+			}
+			var res askResult
+			if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+				t.Fatalf("%v in %q", err, out)
+			}
+			if res.Answer == nil || *res.Answer != "the answer from the context" || len(res.Degraded) != 1 ||
+				!strings.Contains(res.Degraded[0], "held no graph") || !strings.Contains(res.Degraded[0], tt.why) ||
+				!strings.Contains(res.Degraded[0], "answered from the subgraph context") {
+				t.Errorf("answer %v, degraded %q; want the second reply, and a note naming %q", res.Answer, res.Degraded, tt.why)
+			}
+			if !strings.Contains(errOut.String(), "kgrag: degraded: graph of thoughts: ") {
+				t.Errorf("stderr %q lacks the degraded note", errOut)
+			}
+			var reqs []llmtest.Request
+			for _, r := range f.srv.Requests() {
+				if strings.HasSuffix(r.Path, "/chat/completions") {
+					reqs = append(reqs, r)
+				}
+			}
+			if len(reqs) != 2 {
+				t.Fatalf("%d chat calls; want 2", len(reqs))
+			}
+			sys := reqs[1].Messages[0].Content
+			if want := res.Context.Text; !strings.Contains(sys, want) || strings.Contains(sys, "---End of knowledge graph---") {
+				t.Errorf("the answer call's system prompt does not hold the subgraph context")
 			}
 		})
 	}

@@ -438,6 +438,7 @@ func engineOver(opts askOptions, deps engine.Deps, src source, res *askResult) (
 // any graph of thoughts): the line on stdout, the warnings, the summary.
 func answeredOnce(opts askOptions, src source, res *askResult, term terminal, p *progress, err error) error {
 	p.endAnswer(term)
+	printDegraded(term, res)
 	switch {
 	case err != nil && res.AnswerPartial:
 		return fmt.Errorf("ask: %w; the answer printed is incomplete", err)
@@ -451,6 +452,14 @@ func answeredOnce(opts askOptions, src source, res *askResult, term terminal, p 
 		fmt.Fprintf(term.err, "%s\n", answerLine(res))
 	}
 	return nil
+}
+
+// printDegraded tells on stderr, with --json too, where the search did
+// without a model reply it could not use (res.Degraded).
+func printDegraded(term terminal, res *askResult) {
+	for _, d := range res.Degraded {
+		fmt.Fprintln(term.err, "kgrag: degraded:", d)
+	}
 }
 
 // retrieved reports a context built: the store requests it took since
@@ -477,7 +486,7 @@ func retrieved(opts askOptions, src source, before int, res *askResult, term ter
 // from the entities nearest the question.
 func (o askOptions) localOptions(source string) localsearch.Options {
 	return localsearch.Options{Mode: o.mode, Params: o.params, Templates: o.templates, Subgraph: o.subgraph, ResponseType: o.responseType,
-		Chat: o.chatOptions(), Source: source}
+		Chat: o.chatOptions(), JSONMode: o.global.search.JSONMode, Source: source}
 }
 
 func (o askOptions) chatOptions() llm.ChatOptions {

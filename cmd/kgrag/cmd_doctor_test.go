@@ -148,8 +148,18 @@ func TestDoctorModels(t *testing.T) {
 		{name: "try chat", server: llmtest.Config{Dim: dim},
 			edit:  func(o *doctorOptions) { o.tryChat = true },
 			emb:   wantCheck{checkOK, nil, nil},
-			chat:  wantCheck{checkOK, []string{"answered a one-token chat"}, nil},
-			chats: 1},
+			chat:  wantCheck{checkOK, []string{"answered a one-token chat", "JSON replies: response_format json_schema"}, nil},
+			chats: 2},
+		{name: "try chat, json_object only", server: llmtest.Config{Dim: dim, ResponseFormats: []string{"json_object", "text"}},
+			edit:  func(o *doctorOptions) { o.tryChat = true },
+			emb:   wantCheck{checkOK, nil, nil},
+			chat:  wantCheck{checkOK, []string{"JSON replies: response_format json_object"}, nil},
+			chats: 3},
+		{name: "try chat, no response_format", server: llmtest.Config{Dim: dim, ResponseFormats: []string{"text"}},
+			edit:  func(o *doctorOptions) { o.tryChat = true },
+			emb:   wantCheck{checkOK, nil, nil},
+			chat:  wantCheck{checkOK, []string{"JSON replies: asked for in the prompt only"}, nil},
+			chats: 4},
 		{name: "try chat refused", server: llmtest.Config{Dim: dim},
 			fail:  &llmtest.Failure{Path: "/chat/completions", Status: http.StatusBadRequest, Message: "context too long"},
 			edit:  func(o *doctorOptions) { o.tryChat = true },
@@ -182,11 +192,18 @@ func TestDoctorModels(t *testing.T) {
 			if n := srv.Count("/chat/completions"); n != tt.chats {
 				t.Errorf("%d chat requests; want %d", n, tt.chats)
 			}
+			// The one-token chat, then the JSON probe: short, whichever
+			// response_format it was asked in.
 			for _, r := range srv.Requests() {
-				if strings.HasSuffix(r.Path, "/chat/completions") {
-					if mt, _ := r.Extra["max_tokens"].(float64); mt != 1 {
-						t.Errorf("the test chat asked for max_tokens %v; want 1", r.Extra["max_tokens"])
-					}
+				if !strings.HasSuffix(r.Path, "/chat/completions") {
+					continue
+				}
+				want := 1.0
+				if _, json := r.Extra["response_format"]; json || strings.Contains(r.Messages[0].Content, "JSON") {
+					want = 16
+				}
+				if mt, _ := r.Extra["max_tokens"].(float64); mt != want {
+					t.Errorf("a test chat asked for max_tokens %v; want %v", r.Extra["max_tokens"], want)
 				}
 			}
 		})

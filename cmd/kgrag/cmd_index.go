@@ -320,6 +320,9 @@ func runIndex(ctx context.Context, o indexRunOptions, term terminal) error {
 		fmt.Fprintf(term.err, "kgrag: warning: the model named no entity, so the graph holds only documents and text units; "+
 			"the records dropped above show what it wrote (a model below a few billion parameters rarely keeps to the record format)\n")
 	}
+	for _, d := range sum.Degraded {
+		fmt.Fprintln(term.err, "kgrag: degraded:", d)
+	}
 	switch {
 	case o.load != nil:
 		o.load.embed = o.embed

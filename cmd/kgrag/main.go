@@ -15,6 +15,7 @@ import (
 
 	"github.com/kgrag/kgrag/graphrag"
 	"github.com/kgrag/kgrag/internal/llm"
+	"github.com/kgrag/kgrag/internal/llmcall"
 	"github.com/kgrag/kgrag/internal/redact"
 )
 
@@ -152,7 +153,7 @@ func exitCode(ctx context.Context, err error) int {
 		return exitMalformed
 	case errors.As(err, &sd):
 		return exitStoreDown
-	case errors.As(err, &le) && (llm.Unreachable(err) || errors.Is(err, llm.ErrResponse)):
+	case errors.As(err, &le) && (llm.Unreachable(err) || errors.Is(err, llm.ErrResponse)), errors.Is(err, llmcall.ErrUnusable):
 		return exitModelDown
 	}
 	return exitFailure

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kgrag/kgrag/internal/driftsearch"
 	"github.com/kgrag/kgrag/internal/engine"
+	"github.com/kgrag/kgrag/internal/llm/llmtest"
 	"github.com/kgrag/kgrag/internal/mode"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -224,4 +225,69 @@ func actionQueries(r *driftsearch.Result) []string {
 	}
 	slices.Sort(qs)
 	return qs
+}
+
+// TestEveryModeProse asks in every mode a model that answers in prose
+// only, never the JSON asked for (what a model of a few hundred million
+// parameters often does), through kgrag ask and through kgrag serve with
+// the PyPI openai client. Each mode answers: the modes that parse replies
+// (global's map calls, DRIFT's primer, graph of thoughts' graph) fall
+// back and say so in the record's degraded notes and on stderr; the
+// others have nothing to fall back from. No request fails, none with 500.
+func TestEveryModeProse(t *testing.T) {
+	f := newAllTablesFixture(t)
+	const prose = "Scrooge's clerk is Bob Cratchit, a poor and patient man."
+	f.srv.Respond(func(llmtest.Request) (string, bool) { return prose, true })
+	sf := startServe(t, f, func(o *serveOptions) { o.ask.global.search.Concurrency = 1 })
+	const q = "Who is Scrooge's clerk?"
+	degrades := map[string]string{
+		mode.Global:          "global: ",
+		mode.Drift:           "drift: ",
+		mode.GraphOfThoughts: "held no graph",
+	}
+	for _, m := range engine.Modes() {
+		t.Run(m.Name, func(t *testing.T) {
+			note, degrade := degrades[m.Name]
+			stdout, stderr, code := runKgrag(t, "ask", "-q", "--input", f.input, "--index", f.index, "--llm-url", f.srv.URL(),
+				"--embed-model", askEmbedModel, "--chat-model", "test-chat", "--mode", m.Name, "--concurrency", "1", "--json", q)
+			if code != 0 {
+				t.Fatalf("ask: exit %d: %s", code, stderr)
+			}
+			var res askResult
+			if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+				t.Fatal(err)
+			}
+			if res.Answer == nil || strings.TrimSpace(*res.Answer) == "" {
+				t.Errorf("ask: no answer")
+			}
+			if got := strings.Join(res.Degraded, "\n"); degrade != (len(res.Degraded) > 0) || !strings.Contains(got, note) {
+				t.Errorf("ask: degraded %q; want a note with %q: %v", res.Degraded, note, degrade)
+			}
+			if degrade != strings.Contains(stderr, "kgrag: degraded: ") {
+				t.Errorf("ask: stderr %q; want the degraded note there: %v", stderr, degrade)
+			}
+
+			var out struct {
+				Answers []struct {
+					Answer, Stream string
+					KGRAG          *serveReply `json:"kgrag"`
+					Error          *struct {
+						Type    string
+						Status  int
+						Message string
+					}
+				}
+			}
+			runPy(t, "openai_client.py", &out, "--base-url", sf.http.URL+"/v1", "--model", m.Model(), q)
+			a := out.Answers[0]
+			switch {
+			case a.Error != nil:
+				t.Fatalf("serve: openai raised %+v", a.Error)
+			case strings.TrimSpace(a.Answer) == "" || a.Stream != a.Answer:
+				t.Errorf("serve: answer %q, streamed %q; want one answer", a.Answer, a.Stream)
+			case a.KGRAG == nil || degrade != (len(a.KGRAG.Degraded) > 0):
+				t.Errorf("serve: the kgrag record's degraded notes: %+v; want some: %v", a.KGRAG, degrade)
+			}
+		})
+	}
 }

@@ -7,6 +7,7 @@ package answer
 import (
 	"encoding/json"
 	"io"
+	"slices"
 
 	"github.com/kgrag/kgrag/graphrag"
 	"github.com/kgrag/kgrag/internal/basicsearch"
@@ -30,6 +31,11 @@ type Result struct {
 	// FinishReason is the server's: "stop", or "length" for an answer
 	// cut by --max-tokens.
 	FinishReason string `json:"finish_reason,omitempty"`
+	// Degraded says, one sentence each, where the search did without a
+	// model reply it could not use and what it did instead ("graph of
+	// thoughts: ... answered from the subgraph context"): the answer
+	// stands, on less than the mode meant to give it.
+	Degraded []string `json:"degraded,omitempty"`
 	// ReasoningChars counts a reasoning model's thinking, which is never
 	// in Answer; Reasoning holds it with --show-reasoning.
 	ReasoningChars int     `json:"reasoning_chars,omitempty"`
@@ -171,11 +177,21 @@ func (r *Result) AddSearch(s *localsearch.Result) {
 		r.Context = LocalContext(s.Local)
 	}
 	r.AddThoughts(s.Thoughts)
+	r.Degrade(s.Degraded...)
 	if r.Timings == nil {
 		r.Timings = map[string]float64{}
 	}
 	for k, v := range s.Timings {
 		r.Timings[k] = v
+	}
+}
+
+// Degrade adds notes to Degraded, each once.
+func (r *Result) Degrade(notes ...string) {
+	for _, n := range notes {
+		if !slices.Contains(r.Degraded, n) {
+			r.Degraded = append(r.Degraded, n)
+		}
 	}
 }
 
@@ -316,6 +332,8 @@ type Batch struct {
 	*llmcall.Call
 	Points        []Point `json:"points,omitempty"`
 	DroppedPoints int     `json:"dropped_points,omitempty"`
+	// Prose marks a reply without JSON taken whole as one point.
+	Prose bool `json:"prose,omitempty"`
 }
 
 // Point is one key point a map call gave.
@@ -352,7 +370,7 @@ func GlobalResult(r *globalsearch.Result, level int64) *Global {
 	for i := range r.Batches {
 		x := &r.Batches[i]
 		bj := Batch{Index: x.Index, ReportIDs: x.ReportIDs, ContextTokens: x.ContextTokens, Truncated: x.Truncated,
-			Call: &x.Call, DroppedPoints: x.Dropped}
+			Call: &x.Call, DroppedPoints: x.Dropped, Prose: x.Prose}
 		for _, p := range x.Points {
 			bj.Points = append(bj.Points, Point{p.Description, p.Score})
 			g.Points++

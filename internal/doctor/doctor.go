@@ -249,6 +249,15 @@ func Models(ctx context.Context, client *llm.Client, chatModel string, tryChat b
 			break
 		}
 		chat.Status, chat.Detail = OK, fmt.Sprintf("%s at %s answered a one-token chat in %d ms", model, server, time.Since(t).Milliseconds())
+		// The modes that parse replies ask for JSON in the form found here.
+		switch f, err := client.ProbeJSONFormat(ctx, model); {
+		case err != nil:
+			chat.Detail += fmt.Sprintf("; asking for JSON failed: %v", err)
+		case f == llm.FormatPrompt:
+			chat.Detail += "; JSON replies: asked for in the prompt only (the server takes no response_format)"
+		default:
+			chat.Detail += "; JSON replies: response_format " + f.String()
+		}
 	default:
 		chat.Status, chat.Detail = OK, fmt.Sprintf("%s is served at %s (--try-chat to ask it)", model, server)
 	}

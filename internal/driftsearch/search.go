@@ -136,6 +136,9 @@ type Result struct {
 	Open    int                `json:"open_follow_ups"`
 	Capped  bool               `json:"capped_by_max_llm_calls,omitempty"`
 	Timings map[string]float64 `json:"timings_ms"`
+	// Degraded says where replies without JSON were taken as answers
+	// (the record's degraded notes).
+	Degraded []string `json:"-"`
 }
 
 // Reduce is the final call and its context.
@@ -252,7 +255,39 @@ func (s *Searcher) Search(ctx context.Context, question string, h Hooks) (*Resul
 		return nil, err
 	}
 	res.Timings["reduce"] = ms(time.Since(t))
+	res.Degraded = degraded(res)
 	return res, nil
+}
+
+// degraded are the notes of what the search did for replies without
+// JSON: a primer or follow-up reply in prose is taken as the answer
+// itself, with no score and no follow-ups, so the search stops expanding
+// from it.
+func degraded(res *Result) []string {
+	var out []string
+	prose := 0
+	for _, p := range res.Primer {
+		if p.Parse == llmcall.ParseUnusable {
+			prose++
+		}
+	}
+	if prose > 0 {
+		out = append(out, fmt.Sprintf("drift: %d of %d primer replies held no JSON: each was taken as an intermediate answer, with no follow-ups from it", prose, len(res.Primer)))
+	}
+	prose, answered := 0, 0
+	for _, a := range res.Actions {
+		if a.Call == nil || !a.Answered || a.Round == 0 {
+			continue
+		}
+		answered++
+		if a.Call.Parse == llmcall.ParseUnusable {
+			prose++
+		}
+	}
+	if prose > 0 {
+		out = append(out, fmt.Sprintf("drift: %d of %d follow-up replies held no JSON: each was taken as the answer, with no follow-ups from it", prose, answered))
+	}
+	return out
 }
 
 // readReports reads the reports up to the level, refusing a graph that

@@ -57,6 +57,7 @@ func (e *drift) Search(ctx context.Context, q Question, h Hooks, res *answer.Res
 		return err
 	}
 	res.Drift = r
+	res.Degrade(r.Degraded...)
 	merge(res, r.Timings)
 	res.Answer = &r.Answer
 	if r.Reduce != nil && r.Reduce.Call.ReasoningChars > 0 {

@@ -82,6 +82,7 @@ func (e *global) Search(ctx context.Context, q Question, h Hooks, res *answer.Re
 	merge(res, r.Timings)
 	res.Answer = &r.Answer
 	res.Global = answer.GlobalResult(r, e.level)
+	res.Degrade(r.Degraded...)
 	if r.Reduce != nil && r.Reduce.Call.ReasoningChars > 0 {
 		res.ReasoningChars = r.Reduce.Call.ReasoningChars
 	}

@@ -46,10 +46,13 @@ type Options struct {
 	MaxLLMCalls int
 	// Chat is passed to every call: model, temperature, max tokens.
 	Chat llm.ChatOptions
-	// JSONMode asks the server for JSON (response_format json_object) on
-	// map and rating calls. A server that refuses it (HTTP 400 naming
-	// response_format) is asked again without, for the rest of the search.
+	// JSONMode asks the server for JSON (response_format, in the form
+	// it takes: llm.JSONFormat) on map and rating calls.
 	JSONMode bool
+	// ProseScore is the score of a map reply that holds no JSON points,
+	// taken whole as one point: a small model often answers the batch in
+	// prose. 0 drops such replies, as GraphRAG does (it scores them 0).
+	ProseScore int
 }
 
 // DefaultOptions returns GraphRAG's global search defaults, except
@@ -65,6 +68,7 @@ func DefaultOptions() Options {
 		DynamicThreshold: 1,
 		DynamicMaxLevel:  2,
 		JSONMode:         true,
+		ProseScore:       50,
 	}
 }
 
@@ -145,6 +149,9 @@ type BatchResult struct {
 	// Dropped counts the points of a parsed reply that lacked a text or a
 	// usable score.
 	Dropped int `json:"dropped_points,omitempty"`
+	// Prose marks a reply without JSON taken whole as one point scored
+	// Options.ProseScore.
+	Prose bool `json:"prose,omitempty"`
 }
 
 // ParseCounts count replies by how they parsed.
@@ -179,10 +186,15 @@ type Result struct {
 	Selection *Selection
 	Batches   []BatchResult
 	// MapParse counts the map replies by how they parsed; MapFailed the
-	// map calls that failed for good and were skipped.
+	// map calls that failed for good and were skipped; MapProse the
+	// unusable replies taken as one point each (Options.ProseScore).
 	MapParse  ParseCounts
 	MapFailed int
-	Reduce    *ReduceResult
+	MapProse  int
+	// Degraded says where replies that could not be read were done
+	// without, and how: rating and map replies without JSON.
+	Degraded []string
+	Reduce   *ReduceResult
 	// LLMCalls counts every model call (rating, map, reduce), not the
 	// client's retries.
 	LLMCalls int
@@ -227,6 +239,9 @@ func (s *Searcher) Search(ctx context.Context, question string, h Hooks) (*Resul
 			return nil, err
 		}
 		res.Selection = sel
+		if sel.Degraded != "" {
+			res.Degraded = append(res.Degraded, sel.Degraded)
+		}
 		res.LLMCalls += sel.Calls
 		reports = sel.Reports
 		res.Timings["rate"] = ms(time.Since(t))
@@ -303,6 +318,9 @@ func (s *Searcher) mapAll(ctx context.Context, question string, batches []retrie
 		}
 		if err == nil {
 			br.Points, br.Dropped, br.Parse, br.Fixes = parsePoints(reply, i)
+			if text := strings.TrimSpace(reply); br.Parse == llmcall.ParseUnusable && s.opts.ProseScore > 0 && text != "" && isProse(text) {
+				br.Points, br.Prose = []retrieval.KeyPoint{{Batch: i, Description: text, Score: s.opts.ProseScore}}, true
+			}
 		}
 		mu.Lock()
 		done++
@@ -324,11 +342,28 @@ func (s *Searcher) mapAll(ctx context.Context, question string, batches []retrie
 			continue
 		}
 		res.MapParse.add(b.Parse)
+		if b.Prose {
+			res.MapProse++
+		}
+	}
+	if res.MapProse > 0 {
+		res.Degraded = append(res.Degraded, fmt.Sprintf("global: %d of %d map replies held no JSON points: each was taken whole as one point scored %d",
+			res.MapProse, len(batches), s.opts.ProseScore))
+	}
+	if n := res.MapParse.Unusable - res.MapProse; n > 0 {
+		res.Degraded = append(res.Degraded, fmt.Sprintf("global: %d of %d map replies held no usable JSON and were skipped", n, len(batches)))
 	}
 	if len(batches) > 0 && res.MapFailed == len(batches) {
 		return fmt.Errorf("globalsearch: all %d map calls failed; the first: %w", len(batches), firstErr)
 	}
 	return nil
+}
+
+// isProse says reply holds no JSON at all (rather than JSON of another
+// shape): a small model's answer to the batch in words.
+func isProse(reply string) bool {
+	_, parse, _ := Decode(reply)
+	return parse == llmcall.ParseUnusable
 }
 
 // each runs fn for 0..n-1, Concurrency at a time.

@@ -229,9 +229,10 @@ func TestSearch(t *testing.T) {
 					t.Errorf("map call user message = %q; want the question", r.Messages[1].Content)
 				}
 				rf, _ := r.Extra["response_format"].(map[string]any)
-				schema, _ := rf["schema"].(map[string]any)
-				if rf["type"] != "json_object" || schema["required"] == nil {
-					t.Errorf("map call response_format = %v; want json_object with the points schema", r.Extra["response_format"])
+				js, _ := rf["json_schema"].(map[string]any)
+				schema, _ := js["schema"].(map[string]any)
+				if rf["type"] != "json_schema" || schema["required"] == nil {
+					t.Errorf("map call response_format = %v; want json_schema with the points schema", r.Extra["response_format"])
 				}
 			}
 			for id, n := range want {
@@ -391,7 +392,7 @@ func TestSearchMalformedReplies(t *testing.T) {
 		{`{'points': [{'description': "F's point", 'score': 30}]}`, llmcall.ParseRepaired, 1, []int{30}},
 		{`{"points": [{"description": "G", "score": "20"}, {"description": "no score"}, {"score": 5}]}`, llmcall.ParseValid, 1, []int{20}},
 		{`[{"description": "H", "score": 150}]`, llmcall.ParseValid, 1, []int{100}},
-		{`I could not find anything relevant.`, llmcall.ParseUnusable, 0, nil},
+		{`I could not find anything relevant.`, llmcall.ParseUnusable, 1, []int{50}}, // prose: one point at ProseScore
 		{``, llmcall.ParseUnusable, 0, nil},
 		{`{"points": "none"}`, llmcall.ParseUnusable, 0, nil},
 	}
@@ -446,8 +447,15 @@ func TestSearchMalformedReplies(t *testing.T) {
 	if res.MapParse != want {
 		t.Errorf("MapParse = %+v; want %+v", res.MapParse, want)
 	}
-	if got := len(res.Reduce.Context.Points); got != 7 {
-		t.Errorf("reduce context has %d points; want the 7 usable ones", got)
+	if got := len(res.Reduce.Context.Points); got != 8 {
+		t.Errorf("reduce context has %d points; want the 7 usable ones and the prose reply", got)
+	}
+	wantNotes := []string{
+		fmt.Sprintf("global: 1 of %d map replies held no JSON points: each was taken whole as one point scored 50", len(res.Batches)),
+		fmt.Sprintf("global: 2 of %d map replies held no usable JSON and were skipped", len(res.Batches)),
+	}
+	if res.MapProse != 1 || !slices.Equal(res.Degraded, wantNotes) {
+		t.Errorf("MapProse %d, Degraded %q; want 1, %q", res.MapProse, res.Degraded, wantNotes)
 	}
 }
 
@@ -505,11 +513,10 @@ func TestMaxLLMCalls(t *testing.T) {
 	}
 }
 
-// TestJSONModeFallback: a server that refuses response_format is asked
-// again without it, and not asked for it again.
+// TestJSONModeFallback: a server that refuses every response_format is
+// asked again without it, and not asked for it again.
 func TestJSONModeFallback(t *testing.T) {
-	srv := server(t, llmtest.Config{})
-	srv.Fail(llmtest.Failure{Path: "/chat/completions", Status: 400, Message: "'response_format.type' must be 'json_schema' or 'text'"})
+	srv := server(t, llmtest.Config{ResponseFormats: []string{"text"}})
 	s := defaults(t, "v3", 3000)
 	s.params.CommunityLevel = 0
 	s.opts.Concurrency = 1
@@ -518,15 +525,17 @@ func TestJSONModeFallback(t *testing.T) {
 		t.Fatal(err)
 	}
 	reqs := requestsOf(srv, "map")
-	if _, ok := reqs[0].Extra["response_format"]; !ok {
-		t.Fatalf("the first map call did not ask for JSON")
-	}
-	for i, r := range reqs[1:] {
-		if _, ok := r.Extra["response_format"]; ok {
-			t.Errorf("map request %d asks for response_format after the server refused it", i+1)
+	for i, r := range reqs[:2] {
+		if _, ok := r.Extra["response_format"]; !ok {
+			t.Fatalf("map request %d did not ask for JSON", i)
 		}
 	}
-	if res.MapFailed != 0 || len(reqs) != len(res.Batches)+1 {
-		t.Errorf("%d failed, %d map requests for %d batches; want none failed, one repeated", res.MapFailed, len(reqs), len(res.Batches))
+	for i, r := range reqs[2:] {
+		if _, ok := r.Extra["response_format"]; ok {
+			t.Errorf("map request %d asks for response_format after the server refused it", i+2)
+		}
+	}
+	if res.MapFailed != 0 || len(reqs) != len(res.Batches)+2 {
+		t.Errorf("%d failed, %d map requests for %d batches; want none failed, the first asked thrice", res.MapFailed, len(reqs), len(res.Batches))
 	}
 }

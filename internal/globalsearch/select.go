@@ -28,6 +28,9 @@ type Selection struct {
 	// Stopped says why the descent stopped before it was done: the call
 	// limit.
 	Stopped string `json:"stopped,omitempty"`
+	// Degraded says how many ratings were done without, for
+	// Result.Degraded.
+	Degraded string `json:"-"`
 }
 
 // Rating is one rated community.
@@ -109,6 +112,10 @@ func (s *Searcher) selectDynamic(ctx context.Context, question string, all []ret
 	}
 	for _, id := range sortedKeys(relevant) {
 		sel.Reports = append(sel.Reports, *byID[id])
+	}
+	if n := sel.Failed + sel.Parse.Unusable; n > 0 {
+		sel.Degraded = fmt.Sprintf("global: %d of %d rating calls failed or gave no rating: those reports were rated %d (GraphRAG's default), which keeps them",
+			n, len(sel.Rated), fallbackRating)
 	}
 	return sel, nil
 }

@@ -186,8 +186,12 @@ type Summary struct {
 	// Changes are the documents added, changed and removed since the
 	// output this run replaced; nil when there was none.
 	Changes *Changes
-	Stages  []StageStats
-	Elapsed time.Duration
+	// Degraded says where the model's replies could not be read and what
+	// the run did instead (reports written from prose, communities left
+	// without one).
+	Degraded []string
+	Stages   []StageStats
+	Elapsed  time.Duration
 }
 
 // Run indexes opts.Input into opts.Output with model.
@@ -499,8 +503,23 @@ func (r *run) finish(ctx context.Context, ds *graphrag.Dataset, g *graphbuild.Gr
 		}
 		res.Attach(ds)
 		sum.Reports = len(res.Reports)
+		sum.Degraded = append(sum.Degraded, reportNotes(res)...)
 	}
 	return ds, nil
+}
+
+// reportNotes are the degraded notes of a report run.
+func reportNotes(res *reports.Result) []string {
+	var out []string
+	n := len(res.Communities)
+	if res.Prose > 0 {
+		out = append(out, fmt.Sprintf("reports: %d of %d communities were answered in prose, not the JSON report asked for: "+
+			"their reports hold that prose as the summary, unrated (rank 0), without findings", res.Prose, n))
+	}
+	if res.NoReport > 0 {
+		out = append(out, fmt.Sprintf("reports: %d of %d communities got no report: no reply could be read as one", res.NoReport, n))
+	}
+	return out
 }
 
 // dedup merges exts joining alike entities, counting the embedding

@@ -98,12 +98,14 @@ type ChatOptions struct {
 	// sampling.
 	Seed *int
 	Stop []string
-	// JSON asks for a JSON object answer (response_format json_object).
+	// JSON asks for a JSON answer with response_format, in the first of
+	// the server's JSONFormats it has not refused (see Client.JSONFormat);
+	// once it refused them all, the prompt alone asks for JSON.
 	JSON bool
-	// JSONSchema, with JSON, is sent as response_format's "schema": the
-	// llama.cpp servers (llama-server, llama-cpp-python) then constrain
-	// the answer to it, which small models need to keep to a shape.
-	// Servers that do not know the field ignore it and give plain JSON.
+	// JSONSchema, with JSON, is the shape the answer must have: sent as
+	// json_schema's schema, or as json_object's "schema" (the llama.cpp
+	// servers, llama-server and llama-cpp-python, constrain the answer to
+	// it, which small models need to keep to a shape).
 	JSONSchema json.RawMessage
 	// OnReasoning, when not nil, gets the model's reasoning: what the
 	// server sent apart from the answer (reasoning_content) and the
@@ -144,7 +146,9 @@ type Client struct {
 	ollama   bool   // the server looks like Ollama: hints say "ollama pull"
 	log      *slog.Logger
 	attempts atomic.Int64
-	secrets  redact.Secrets // the API key and what the URL carries: never in an error
+	// format is the first JSONFormat the server has not refused.
+	format  atomic.Int32
+	secrets redact.Secrets // the API key and what the URL carries: never in an error
 }
 
 // New returns a Client for cfg. It does not contact the server; use
@@ -305,9 +309,6 @@ func (c *Client) request(messages []Message, opts ChatOptions) (openai.ChatCompl
 		// llama.cpp divides the logits by it and samples noise.)
 		req.Temperature = *opts.Temperature
 	}
-	if opts.JSON && len(opts.JSONSchema) == 0 { // with a schema, withPatches writes it
-		req.ResponseFormat = &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONObject}
-	}
 	return req, model
 }
 
@@ -319,7 +320,11 @@ func noChatModel(c *Client, op string) error {
 // Chat returns the model's answer to messages in one piece. Errors are
 // *Error.
 func (c *Client) Chat(ctx context.Context, messages []Message, opts ChatOptions) (string, Usage, error) {
-	ctx = withPatches(ctx, opts)
+	return c.withJSONFormat(opts, func(f JSONFormat) (string, Usage, error) { return c.chat(ctx, messages, opts, f) })
+}
+
+func (c *Client) chat(ctx context.Context, messages []Message, opts ChatOptions, format JSONFormat) (string, Usage, error) {
+	ctx = withPatches(ctx, opts, format)
 	req, model := c.request(messages, opts)
 	if model == "" {
 		return "", Usage{}, noChatModel(c, "chat")
@@ -398,7 +403,11 @@ func (e errCallback) Unwrap() error { return e.err }
 // stream and is returned wrapped with %w. Usage is filled when the server
 // reports it (stream_options.include_usage). Other errors are *Error.
 func (c *Client) ChatStream(ctx context.Context, messages []Message, opts ChatOptions, onDelta func(string) error) (string, Usage, error) {
-	ctx = withPatches(ctx, opts)
+	return c.withJSONFormat(opts, func(f JSONFormat) (string, Usage, error) { return c.chatStream(ctx, messages, opts, f, onDelta) })
+}
+
+func (c *Client) chatStream(ctx context.Context, messages []Message, opts ChatOptions, format JSONFormat, onDelta func(string) error) (string, Usage, error) {
+	ctx = withPatches(ctx, opts, format)
 	req, model := c.request(messages, opts)
 	if model == "" {
 		return "", Usage{}, noChatModel(c, "chat stream")
@@ -527,17 +536,18 @@ type doer struct{ c *http.Client }
 
 // patchKey in a request's context carries JSON fields the doer writes
 // into the request body, for what go-openai cannot send: a temperature of
-// exactly 0, and a JSON schema inside a json_object response_format.
+// exactly 0, and response_format (go-openai's has no schema in json_object).
 type patchKey struct{}
 
-func withPatches(ctx context.Context, opts ChatOptions) context.Context {
+func withPatches(ctx context.Context, opts ChatOptions, format JSONFormat) context.Context {
 	patch := map[string]json.RawMessage{}
 	if opts.Temperature != nil && *opts.Temperature == 0 {
 		patch["temperature"] = json.RawMessage("0")
 	}
-	if opts.JSON && len(opts.JSONSchema) > 0 {
-		rf, _ := json.Marshal(map[string]any{"type": "json_object", "schema": opts.JSONSchema})
-		patch["response_format"] = rf
+	if opts.JSON {
+		if rf := format.responseFormat(opts.JSONSchema); rf != nil {
+			patch["response_format"] = rf
+		}
 	}
 	if len(patch) == 0 {
 		return ctx
@@ -774,6 +784,11 @@ func (c *Client) classify(op, endpoint, model string, err error, info *respInfo,
 	}
 	lower := strings.ToLower(msg)
 	switch s := e.Status; {
+	case refusesFormat(s, lower):
+		// Not retried: the same request is refused again. withJSONFormat
+		// asks again in the next format.
+		e.Kind = ErrRequest
+		e.Hint = "the server does not take this response_format"
 	case s == http.StatusNotFound && strings.Contains(lower, "model"):
 		e.Kind = ErrModelNotFound
 		if c.ollama || strings.Contains(lower, "pull") {

@@ -284,8 +284,8 @@ func TestChat(t *testing.T) {
 			req.Model, len(req.Messages), req.Extra["temperature"])
 	}
 
-	// A schema goes inside a json_object response_format, as the
-	// llama.cpp servers read it, beside the zero temperature.
+	// A schema goes in a json_schema response_format, as OpenAI's API
+	// defines it, beside the zero temperature.
 	srv.Reset()
 	schema := json.RawMessage(`{"type":"object","properties":{"rating":{"type":"integer"}},"required":["rating"]}`)
 	if _, _, err := c.Chat(context.Background(), []llm.Message{{Role: llm.RoleUser, Content: "rate"}},
@@ -298,8 +298,72 @@ func TestChat(t *testing.T) {
 	if err := json.Unmarshal(schema, &want); err != nil {
 		t.Fatal(err)
 	}
-	if rf["type"] != "json_object" || !reflect.DeepEqual(rf["schema"], want) || req.Extra["temperature"] != 0.0 {
-		t.Errorf("response_format %v, temperature %v; want json_object with the schema %s, and 0", rf, req.Extra["temperature"], schema)
+	js, _ := rf["json_schema"].(map[string]any)
+	if rf["type"] != "json_schema" || !reflect.DeepEqual(js["schema"], want) || req.Extra["temperature"] != 0.0 {
+		t.Errorf("response_format %v, temperature %v; want json_schema with the schema %s, and 0", rf, req.Extra["temperature"], schema)
+	}
+}
+
+// TestJSONFormat: a JSON call asks in json_schema, then json_object (with
+// the schema beside it, as the llama.cpp servers read it), then in the
+// prompt alone, as far as the server refuses; the client keeps the format
+// the server took, so later calls ask in it at once. The refusals are
+// those of real servers: LM Studio's 400, llama-cpp-python's 500.
+func TestJSONFormat(t *testing.T) {
+	const llamaCppPython = "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), " +
+		"'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema'}"
+	tests := []struct {
+		name     string
+		accepts  []string         // llmtest.Config.ResponseFormats
+		refusal  *llmtest.Failure // instead: the first request fails so
+		want     llm.JSONFormat
+		wantAsks []string // response_format types of the first call's requests
+	}{
+		{"OpenAI, vLLM, Ollama, llama-server", nil, nil, llm.FormatJSONSchema, []string{"json_schema"}},
+		{"LM Studio", []string{"json_schema", "text"}, nil, llm.FormatJSONSchema, []string{"json_schema"}},
+		{"json_object only", []string{"json_object", "text"}, nil, llm.FormatJSONObject, []string{"json_schema", "json_object"}},
+		{"llama-cpp-python's 500", nil, &llmtest.Failure{Status: 500, Message: llamaCppPython}, llm.FormatJSONObject, []string{"json_schema", "json_object"}},
+		{"neither", []string{"text"}, nil, llm.FormatPrompt, []string{"json_schema", "json_object", ""}},
+	}
+	schema := json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"}}}`)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := llmtest.Start(t, llmtest.Config{ResponseFormats: tt.accepts})
+			if tt.refusal != nil {
+				srv.Fail(*tt.refusal)
+			}
+			c, err := llm.New(llm.Config{BaseURL: srv.URL(), ChatModel: "m", Retries: 2, Backoff: time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := c.ProbeJSONFormat(context.Background(), "")
+			if err != nil || got != tt.want {
+				t.Fatalf("ProbeJSONFormat = %v, %v; want %v", got, err, tt.want)
+			}
+			var asks []string
+			for _, r := range srv.Requests() {
+				rf, _ := r.Extra["response_format"].(map[string]any)
+				typ, _ := rf["type"].(string)
+				asks = append(asks, typ)
+				if typ == "json_object" && rf["schema"] == nil {
+					t.Errorf("json_object without the schema: %v", rf)
+				}
+			}
+			if !reflect.DeepEqual(asks, tt.wantAsks) {
+				t.Errorf("response_format types asked: %q; want %q", asks, tt.wantAsks)
+			}
+			// A later call asks in the format found, once.
+			srv.Reset()
+			if _, _, err := c.ChatStream(context.Background(), []llm.Message{{Role: llm.RoleUser, Content: "again"}},
+				llm.ChatOptions{JSON: true, JSONSchema: schema}, func(string) error { return nil }); err != nil {
+				t.Fatal(err)
+			}
+			reqs := srv.Requests()
+			rf, _ := reqs[0].Extra["response_format"].(map[string]any)
+			if typ, _ := rf["type"].(string); len(reqs) != 1 || typ != tt.wantAsks[len(tt.wantAsks)-1] {
+				t.Errorf("later call: %d requests, response_format %v; want 1 in the format found", len(reqs), rf)
+			}
+		})
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"strings"
-	"sync/atomic"
 	"syscall"
 )
 
@@ -130,36 +129,3 @@ type message struct {
 
 func (m message) Error() string { return m.msg }
 func (m message) Unwrap() error { return m.err }
-
-// RefusesJSONMode says err is a server refusing response_format (HTTP 400
-// naming it), as LM Studio and some llama.cpp builds do for json_object:
-// the caller may ask again without JSON mode.
-func RefusesJSONMode(err error) bool {
-	var e *Error
-	return errors.As(err, &e) && errors.Is(err, ErrRequest) && e.Status == 400 &&
-		strings.Contains(strings.ToLower(err.Error()), "response_format")
-}
-
-// JSONFallback asks for JSON mode until a server refuses it, then stops
-// asking: the call that was refused is made again without, and so are all
-// later ones. The zero value asks. It is safe for concurrent use.
-type JSONFallback struct{ refused atomic.Bool }
-
-// Refused says the server refused JSON mode.
-func (f *JSONFallback) Refused() bool { return f.refused.Load() }
-
-// Chat calls chat with msgs and opts, without JSON mode once the server
-// refused it.
-func (f *JSONFallback) Chat(ctx context.Context, chat func(context.Context, []Message, ChatOptions) (string, Usage, error),
-	msgs []Message, opts ChatOptions) (string, Usage, error) {
-	if f.refused.Load() {
-		opts.JSON, opts.JSONSchema = false, nil
-	}
-	reply, usage, err := chat(ctx, msgs, opts)
-	if err != nil && opts.JSON && RefusesJSONMode(err) {
-		f.refused.Store(true)
-		opts.JSON, opts.JSONSchema = false, nil
-		reply, usage, err = chat(ctx, msgs, opts)
-	}
-	return reply, usage, err
-}

@@ -119,22 +119,17 @@ type Caller struct {
 	opts llm.ChatOptions
 	json bool
 	enc  *tokens.Encoder
-	// fallback drops JSON mode once the server refused response_format.
-	fallback *llm.JSONFallback
 }
 
 // NewCaller returns a Caller of chat with opts. With jsonMode, calls given
-// a schema ask for JSON of that shape until the server refuses JSON mode;
-// enc counts the tokens the records give.
+// a schema ask for JSON of that shape (response_format, in the form the
+// server takes: llm.JSONFormat); enc counts the tokens the records give.
 func NewCaller(chat Streamer, opts llm.ChatOptions, jsonMode bool, enc *tokens.Encoder) *Caller {
-	return &Caller{chat: chat, opts: opts, json: jsonMode, enc: enc, fallback: &llm.JSONFallback{}}
+	return &Caller{chat: chat, opts: opts, json: jsonMode, enc: enc}
 }
 
 // Options are the chat options the calls are made with.
 func (c *Caller) Options() llm.ChatOptions { return c.opts }
-
-// JSONRefused says the server refused JSON mode during this search.
-func (c *Caller) JSONRefused() bool { return c.fallback.Refused() }
 
 // messages are a system message (none when "") and the user's.
 func messages(system, user string) []llm.Message {
@@ -157,7 +152,7 @@ func (c *Caller) Call(ctx context.Context, system, user string, schema json.RawM
 	counted := c.countPrompt(&rec, system, user)
 	defer counted()
 	t := time.Now()
-	reply, usage, err := c.fallback.Chat(ctx, c.chat.Chat, messages(system, user), opts)
+	reply, usage, err := c.chat.Chat(ctx, messages(system, user), opts)
 	rec.Millis = ms(time.Since(t))
 	counted()
 	if err != nil {
@@ -228,6 +223,13 @@ func Each(ctx context.Context, limit, n int, fn func(ctx context.Context, i int)
 	}
 	return context.Cause(ctx)
 }
+
+// ErrUnusable marks an error that is the model's reply itself, when the
+// search has no way on without it (a reasoning model that spent its
+// tokens thinking and gave no answer): not kgrag's fault but the model
+// server's, as kgrag serve (502, upstream_unusable_reply) and kgrag ask
+// (exit 11) report it.
+var ErrUnusable = errors.New("the model's reply could not be used")
 
 // Fatal says err, from one call, would fail every other call of the
 // search or run as well, so that going on would only spend time: the

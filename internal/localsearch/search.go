@@ -56,6 +56,9 @@ type Options struct {
 	ResponseType string
 	// Chat is passed to the answer call: model, temperature, max tokens.
 	Chat llm.ChatOptions
+	// JSONMode asks the server for JSON (response_format, see
+	// llm.JSONFormat) on graph of thoughts' first call.
+	JSONMode bool
 	// Source names the graph in errors ("./output", "<g> at URL").
 	Source string
 	// Encoder counts tokens with Params.Encoding; nil builds one.
@@ -157,6 +160,10 @@ type Result struct {
 	Subgraph  *retrieval.SubgraphResult
 	// Thoughts is the graph ModeGraphOfThoughts built (BuildGraph).
 	Thoughts *Thoughts
+	// Degraded says what the search did instead of what a model reply it
+	// could not use was for: graph of thoughts answering from the
+	// subgraph context when the reply held no graph.
+	Degraded []string
 	// Reply is the answer; zero after Context.
 	Reply Reply
 	// Timings are milliseconds per phase: embed, knn, retrieval, llm.
@@ -271,7 +278,13 @@ func (s *Searcher) Search(ctx context.Context, q Question, h Hooks) (*Result, er
 		}
 	}
 	if s.opts.Mode == ModeGraphOfThoughts {
-		if err := s.BuildGraph(ctx, q, res); err != nil {
+		var ng *NoGraphError
+		switch err := s.BuildGraph(ctx, q, res); {
+		case errors.As(err, &ng):
+			// A small model's prose is no graph, but the context it was
+			// given still answers the question.
+			res.Degraded = append(res.Degraded, ng.Error()+"; answered from the subgraph context")
+		case err != nil:
 			return res, err
 		}
 		if h.Built != nil {
@@ -314,8 +327,8 @@ func Answer(ctx context.Context, chat llmcall.Streamer, o llm.ChatOptions, syste
 		return r, fmt.Errorf("answer: %w", err)
 	}
 	if strings.TrimSpace(text) == "" && usage.ReasoningChars > 0 {
-		return r, fmt.Errorf("answer: the model reasoned (%d characters) but gave no answer (finish_reason %q): "+
-			"raise --max-tokens, which the reasoning counts against, or leave it 0", usage.ReasoningChars, usage.FinishReason)
+		return r, fmt.Errorf("answer: %w: the model reasoned (%d characters) but gave no answer (finish_reason %q): "+
+			"raise --max-tokens, which the reasoning counts against, or leave it 0", llmcall.ErrUnusable, usage.ReasoningChars, usage.FinishReason)
 	}
 	return r, nil
 }

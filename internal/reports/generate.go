@@ -33,6 +33,10 @@ type Options struct {
 	// refuses it (HTTP 400 naming response_format) is asked again
 	// without, for the rest of the run.
 	JSONMode bool
+	// ProseReports writes a report of a community whose every reply was
+	// prose (no JSON at all): its last reply is the summary (proseReply).
+	// Off, such a community gets no report, as in GraphRAG.
+	ProseReports bool
 	// Chat is passed to every call: model, temperature, max tokens.
 	Chat llm.ChatOptions
 	// Prompts holds the report template; nil is kgrag's own.
@@ -44,7 +48,7 @@ type Options struct {
 // Concurrency 4 rather than GraphRAG's 25, which suits hosted APIs while
 // a local server queues all but a few requests.
 func DefaultOptions() Options {
-	return Options{MaxLength: 2000, Concurrency: 4, Retries: 1, JSONMode: true}
+	return Options{MaxLength: 2000, Concurrency: 4, Retries: 1, JSONMode: true, ProseReports: true}
 }
 
 // Validate reports the first option that cannot work.
@@ -63,10 +67,9 @@ func (o Options) Validate() error {
 // Generator writes the community reports of one graph. It is safe for
 // concurrent use, though one Run at a time is the intended use.
 type Generator struct {
-	b        *Builder
-	chat     llmcall.Chatter
-	opts     Options
-	jsonMode llm.JSONFallback // drops JSON mode once the server refused response_format
+	b    *Builder
+	chat llmcall.Chatter
+	opts Options
 }
 
 // NewGenerator returns a Generator over the contexts of b.
@@ -98,6 +101,7 @@ type Hooks struct {
 // Outcomes of a community.
 const (
 	OutcomeWritten  = "written"  // a report was written
+	OutcomeProse    = "prose"    // every reply was prose: a report of it, with Options.ProseReports
 	OutcomeUnusable = "unusable" // every reply was unreadable: no report
 	OutcomeFailed   = "failed"   // the model call failed: no report
 	OutcomeEmpty    = "empty"    // the context was empty: no call, no report
@@ -142,11 +146,11 @@ type Result struct {
 	// Unusable count replies by how they parsed.
 	Calls, Retries            int
 	Valid, Repaired, Unusable int
-	// Written, Failed and Empty count communities by outcome; a community
-	// whose every reply was unusable counts in NoReport too.
-	Written, Failed, Empty, NoReport int
-	PromptTokens, CompletionTokens   int
-	Server                           llm.Usage
+	// Written, Prose, Failed and Empty count communities by outcome; a
+	// community whose every reply was unusable counts in NoReport too.
+	Written, Prose, Failed, Empty, NoReport int
+	PromptTokens, CompletionTokens          int
+	Server                                  llm.Usage
 }
 
 // Run writes a report for every community of the builder, bottom-up: a
@@ -299,6 +303,8 @@ func (r *Result) tally(cr CommunityResult) {
 	switch cr.Outcome {
 	case OutcomeWritten:
 		r.Written++
+	case OutcomeProse:
+		r.Prose++
 	case OutcomeFailed:
 		r.Failed++
 	case OutcomeEmpty:
@@ -337,7 +343,7 @@ func (g *Generator) community(ctx context.Context, c *community, report func(str
 		cr.Outcome = OutcomeEmpty
 		return cr, nil, nil
 	}
-	problem := ""
+	problem, prose := "", ""
 	for attempt := 0; attempt <= g.opts.Retries; attempt++ {
 		name := promptGraph
 		if g.b.text {
@@ -365,6 +371,9 @@ func (g *Generator) community(ctx context.Context, c *community, report func(str
 			call.Problem = pe.Msg
 			problem = pe.Msg
 			cr.Calls = append(cr.Calls, call)
+			if text := strings.TrimSpace(reply); text != "" && errors.Is(err, jsonrepair.ErrNoJSON) {
+				prose = text
+			}
 			continue
 		}
 		cr.Calls = append(cr.Calls, call)
@@ -372,8 +381,26 @@ func (g *Generator) community(ctx context.Context, c *community, report func(str
 		rep := r.Report(c.src)
 		return cr, &rep, nil
 	}
+	if prose != "" && g.opts.ProseReports {
+		cr.Outcome = OutcomeProse
+		rep := proseReply(c.src, prose).Report(c.src)
+		return cr, &rep, nil
+	}
 	cr.Outcome = OutcomeUnusable
 	return cr, nil, nil
+}
+
+// proseReply is the report of a community whose model answered in prose
+// only: a small model's words about the community are still its best
+// summary. The title is the community's, the rating 0 (so that global
+// search ranks it below every report that was rated), no findings.
+func proseReply(c *graphrag.Community, text string) Reply {
+	title := c.Title
+	if title == "" {
+		title = "Community " + c.Community
+	}
+	return Reply{Title: title, Summary: text, Findings: []graphrag.Finding{},
+		RatingExplanation: "Not rated: the model's reply was prose, not the JSON report asked for; it is the summary."}
 }
 
 // call makes one model call with prompt as the user message.
@@ -387,7 +414,7 @@ func (g *Generator) call(ctx context.Context, prompt string) (string, Call, erro
 	enc := g.b.enc
 	c := Call{PromptTokens: enc.Count(prompt)}
 	t := time.Now()
-	reply, usage, err := g.jsonMode.Chat(ctx, g.chat.Chat, msgs, opts)
+	reply, usage, err := g.chat.Chat(ctx, msgs, opts)
 	c.Millis = float64(time.Since(t).Microseconds()) / 1000
 	if err != nil {
 		return "", c, err

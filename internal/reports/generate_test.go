@@ -109,9 +109,10 @@ func TestRunBottomUp(t *testing.T) {
 	for _, r := range srv.Requests() {
 		sent[promptOf(r)]++
 		rf, _ := r.Extra["response_format"].(map[string]any)
-		schema, _ := rf["schema"].(map[string]any)
-		if rf["type"] != "json_object" || schema["required"] == nil {
-			t.Errorf("response_format = %v; want json_object with the report schema", r.Extra["response_format"])
+		js, _ := rf["json_schema"].(map[string]any)
+		schema, _ := js["schema"].(map[string]any)
+		if rf["type"] != "json_schema" || schema["required"] == nil {
+			t.Errorf("response_format = %v; want json_schema with the report schema", r.Extra["response_format"])
 		}
 	}
 	substituted := 0
@@ -329,9 +330,8 @@ func TestRunFailures(t *testing.T) {
 		}
 	})
 	t.Run("JSON mode refused: asked again without, for the rest of the run", func(t *testing.T) {
-		srv := llmtest.Start(t, llmtest.Config{})
+		srv := llmtest.Start(t, llmtest.Config{ResponseFormats: []string{"text"}})
 		srv.Respond(good)
-		srv.Fail(llmtest.Failure{Path: "/chat/completions", Status: 400, Message: "'response_format.type' must be 'json_schema' or 'text'"})
 		opts := reports.DefaultOptions()
 		opts.Concurrency = 1
 		b := builder(t, "v2.5.0", reports.DefaultMaxInputTokens)
@@ -340,16 +340,18 @@ func TestRunFailures(t *testing.T) {
 			t.Fatal(err)
 		}
 		reqs := srv.Requests()
-		if _, ok := reqs[0].Extra["response_format"]; !ok {
-			t.Fatal("the first call did not ask for JSON")
-		}
-		for i, r := range reqs[1:] {
-			if _, ok := r.Extra["response_format"]; ok {
-				t.Errorf("request %d asks for response_format after the server refused it", i+1)
+		for i, r := range reqs[:2] {
+			if _, ok := r.Extra["response_format"]; !ok {
+				t.Fatalf("request %d did not ask for JSON", i)
 			}
 		}
-		if res.Written != b.Len() || len(reqs) != b.Len()+1 {
-			t.Errorf("written %d with %d requests; want %d with %d", res.Written, len(reqs), b.Len(), b.Len()+1)
+		for i, r := range reqs[2:] {
+			if _, ok := r.Extra["response_format"]; ok {
+				t.Errorf("request %d asks for response_format after the server refused it", i+2)
+			}
+		}
+		if res.Written != b.Len() || len(reqs) != b.Len()+2 {
+			t.Errorf("written %d with %d requests; want %d with %d", res.Written, len(reqs), b.Len(), b.Len()+2)
 		}
 	})
 	t.Run("cancelled", func(t *testing.T) {
@@ -411,5 +413,53 @@ func TestWrite3x(t *testing.T) {
 	}
 	if n != len(res.Reports) {
 		t.Errorf("%d reports read back; %d written", n, len(res.Reports))
+	}
+}
+
+// TestRunProse: a model that answers in prose, never JSON, still gives
+// every community a report, of its prose (unrated, no findings), after
+// the retry; with ProseReports off they get none, as in GraphRAG. A reply
+// that is JSON of the wrong shape is no prose: no report.
+func TestRunProse(t *testing.T) {
+	const prose = "This community is about a miser and the ghosts who visit him on Christmas Eve."
+	for _, tt := range []struct {
+		name      string
+		reply     string
+		on        bool
+		wantProse bool
+	}{
+		{"prose", prose, true, true},
+		{"prose, off", prose, false, false},
+		{"JSON of another shape", `{"summary": 3}`, true, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := llmtest.Start(t, llmtest.Config{})
+			srv.Respond(func(llmtest.Request) (string, bool) { return tt.reply, true })
+			opts := reports.DefaultOptions()
+			opts.ProseReports = tt.on
+			b := builder(t, "v2.5.0", reports.DefaultMaxInputTokens)
+			res, err := run(t, b, client(t, srv, -1), opts, reports.Hooks{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if srv.Count("/chat/completions") != 2*b.Len() {
+				t.Errorf("%d calls; want 2 per community (the retry)", srv.Count("/chat/completions"))
+			}
+			if !tt.wantProse {
+				if res.Prose != 0 || len(res.Reports) != 0 || res.NoReport != b.Len() {
+					t.Errorf("prose %d, %d reports, %d without; want 0, 0, %d", res.Prose, len(res.Reports), res.NoReport, b.Len())
+				}
+				return
+			}
+			if res.Prose != b.Len() || len(res.Reports) != b.Len() || res.NoReport != 0 {
+				t.Fatalf("prose %d, %d reports, %d without; want %d, %d, 0", res.Prose, len(res.Reports), res.NoReport, b.Len(), b.Len())
+			}
+			for _, r := range res.Reports {
+				if r.Summary != prose || r.Rank != 0 || len(r.Findings) != 0 || r.Title == "" || !strings.Contains(r.RankExplanation, "prose") {
+					t.Errorf("report of community %s: title %q, summary %q, rank %v, %d findings, explanation %q",
+						r.Community, r.Title, r.Summary, r.Rank, len(r.Findings), r.RankExplanation)
+				}
+			}
+		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/kgrag/kgrag/internal/llm"
+	"github.com/kgrag/kgrag/internal/llmcall"
 	"github.com/kgrag/kgrag/internal/localsearch"
 )
 
@@ -74,6 +75,8 @@ func failure(err error) (int, apiError) {
 	case errors.Is(err, llm.ErrModelNotFound), errors.Is(err, llm.ErrAuth), errors.Is(err, llm.ErrRequest),
 		errors.Is(err, llm.ErrServer), errors.Is(err, llm.ErrResponse):
 		return http.StatusBadGateway, newAPIError("server_error", "upstream_error", "the model server failed: "+err.Error())
+	case errors.Is(err, llmcall.ErrUnusable):
+		return http.StatusBadGateway, newAPIError("server_error", "upstream_unusable_reply", "the model's reply could not be used: "+err.Error())
 	case errors.As(err, &se):
 		return http.StatusBadGateway, newAPIError("server_error", "store_error", "the graph's store failed: "+err.Error())
 	case errors.As(err, &ie):

@@ -35,6 +35,16 @@ type Graph struct {
 	Edges []Edge `json:"edges"`
 }
 
+// Schema is the JSON schema of the reply asked for, sent with JSON mode
+// so that servers that constrain decoding to a schema keep small models
+// to the shape.
+var Schema = json.RawMessage(`{"type":"object","properties":{` +
+	`"nodes":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string","minLength":1},` +
+	`"type":{"type":"string"},"description":{"type":"string"}},"required":["name"]}},` +
+	`"edges":{"type":"array","items":{"type":"object","properties":{"source":{"type":"string"},"target":{"type":"string"},` +
+	`"description":{"type":"string"},"strength":{"type":"number"}},"required":["source","target"]}}},` +
+	`"required":["nodes","edges"]}`)
+
 // ErrEmpty is returned by Parse for a reply that holds a graph without
 // nodes.
 var ErrEmpty = errors.New("the model's graph has no nodes")

@@ -43,6 +43,17 @@ type Config struct {
 	// Tests put in the draft what must not leak: records, JSON, ratings.
 	Reasoning      string
 	ReasoningApart bool
+	// Prose makes every chat reply prose, whatever was asked
+	// (response_format included): the first words of the reply the queue,
+	// rules or echo give, with no character of JSON or of GraphRAG's
+	// delimited records. A small model that ignores the format it is
+	// asked for.
+	Prose bool
+	// ResponseFormats, when not nil, are the response_format types the
+	// server accepts ("json_schema", "json_object", "text"); a chat
+	// request asking for another gets HTTP 400 naming response_format, as
+	// LM Studio answers json_object. Nil accepts any.
+	ResponseFormats []string
 }
 
 // Message is one chat message as the server received it.
@@ -329,6 +340,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
+	if msg := s.refusedFormat(r, body); msg != "" {
+		writeError(w, http.StatusBadRequest, msg, "invalid_request_error")
+		return
+	}
 	switch {
 	case r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/models"):
 		s.serveModels(w)
@@ -352,6 +367,47 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeError(w, http.StatusNotFound, "404 page not found: "+r.URL.Path, "not_found")
 	}
+}
+
+// refusedFormat is the error message for a chat request whose
+// response_format type Config.ResponseFormats does not list; "" when the
+// request may go on.
+func (s *Server) refusedFormat(r *http.Request, body map[string]any) string {
+	if s.cfg.ResponseFormats == nil || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
+		return ""
+	}
+	rf, ok := body["response_format"].(map[string]any)
+	if !ok {
+		return ""
+	}
+	typ, _ := rf["type"].(string)
+	for _, f := range s.cfg.ResponseFormats {
+		if f == typ {
+			return ""
+		}
+	}
+	return fmt.Sprintf("'response_format.type' must be one of %s, not %q", strings.Join(s.cfg.ResponseFormats, ", "), typ)
+}
+
+// proseWords is how many words a Prose reply keeps.
+const proseWords = 60
+
+// prose is reply as a small model's prose: its first proseWords words,
+// with nothing but letters, digits and sentence punctuation, so that
+// neither JSON nor GraphRAG's delimited records survive in it.
+func prose(reply string) string {
+	clean := strings.Map(func(r rune) rune {
+		switch {
+		case unicode.IsLetter(r), unicode.IsDigit(r), unicode.IsSpace(r), strings.ContainsRune(".,;:?!'-", r):
+			return r
+		}
+		return ' '
+	}, reply)
+	words := strings.Fields(clean)
+	if len(words) == 0 {
+		return "I could not find that in the text."
+	}
+	return strings.Join(words[:min(len(words), proseWords)], " ") + "."
 }
 
 // known answers like Ollama for a model it does not serve.
@@ -441,6 +497,16 @@ func (s *Server) reply(req Request) string {
 	return "echo: " + last
 }
 
+// chatReply is the reply to a chat request: reply's, as prose with
+// Config.Prose.
+func (s *Server) chatReply(req Request) string {
+	r := s.reply(req)
+	if s.cfg.Prose {
+		r = prose(r)
+	}
+	return r
+}
+
 // streamCut says after how many chunks a streamed reply is cut: dropped
 // (the connection closed) or ended cleanly; -1 for never.
 type streamCut struct{ drop, end int }
@@ -454,7 +520,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, req Request, 
 			return
 		}
 	}
-	answer := s.reply(req)
+	answer := s.chatReply(req)
 	prompt := 0
 	for _, m := range req.Messages {
 		prompt += len(words(m.Content))

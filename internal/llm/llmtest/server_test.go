@@ -1,6 +1,7 @@
 package llmtest_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -48,5 +49,29 @@ func TestDims(t *testing.T) {
 	srv := llmtest.New(llmtest.Config{Dim: 8, Dims: map[string]int{"big": 32}})
 	if srv.Dim("big") != 32 || srv.Dim("other") != 8 {
 		t.Errorf("Dim(big), Dim(other) = %d, %d; want 32, 8", srv.Dim("big"), srv.Dim("other"))
+	}
+}
+
+// TestProse: with Config.Prose a reply keeps its words and loses every
+// character of JSON and of GraphRAG's delimited records, whatever was
+// asked.
+func TestProse(t *testing.T) {
+	srv := llmtest.Start(t, llmtest.Config{Prose: true})
+	srv.Enqueue(`{"points": [{"description": "Scrooge is a miser", "score": 80}]}`, `("entity"<|>SCROOGE<|>PERSON)##`, "")
+	c := srv.Client()
+	for _, want := range []string{"points : description : Scrooge is a miser , score : 80.", "entity SCROOGE PERSON.", "I could not find that in the text."} {
+		resp, err := c.Post(srv.URL()+"/chat/completions", "application/json",
+			strings.NewReader(`{"model": "m", "messages": [{"role": "user", "content": "q"}], "response_format": {"type": "json_object"}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body struct {
+			Choices []struct{ Message struct{ Content string } }
+		}
+		err = json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		if err != nil || len(body.Choices) != 1 || body.Choices[0].Message.Content != want {
+			t.Errorf("reply %+v (%v); want %q", body, err, want)
+		}
 	}
 }
