@@ -47,18 +47,21 @@ const defaultChatModel = "llama3.2"
 // askOptions is everything `kgrag ask` needs; the Action fills it from
 // flags so tests can call runAsk directly.
 type askOptions struct {
-	question  string
-	mode      string
-	input     string       // GraphRAG output read in memory, or ""
-	read      readOptions  // how --input is read
-	store     storeOptions // store.url "" when --input is used
-	index     indexOptions
-	params    retrieval.Params          // --mode local
-	templates retrieval.TemplatesParams // --mode sparql-templates
-	subgraph  retrieval.SubgraphParams  // --mode subgraph and graph-of-thoughts
-	global    globalOptions             // --mode global
-	basic     retrieval.BasicParams     // --mode basic
-	drift     driftsearch.Options       // --mode drift
+	question string
+	mode     string
+	// profile is --profile; profileErr what applying it found wrong.
+	profile    string
+	profileErr error
+	input      string       // GraphRAG output read in memory, or ""
+	read       readOptions  // how --input is read
+	store      storeOptions // store.url "" when --input is used
+	index      indexOptions
+	params     retrieval.Params          // --mode local
+	templates  retrieval.TemplatesParams // --mode sparql-templates
+	subgraph   retrieval.SubgraphParams  // --mode subgraph and graph-of-thoughts
+	global     globalOptions             // --mode global
+	basic      retrieval.BasicParams     // --mode basic
+	drift      driftsearch.Options       // --mode drift
 
 	subQuestions []string // --sub-question, with --mode graph-of-thoughts
 
@@ -162,6 +165,7 @@ func askFlags(o *askOptions) []cli.Flag {
 	flags := []cli.Flag{
 		&cli.StringFlag{Name: "input", Aliases: []string{"i"}, Destination: &o.input, Usage: "GraphRAG output `DIR` to read into memory (instead of --store)", Sources: cli.EnvVars("KGRAG_INPUT")},
 		&cli.StringFlag{Name: "mode", Value: o.mode, Destination: &o.mode, Usage: mode.Help() + " (each is described above)", Sources: cli.EnvVars("KGRAG_ASK_MODE")},
+		profileFlag(&o.profile),
 		&cli.StringSliceFlag{Name: "sub-question", Destination: &o.subQuestions, Usage: "with --mode graph-of-thoughts, a further `QUESTION` the graph is built for beside the one asked (repeatable)"},
 		&cli.Int64Flag{Name: "community-level", Category: "retrieval", Value: p.CommunityLevel, Destination: &p.CommunityLevel, Usage: "deepest community `LEVEL` whose reports are used (sparql-templates mode: the one level ranked, default 0)"},
 		&cli.BoolFlag{Name: "roll-up-reports", Category: "retrieval", Destination: &p.RollUpReports, Usage: "offer only each entity's deepest community report up to --community-level, as GraphRAG 1.x did (2.x and 3.x offer every report up to the level)"},
@@ -190,6 +194,7 @@ func askFlags(o *askOptions) []cli.Flag {
 // finish completes o once the flags are parsed: the question, the global
 // --quiet, and what the modes share.
 func (o *askOptions) finish(cmd *cli.Command, term terminal) {
+	o.profileErr = applyProfile(cmd, o.profile)
 	o.question = strings.TrimSpace(strings.Join(cmd.Args().Slice(), " "))
 	o.quiet = term.isQuiet()
 	o.mode = mode.Canonical(o.mode)
@@ -202,6 +207,9 @@ func (o *askOptions) finish(cmd *cli.Command, term terminal) {
 func (o *askOptions) validate() error {
 	const try = `kgrag ask --input ./output "Who is Scrooge?"`
 	o.mode = mode.Canonical(o.mode)
+	if o.profileErr != nil {
+		return o.profileErr
+	}
 	switch {
 	case o.question == "":
 		return usagef(try, "ask needs a question")

@@ -34,6 +34,7 @@ const (
 // indexRunOptions is everything `kgrag index` needs; the Action fills it from
 // flags so tests can call runIndex directly.
 type indexRunOptions struct {
+	profile              string // --profile
 	input, output, cache string
 	chatModel            string
 	concurrency          int
@@ -125,6 +126,7 @@ Go straight on to a SPARQL store and the vector index, as 'kgrag load
        --load --store http://localhost:3030/ds --graph http://example.org/books --embed
 ` + exitStatusHelp,
 		Flags: append([]cli.Flag{
+			profileFlag(&o.profile),
 			&cli.StringFlag{Name: "input", Destination: &o.input, Aliases: []string{"i"}, Usage: "`DIR` of documents to index"},
 			&cli.StringFlag{Name: "output", Destination: &o.output, Aliases: []string{"o"}, Usage: "`DIR` to write the GraphRAG tables to (replaced when the run succeeds)"},
 			&cli.StringFlag{Name: "method", Destination: &o.method, Value: indexer.MethodStandard, Usage: "`HOW` entities and relationships are found: standard (the chat model extracts them, GraphRAG's standard method) or fast (noun phrases and their co-occurrence in a text unit, no model: GraphRAG's fast method)"},
@@ -159,6 +161,9 @@ Go straight on to a SPARQL store and the vector index, as 'kgrag load
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 0 {
 				return usagef("kgrag index --input DIR --output DIR", "index takes no arguments, got %q", cmd.Args().First())
+			}
+			if err := applyProfile(cmd, o.profile); err != nil {
+				return err
 			}
 			o.entityTypesSet = cmd.IsSet("entity-types")
 			o.quiet = term.isQuiet()

@@ -146,6 +146,9 @@ unless --log-questions.
 func (o *serveOptions) validate() error {
 	const try = "kgrag serve --input ./output"
 	c := o.cfg
+	if o.ask.profileErr != nil {
+		return o.ask.profileErr
+	}
 	switch {
 	case c.MaxModelCalls <= 0:
 		return usagef("--max-model-calls 4", "--max-model-calls %d: must be at least 1", c.MaxModelCalls)

@@ -25,8 +25,15 @@ func TestMain(m *testing.M) {
 // runKgrag runs the test binary as kgrag with args.
 func runKgrag(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	return runKgragEnv(t, nil, args...)
+}
+
+// runKgragEnv is runKgrag with env ("NAME=value") added to the
+// environment.
+func runKgragEnv(t *testing.T, env []string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), "KGRAG_TEST_RUN_MAIN=1")
+	cmd.Env = append(append(os.Environ(), "KGRAG_TEST_RUN_MAIN=1"), env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

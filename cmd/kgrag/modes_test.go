@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/kgrag/kgrag/internal/engine"
 	"github.com/kgrag/kgrag/internal/llm/llmtest"
 	"github.com/kgrag/kgrag/internal/mode"
+	"github.com/kgrag/kgrag/internal/test"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -289,5 +291,43 @@ func TestEveryModeProse(t *testing.T) {
 				t.Errorf("serve: the kgrag record's degraded notes: %+v; want some: %v", a.KGRAG, degrade)
 			}
 		})
+	}
+}
+
+// TestProfileSmall: --profile small (or KGRAG_PROFILE) packs global
+// search's batches into 4000 tokens where the default takes 12000, a flag
+// given still wins, and an unknown profile names the one there is.
+func TestProfileSmall(t *testing.T) {
+	in := filepath.Join(test.GraphRAGSamples(t), "v3")
+	batches := func(t *testing.T, env []string, args ...string) (n, largest int) {
+		t.Helper()
+		args = append([]string{"ask", "--mode", "global", "--input", in, "--community-level", "1", "--context-only", "--json"}, args...)
+		stdout, stderr, code := runKgragEnv(t, env, append(args, "What are the main themes?")...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		var res askResult
+		if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range res.Global.Batches {
+			largest = max(largest, b.ContextTokens)
+		}
+		return len(res.Global.Batches), largest
+	}
+	nDefault, _ := batches(t, nil)
+	nSmall, largest := batches(t, nil, "--profile", "small")
+	if largest > 4000 || nSmall <= nDefault {
+		t.Errorf("--profile small: %d batches, the largest %d tokens; default %d batches: want batches of at most 4000 tokens, more of them", nSmall, largest, nDefault)
+	}
+	if n, l := batches(t, []string{"KGRAG_PROFILE=small"}); n != nSmall || l != largest {
+		t.Errorf("KGRAG_PROFILE=small: %d batches; want %d as with the flag", n, nSmall)
+	}
+	if n, _ := batches(t, nil, "--profile", "small", "--max-context-tokens", "12000"); n != nDefault {
+		t.Errorf("--profile small --max-context-tokens 12000: %d batches; want the default's %d", n, nDefault)
+	}
+	_, stderr, code := runKgrag(t, "ask", "--profile", "huge", "--input", in, "--context-only", "q")
+	if code != exitUsage || !strings.Contains(stderr, `"small"`) {
+		t.Errorf("--profile huge: exit %d, %q; want exit 2 naming small", code, stderr)
 	}
 }
