@@ -133,9 +133,13 @@ type Result struct {
 	FailedCalls int `json:"failed_calls"`
 	// Open counts the follow-ups asked but never answered: more than the
 	// rounds could take, or cut by MaxLLMCalls (Capped).
-	Open    int                `json:"open_follow_ups"`
-	Capped  bool               `json:"capped_by_max_llm_calls,omitempty"`
-	Timings map[string]float64 `json:"timings_ms"`
+	Open   int  `json:"open_follow_ups"`
+	Capped bool `json:"capped_by_max_llm_calls,omitempty"`
+	// CutReports counts the reports quoted in part, to fit CutBudget
+	// tokens (the local budget) in the expansion or a primer call.
+	CutReports int                `json:"cut_reports,omitempty"`
+	CutBudget  int                `json:"cut_budget,omitempty"`
+	Timings    map[string]float64 `json:"timings_ms"`
 	// Degraded says where replies without JSON were taken as answers
 	// (the record's degraded notes).
 	Degraded []string `json:"-"`
@@ -203,7 +207,8 @@ func (s *Searcher) Search(ctx context.Context, question string, h Hooks) (*Resul
 	progress(Progress{Phase: PhaseExpand, Total: 1})
 	tmpl := template(reports)
 	res.Template = tmpl.ID
-	expand, err := prompts.Render("drift_expand", prompts.DriftExpand{Question: question, Template: tmpl.FullContent})
+	shape := s.fit([]string{tmpl.FullContent}, res)
+	expand, err := prompts.Render("drift_expand", prompts.DriftExpand{Question: question, Template: shape[0]})
 	if err != nil {
 		return nil, err
 	}
@@ -265,6 +270,9 @@ func (s *Searcher) Search(ctx context.Context, question string, h Hooks) (*Resul
 // from it.
 func degraded(res *Result) []string {
 	var out []string
+	if res.CutReports > 0 {
+		out = append(out, fmt.Sprintf("drift: %d report quotes cut to fit --max-context-tokens %d in the expansion and primer prompts", res.CutReports, res.CutBudget))
+	}
 	prose := 0
 	for _, p := range res.Primer {
 		if p.Parse == llmcall.ParseUnusable {
@@ -287,6 +295,36 @@ func degraded(res *Result) []string {
 	if prose > 0 {
 		out = append(out, fmt.Sprintf("drift: %d of %d follow-up replies held no JSON: each was taken as the answer, with no follow-ups from it", prose, answered))
 	}
+	return out
+}
+
+// fit cuts texts, the reports one prompt quotes, when together they
+// pass the local budget (--max-context-tokens): each is cut to an equal
+// share, on a token boundary, and res counts it. GraphRAG quotes them
+// whole, which with its 12,000-token budget rarely matters; a small
+// model's 2048-token context is overrun by one long report, and the
+// server refuses the call. The caller serialises calls that share res.
+func (s *Searcher) fit(texts []string, res *Result) []string {
+	budget := s.opts.Local.MaxContextTokens
+	total := 0
+	for _, t := range texts {
+		total += s.enc.Count(t)
+	}
+	if budget <= 0 || total <= budget {
+		return texts
+	}
+	share := budget / len(texts)
+	out := make([]string, len(texts))
+	for i, t := range texts {
+		toks := s.enc.Tokens(t)
+		if len(toks) <= share {
+			out[i] = t
+			continue
+		}
+		out[i] = t[:toks[share].Start]
+		res.CutReports++
+	}
+	res.CutBudget = budget
 	return out
 }
 
@@ -403,6 +441,9 @@ func (s *Searcher) prime(ctx context.Context, question string, primed []retrieva
 			pc.ReportIDs = append(pc.ReportIDs, r.ID)
 			texts[j] = r.FullContent
 		}
+		mu.Lock()
+		texts = s.fit(texts, res)
+		mu.Unlock()
 		prompt, err := prompts.Render("drift_primer", prompts.DriftPrimer{Question: question, Reports: strings.Join(texts, "\n\n")})
 		if err != nil {
 			return err

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,6 +15,8 @@ import (
 	"github.com/kgrag/kgrag/internal/llm"
 	"github.com/kgrag/kgrag/internal/llm/llmtest"
 	"github.com/kgrag/kgrag/internal/llmcall"
+	"github.com/kgrag/kgrag/internal/tokens"
+	"github.com/kgrag/kgrag/prompts"
 )
 
 const question = "How do the ghosts change Scrooge?"
@@ -284,5 +288,67 @@ func TestPlanBounds(t *testing.T) {
 		t.Errorf("plan: %d to %d calls, %d follow-ups at most; the search made %d, %d follow-ups", pl.CallsMin, pl.CallsMax, pl.FollowUpCallsMax, res.LLMCalls, follow)
 	case pl.FollowUpPromptTokensMax < maxFollow:
 		t.Errorf("plan: a follow-up's prompt at most %d tokens; one had %d", pl.FollowUpPromptTokensMax, maxFollow)
+	}
+}
+
+// TestSearchFitsReports: with a local budget smaller than the reports a
+// prompt quotes, the expansion's template and each primer call's reports
+// are cut to fit it (a small model's context refuses the whole), and the
+// result says so; with GraphRAG's default budget nothing is cut.
+func TestSearchFitsReports(t *testing.T) {
+	enc, err := tokens.NewEncoder(driftsearch.DefaultOptions().Local.Encoding)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// overhead is a prompt's own tokens: the prompt with no reports.
+	overhead := func(kind string) int {
+		var p string
+		var err error
+		if kind == "expand" {
+			p, err = prompts.Render("drift_expand", prompts.DriftExpand{Question: question})
+		} else {
+			p, err = prompts.Render("drift_primer", prompts.DriftPrimer{Question: question})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return enc.Count(p)
+	}
+	for _, tt := range []struct {
+		budget int
+		cut    bool
+	}{
+		{300, true},
+		{driftsearch.DefaultOptions().Local.MaxContextTokens, false},
+	} {
+		t.Run(strconv.Itoa(tt.budget), func(t *testing.T) {
+			f := newFixture(t, "v3", question, -1)
+			opts := driftsearch.DefaultOptions()
+			opts.Depth = 0
+			opts.Local.MaxContextTokens = tt.budget
+			res, err := f.searcher(t, f.client, opts).Search(context.Background(), question, driftsearch.Hooks{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			longest := 0
+			for _, r := range f.srv.Requests() {
+				k := callKind(r)
+				if k != "expand" && k != "primer" {
+					continue
+				}
+				n := enc.Count(r.Messages[0].Content) - overhead(k)
+				longest = max(longest, n)
+				if tt.cut && n > tt.budget+4 { // +4: the blank lines between a fold's 4 reports
+					t.Errorf("%s prompt quotes %d tokens of reports; want at most the budget, %d", k, n, tt.budget)
+				}
+			}
+			noted := slices.ContainsFunc(res.Degraded, func(s string) bool { return strings.Contains(s, "cut to fit") })
+			if (res.CutReports > 0) != tt.cut || noted != tt.cut {
+				t.Errorf("%d reports cut, degraded %q; want cut: %v", res.CutReports, res.Degraded, tt.cut)
+			}
+			if !tt.cut && longest <= 300 {
+				t.Errorf("the longest prompt quotes %d tokens of reports: the fixture's reports are too short to test cutting", longest)
+			}
+		})
 	}
 }

@@ -814,8 +814,12 @@ func (c *Client) classify(op, endpoint, model string, err error, info *respInfo,
 		e.Kind = ErrUnreachable
 	default:
 		e.Kind = ErrRequest
-		if op == "embed" && (strings.Contains(lower, "context") || strings.Contains(lower, "too long") || strings.Contains(lower, "length")) {
+		long := strings.Contains(lower, "context") || strings.Contains(lower, "too long") || strings.Contains(lower, "length")
+		switch {
+		case long && op == "embed":
 			e.Hint = "a text may be longer than the embedding model's context"
+		case long:
+			e.Hint = "the prompt may be longer than the model's context: lower --max-context-tokens, try --profile small, or give the model a longer context (Ollama: num_ctx)"
 		}
 	}
 	return e

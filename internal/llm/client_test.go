@@ -414,6 +414,28 @@ func TestChatStream(t *testing.T) {
 	}
 }
 
+// TestChatContextHint: a chat the server refuses as longer than the
+// model's context (llama.cpp's and vLLM's wording) names the flags that
+// shorten the prompt; another 400 gets no such hint.
+func TestChatContextHint(t *testing.T) {
+	for _, tt := range []struct {
+		msg  string
+		hint bool
+	}{
+		{"This model's maximum context length is 2048 tokens. However, you requested 2173 tokens", true},
+		{"the request exceeds the available context size", true},
+		{"unknown field: foo", false},
+	} {
+		srv := llmtest.Start(t, llmtest.Config{})
+		srv.Fail(llmtest.Failure{Status: 400, Message: tt.msg})
+		c := newClient(t, srv, nil)
+		_, _, err := c.Chat(context.Background(), []llm.Message{{Role: llm.RoleUser, Content: "hi"}}, llm.ChatOptions{})
+		if !errors.Is(err, llm.ErrRequest) || strings.Contains(err.Error(), "--max-context-tokens") != tt.hint {
+			t.Errorf("%q: error %v; want a refused request, hinting at --max-context-tokens: %v", tt.msg, err, tt.hint)
+		}
+	}
+}
+
 func TestChatStreamCallbackError(t *testing.T) {
 	srv := llmtest.Start(t, llmtest.Config{})
 	c := newClient(t, srv, nil)
