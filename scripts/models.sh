@@ -260,7 +260,11 @@ do_install() {
 # kgrag sends no max_tokens. interrupt_requests is off: by default
 # llama_cpp.server ends a streaming answer early (with [DONE], no
 # finish_reason) as soon as another request waits, which cut answers
-# whenever two tests or an eval and a test shared the server.
+# whenever two tests or an eval and a test shared the server. logits_all
+# is off: the server turns it on by default and then computes the logits
+# of Gemma's 262k-token vocabulary for every prompt token (for logprobs,
+# which kgrag never asks), which read a 1000-token prompt in 19.7 s
+# instead of 8.6 s.
 write_config() {
 	local threads
 	threads=$(nproc)
@@ -270,7 +274,7 @@ write_config() {
 		  "port": $PORT,
 		  "interrupt_requests": false,
 		  "models": [
-		    {"model": "$CHAT_GGUF", "model_alias": "$CHAT_MODEL", "n_ctx": $CTX,
+		    {"model": "$CHAT_GGUF", "model_alias": "$CHAT_MODEL", "n_ctx": $CTX, "logits_all": false,
 		     "n_threads": 1, "n_threads_batch": $threads, "verbose": false},
 		    {"model": "$EMBED_GGUF", "model_alias": "$EMBED_MODEL", "embedding": true,
 		     "n_ctx": 512, "n_batch": 512, "n_ubatch": 512,

@@ -8,7 +8,10 @@
 # them when missing), a three-node Elasticsearch cluster with
 # scripts/es-cluster.sh and the model server with scripts/models.sh, exports
 # KGRAG_TEST_* from their env files, runs go test, and stops the services it
-# started itself (those already running are left running). With
+# started itself (those already running are left running). With ./...
+# the tests with the real models run in a go test of their own, started
+# first and in the background (they need only the model server, and take
+# longest), beside the others; the log says how long each phase took. With
 # KGRAG_TEST_DISALLOW_SKIP=1 (CI) a store or model server that cannot start
 # fails the run, and so do tests that would skip for want of one.
 set -euo pipefail
@@ -21,7 +24,14 @@ cd "$KGRAG_REPO"
 started=()
 models_started=0
 cluster_started=0
+real_pid=""
+# installed marks the end of the installs the tests need.
+installed=$KGRAG_CACHE/test-installed.$$
 cleanup() {
+	if [[ -n $real_pid ]] && kill -0 "$real_pid" 2>/dev/null; then
+		kill -TERM -- "-$real_pid" 2>/dev/null || true
+		wait "$real_pid" 2>/dev/null || true
+	fi
 	if ((${#started[@]})); then
 		"$here/services.sh" down "${started[@]}" || true
 	fi
@@ -31,8 +41,64 @@ cleanup() {
 	if ((models_started)); then
 		"$here/models.sh" stop || true
 	fi
+	rm -f "$installed"
 }
 trap cleanup EXIT
+
+t0=$(date +%s)
+# phase logs the seconds since the start: CI keeps only this output, and
+# says where a slow run spent its time.
+phase() { kg_log "[$(($(date +%s) - t0))s] $*"; }
+
+args=("$@")
+((${#args[@]})) || args=(./...)
+all=0
+((${#args[@]} == 1)) && [[ ${args[0]} == ./... ]] && all=1
+mkdir -p "$KGRAG_CACHE"
+
+# models_up starts the real chat and embedding models of the end-to-end
+# tests (the first install compiles llama.cpp for a portable baseline, 8-12
+# min on 2 cores; models.sh keeps the wheel) and exports their variables.
+# It has answered a chat and an embedding request when start returns.
+models_up() {
+	if "$here/models.sh" start >/dev/null; then
+		set -a
+		# shellcheck disable=SC1090
+		. "${KGRAG_MODELS_ENV:-$KGRAG_REPO/.cache/models.env}"
+		set +a
+	elif [[ ${KGRAG_TEST_DISALLOW_SKIP:-} == 1 ]]; then
+		kg_die "the model server did not start (KGRAG_TEST_DISALLOW_SKIP=1)"
+	else
+		kg_log "warning: the model server did not start; the tests with real models will skip"
+	fi
+}
+"$here/models.sh" status >/dev/null 2>&1 || models_started=1
+
+# The tests with the real models need nothing but the model server, and
+# they are the longest part of the run (one llama.cpp server on 2 cores):
+# with ./... they start first, in a go test of their own in the
+# background, as soon as the models are up, while the stores start and
+# everything else is tested. Job control gives the job a process group
+# that cleanup can stop whole.
+real='^Test(AskRealModels|AskGlobalRealModel|EvalRealModels|EvalChristmasCarolRealEmbedder|IndexRealModel|IndexRealModelReports|PromptTuneRealModel|ModesSmallModel)$'
+real_log=$KGRAG_CACHE/test-real-models.log
+if ((all)); then
+	set -m
+	(
+		models_up
+		# Chromium, Jena and the venvs are installed in the foreground.
+		until [[ -e $installed ]]; do sleep 2; done
+		phase "models up; go test -run '$real' ./cmd/kgrag"
+		export KGRAG_EXTERNAL=1
+		rc=0
+		go test -timeout 40m -run "$real" ./cmd/kgrag || rc=$?
+		phase "the real-model tests ended (exit $rc)"
+		exit "$rc"
+	) >"$real_log" 2>&1 &
+	real_pid=$!
+	set +m
+	phase "the real-model tests started in the background (log: $real_log)"
+fi
 
 # The shell scripts first: a warning fails the run as a test would.
 "$here/shellcheck.sh"
@@ -56,6 +122,7 @@ set -a
 # shellcheck disable=SC1090
 . "${KGRAG_SERVICES_ENV:-$KGRAG_REPO/.cache/services.env}"
 set +a
+phase "stores up"
 # Three Elasticsearch nodes for the test that takes nodes away from a
 # cluster (scripts/es-cluster.sh; ~1 min to start, 1.2 GB of heap).
 if urls=$("$here/es-cluster.sh" status 2>/dev/null); then
@@ -70,36 +137,44 @@ else
 		kg_log "warning: the Elasticsearch cluster did not start; its test will skip"
 	fi
 fi
-# The real chat and embedding models of the end-to-end ask test (the first
-# install compiles llama.cpp for a portable baseline; models.sh keeps the
-# wheel). It has answered a chat and an embedding request when start returns.
-"$here/models.sh" status >/dev/null 2>&1 || models_started=1
-if "$here/models.sh" start >/dev/null; then
-	set -a
-	# shellcheck disable=SC1090
-	. "${KGRAG_MODELS_ENV:-$KGRAG_REPO/.cache/models.env}"
-	set +a
-elif [[ ${KGRAG_TEST_DISALLOW_SKIP:-} == 1 ]]; then
-	kg_die "the model server did not start (KGRAG_TEST_DISALLOW_SKIP=1)"
-else
-	kg_log "warning: the model server did not start; the end-to-end ask test will skip"
-fi
+phase "Elasticsearch cluster up"
+((all)) || models_up
 # The oracles and the external parsers: pyarrow computes expected counts
 # from the parquet files, pyoxigraph and Jena (scripts/jena.sh) parse and
-# validate what kgrag writes.
+# validate what kgrag writes. The installs are independent and mostly
+# wait on the network: they run side by side, each with its log.
 if ! python3 -c 'import pyarrow, pyoxigraph' 2>/dev/null; then
 	kg_log "installing pyarrow and pyoxigraph for python3"
 	python3 -m pip install --quiet pyarrow "pyoxigraph==0.5.13"
 fi
 "$here/jena.sh" --install >/dev/null
-"$here/graphrag-py.sh" >/dev/null || kg_log "warning: PyPI graphrag venv not installed; its comparison test will skip (fail in CI)"
-"$here/pyclients.sh" >/dev/null || kg_log "warning: PyPI openai/mcp venv not installed; the client tests of kgrag serve will skip (fail in CI)"
-"$here/chromium.sh" >/dev/null || kg_log "warning: chromium not installed; the web page test of kgrag serve will skip (fail in CI)"
-"$here/nginx.sh" >/dev/null || kg_log "warning: nginx not unpacked; the reverse-proxy test of kgrag serve will skip (fail in CI)"
-"$here/clients.sh" >/dev/null || kg_log "warning: LangChain, LlamaIndex, llm or the MCP Inspector not installed; the test of kgrag serve with them will skip (fail in CI)"
-"$here/leiden-py.sh" >/dev/null || kg_log "warning: leidenalg/graspologic venv not installed; the Leiden comparison test will skip (fail in CI)"
-"$here/spacy-models.sh" >/dev/null || kg_log "warning: spaCy models not unpacked; the comparison of kgrag index --method fast with GraphRAG's extractors will skip (fail in CI)"
+declare -A what=(
+	[graphrag-py]="PyPI graphrag venv not installed; its comparison test will skip (fail in CI)"
+	[pyclients]="PyPI openai/mcp venv not installed; the client tests of kgrag serve will skip (fail in CI)"
+	[chromium]="chromium not installed; the web page test of kgrag serve will skip (fail in CI)"
+	[nginx]="nginx not unpacked; the reverse-proxy test of kgrag serve will skip (fail in CI)"
+	[clients]="LangChain, LlamaIndex, llm or the MCP Inspector not installed; the test of kgrag serve with them will skip (fail in CI)"
+	[leiden-py]="leidenalg/graspologic venv not installed; the Leiden comparison test will skip (fail in CI)"
+	[spacy-models]="spaCy models not unpacked; the comparison of kgrag index --method fast with GraphRAG's extractors will skip (fail in CI)"
+)
+declare -A pids=()
+logs=$(mktemp -d)
+for n in "${!what[@]}"; do
+	"$here/$n.sh" >/dev/null 2>"$logs/$n" &
+	pids[$n]=$!
+done
+for n in "${!pids[@]}"; do
+	if wait "${pids[$n]}"; then
+		cat "$logs/$n" >&2
+	else
+		cat "$logs/$n" >&2
+		kg_log "warning: ${what[$n]}"
+	fi
+done
+rm -rf "$logs"
 export KGRAG_EXTERNAL=1
+touch "$installed"
+phase "installs done"
 
 # compose.yaml is for users with Docker; no engine runs here, but the
 # client can still check the file.
@@ -111,8 +186,6 @@ else
 	kg_log "compose.yaml: not checked (no docker compose client)"
 fi
 
-args=("$@")
-((${#args[@]})) || args=(./...)
 # When a test fails, the stores' own logs say whether one of them stalled
 # (a checkpoint, a full thread pool): CI keeps only this output.
 show_logs() {
@@ -124,18 +197,13 @@ show_logs() {
 	done
 }
 rc=0
-if ((${#args[@]} == 1)) && [[ ${args[0]} == ./... ]]; then
-	# The tests with the real models (one llama.cpp server, ~20 min) run
-	# in a go test of their own beside all the others, which would
-	# otherwise queue behind them in cmd/kgrag's one test binary.
-	real='^Test(AskRealModels|AskGlobalRealModel|EvalRealModels|EvalChristmasCarolRealEmbedder|IndexThenAsk|IndexRealModel|IndexNothingFound|IndexRealModelReports|PromptTuneRealModel|ModesSmallModel)$'
-	mkdir -p "$KGRAG_CACHE"
-	real_log=$KGRAG_CACHE/test-real-models.log
-	go test -timeout 40m -run "$real" ./cmd/kgrag >"$real_log" 2>&1 &
-	real_pid=$!
+if ((all)); then
+	phase "go test -skip '$real' ./..."
 	go test -timeout 40m -skip "$real" ./... || rc=$?
+	phase "go test ./... ended (exit $rc); waiting for the real-model tests"
 	real_rc=0
 	wait "$real_pid" || real_rc=$?
+	real_pid=""
 	echo "---- go test -run '$real' ./cmd/kgrag (the real models)"
 	cat "$real_log"
 	((rc != 0)) || rc=$real_rc
@@ -148,6 +216,7 @@ if ((rc != 0)); then
 fi
 # The parallel conversion and the snapshot share state between
 # goroutines: the race detector is the test that catches a slip there.
-if ((${#args[@]} == 1)) && [[ ${args[0]} == ./... ]]; then
+if ((all)); then
 	go test -race -short -timeout 20m ./internal/convert/ ./ontology/ ./internal/snapshot/
+	phase "race tests done"
 fi

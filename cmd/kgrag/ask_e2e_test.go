@@ -3,9 +3,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/kgrag/kgrag/internal/test"
@@ -33,13 +35,8 @@ type askE2E struct {
 // meaning; the tiny model's wording is not judged, only that it answers.
 func TestAskRealModels(t *testing.T) {
 	url, chatModel, embedModel := modelServer(t)
-	input := filepath.Join(test.GraphRAGSamples(t), "v3")
-	index := t.TempDir()
+	input, index := realCarolIndex(t, url, embedModel)
 	server := []string{"--llm-url", url, "--embed-model", embedModel}
-
-	if _, stderr, code := runKgrag(t, append([]string{"embed", "-q", "--input", input, "--index", index}, server...)...); code != 0 {
-		t.Fatalf("kgrag embed: exit %d: %s", code, stderr)
-	}
 
 	// ask runs kgrag ask --json. A small context keeps the 270M model's
 	// prompt, and so the answer time on 2 cores, short.
@@ -121,6 +118,40 @@ func modelServer(t *testing.T) (url, chatModel, embedModel string) {
 	return m.URL, m.ChatModel, m.EmbedModel
 }
 
+// carolIndex is the v3 sample's entities, text units and reports embedded
+// by the real embedder, made once per test binary for the tests that
+// search it: ~100 s of the model server's time on 2 cores each time
+// otherwise. TestMain removes dir.
+var carolIndex struct {
+	once   sync.Once
+	dir    string
+	done   bool // false after once: the embedding failed
+	stderr string
+}
+
+// realCarolIndex returns the v3 sample and its index (carolIndex), made
+// at the first call with the embedder at url.
+func realCarolIndex(t *testing.T, url, embedModel string) (input, index string) {
+	t.Helper()
+	input = filepath.Join(test.GraphRAGSamples(t), "v3")
+	carolIndex.once.Do(func() {
+		dir, err := os.MkdirTemp("", "kgrag-test-carol-index-")
+		if err != nil {
+			carolIndex.stderr = err.Error()
+			return
+		}
+		carolIndex.dir = dir
+		_, stderr, code := runKgrag(t, "embed", "-q", "--input", input, "--index", dir, "--tables", "all",
+			"--llm-url", url, "--embed-model", embedModel)
+		carolIndex.stderr = fmt.Sprintf("exit %d: %s", code, stderr)
+		carolIndex.done = code == 0
+	})
+	if !carolIndex.done {
+		t.Fatalf("kgrag embed --tables all (the v3 sample, shared by the real-model tests): %s", carolIndex.stderr)
+	}
+	return input, carolIndex.dir
+}
+
 // TestAskGlobalRealModel runs global search on the v3 sample with the real
 // chat model (Gemma 3 270M behind llama.cpp's server, scripts/models.sh).
 // The map calls go out in JSON mode with a schema, which the server turns
@@ -134,7 +165,8 @@ func TestAskGlobalRealModel(t *testing.T) {
 	url, chatModel, _ := modelServer(t)
 	input := filepath.Join(test.GraphRAGSamples(t), "v3")
 	const question = "What are the main themes of the story?"
-	stdout, stderr, code := runKgrag(t, "ask", "--mode", "global", "--input", input, "--llm-url", url, "--chat-model", chatModel,
+	fc := newFormatCounter(t, url)
+	stdout, stderr, code := runKgrag(t, "ask", "--mode", "global", "--input", input, "--llm-url", fc.srv.URL+"/v1", "--chat-model", chatModel,
 		"--community-level", "0", "--report-summaries", "--max-context-tokens", "1200", "--reduce-context-tokens", "800",
 		"--max-tokens", "160", "--concurrency", "1", "--json", question)
 	if code != 0 {
@@ -177,8 +209,14 @@ func TestAskGlobalRealModel(t *testing.T) {
 	if g.LLMCalls != want || g.MapParse["unusable"] != 0 {
 		t.Errorf("%d calls (want %d), parse %v; want every map reply usable in JSON mode", g.LLMCalls, want, g.MapParse)
 	}
+	// The map calls ask for JSON in the format the server takes: llama.cpp's
+	// Python server refuses json_schema (tried once) and takes json_object.
+	formats := fc.take()
+	if formats["json_object"] < len(g.Batches) || formats["json_schema"] > 1 {
+		t.Errorf("requests by response_format %v; want json_object on each of the %d map calls, json_schema tried once at most", formats, len(g.Batches))
+	}
 	var log strings.Builder
-	fmt.Fprintf(&log, "Q: %s\n", question)
+	fmt.Fprintf(&log, "Q: %s\nrequests by response_format: %v\n", question, formats)
 	for i, b := range g.Batches {
 		fmt.Fprintf(&log, "map %d (reports %s): %s %v in %.1fs, %d points", i+1, strings.Join(b.ReportIDs, ","), b.Parse, b.Fixes, b.Millis/1000, len(b.Points))
 		for _, p := range b.Points {

@@ -101,13 +101,9 @@ func TestEvalRealModels(t *testing.T) {
 // found some gold, which a broken index or source (recall 0) would not.
 func TestEvalChristmasCarolRealEmbedder(t *testing.T) {
 	url, _, embedModel := modelServer(t)
-	input := filepath.Join(test.GraphRAGSamples(t), "v3")
-	index := filepath.Join(t.TempDir(), "index")
+	input, index := realCarolIndex(t, url, embedModel)
 	questions := filepath.Join(test.RepoRoot(t), "demo", "eval", "christmas-carol.jsonl")
 	server := []string{"--llm-url", url, "--embed-model", embedModel, "--input", input, "--index", index}
-	if _, stderr, code := runKgrag(t, append([]string{"embed", "-q", "--tables", "all"}, server...)...); code != 0 {
-		t.Fatalf("kgrag embed: exit %d: %s", code, stderr)
-	}
 	stdout, stderr, code := runKgrag(t, append([]string{"eval", "-q", "--questions", questions, "--json"}, server...)...)
 	if code != 0 {
 		t.Fatalf("kgrag eval: exit %d: %s", code, stderr)

@@ -161,11 +161,12 @@ func TestIndexRealModel(t *testing.T) {
 	out, ttl := filepath.Join(dir, "output"), filepath.Join(dir, "g.ttl")
 	// 650 words are about 900 tokens: two chunks of 600 with 100 of
 	// overlap, each prompt inside the server's 2048-token context with
-	// room for the reply. The model writes on until --max-tokens stops it.
+	// room for the reply. The model writes on until --max-tokens stops it
+	// (150: enough for a few records, at ~15 tokens/s here).
 	start := time.Now()
 	_, stderr, code := runKgrag(t, "index", "--input", indexertest.CarolInput(t, 650), "--output", out,
 		"--llm-url", url, "--chat-model", chatModel, "--chunk-size", "600", "--chunk-overlap", "100",
-		"--max-gleanings", "0", "--concurrency", "1", "--max-tokens", "300")
+		"--max-gleanings", "0", "--concurrency", "1", "--max-tokens", "150")
 	elapsed := time.Since(start)
 	if code != 0 {
 		t.Fatalf("kgrag index with %s: exit %d after %s: %s", chatModel, code, elapsed.Round(time.Second), stderr)

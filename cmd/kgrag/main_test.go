@@ -19,7 +19,11 @@ func TestMain(m *testing.M) {
 		main()
 		return
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if carolIndex.dir != "" {
+		os.RemoveAll(carolIndex.dir)
+	}
+	os.Exit(code)
 }
 
 // runKgrag runs the test binary as kgrag with args.
