@@ -75,7 +75,9 @@ shellcheck:
 # Everything: vet, ShellCheck, unit tests, the fuzz corpus, and
 # integration tests against real Oxigraph, Fuseki and Virtuoso started
 # here on 127.0.0.1.
-test: vet
+# scripts/test.sh runs `make vet` itself, once the model server's build
+# (minutes on a fresh machine) has started in the background.
+test:
 	bash scripts/test.sh
 
 # The clients with large installs (Open WebUI); CI runs it after test.

@@ -100,8 +100,11 @@ if ((all)); then
 	phase "the real-model tests started in the background (log: $real_log)"
 fi
 
-# The shell scripts first: a warning fails the run as a test would.
+# vet and gofmt (make vet), and the shell scripts: a warning fails the
+# run as a test would.
+((all)) && "${MAKE:-make}" --no-print-directory -C "$KGRAG_REPO" vet
 "$here/shellcheck.sh"
+phase "vet and ShellCheck done"
 
 for n in oxigraph fuseki virtuoso elasticsearch; do
 	if ! "$here/$n.sh" status >/dev/null 2>&1; then
