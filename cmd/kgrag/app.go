@@ -29,9 +29,10 @@ EXIT STATUS:
         a table than --max-bad-rows allows
    10   the store or the vector index could not be reached, or the index's
         Elasticsearch cluster cannot serve it (red, or no elected master)
-   11   the model server could not be reached, answered with no model's reply
-        (an HTML page, a stream cut before the answer ended), or with a reply
-        no fallback could use (see "degraded" in ask --json)
+   11   the model server could not be reached, failed (5xx after the
+        retries), answered with no model's reply (an HTML page, a stream cut
+        before the answer ended), or with a reply no fallback could use (see
+        "degraded" in ask --json)
    130  interrupted
 `
 

@@ -129,7 +129,7 @@ func TestAskGraphOfThoughtsFailures(t *testing.T) {
 		}, exitModelDown, []string{"graph of thoughts: build the graph"}, 1},
 		{"model fails at the first call", func(srv *llmtest.Server) {
 			srv.Fail(llmtest.Failure{Path: "/chat/completions", Status: 500})
-		}, exitFailure, []string{"graph of thoughts: build the graph", "500"}, 1},
+		}, exitModelDown, []string{"graph of thoughts: build the graph", "500"}, 1},
 		{"model down at the second call", func(srv *llmtest.Server) {
 			srv.Respond(func(req llmtest.Request) (string, bool) {
 				srv.Fail(llmtest.Failure{Path: "/chat/completions", Drop: true})

@@ -153,7 +153,8 @@ func exitCode(ctx context.Context, err error) int {
 		return exitMalformed
 	case errors.As(err, &sd):
 		return exitStoreDown
-	case errors.As(err, &le) && (llm.Unreachable(err) || errors.Is(err, llm.ErrResponse)), errors.Is(err, llmcall.ErrUnusable):
+	case errors.As(err, &le) && (llm.Unreachable(err) || errors.Is(err, llm.ErrResponse) || errors.Is(err, llm.ErrServer)),
+		errors.Is(err, llmcall.ErrUnusable):
 		return exitModelDown
 	}
 	return exitFailure
