@@ -43,7 +43,8 @@ mkdir -p "$DIR"
 for v in "${VENVS[@]}"; do
 	name=${v%%:*} pin=${v#*:}
 	python3 -m venv "$DIR/$name" || kg_die "python venv failed in $DIR/$name"
-	"$DIR/$name/bin/python" -m pip install --quiet --disable-pip-version-check "$pin" >&2 || kg_die "pip install $pin failed"
+	# --no-compile: Python compiles what it imports when first used.
+	"$DIR/$name/bin/python" -m pip install --quiet --disable-pip-version-check --no-compile "$pin" >&2 || kg_die "pip install $pin failed"
 done
 npm install --prefix "$DIR" --no-audit --no-fund --loglevel=error "$NPM_PINS" >&2 || kg_die "npm install $NPM_PINS failed"
 echo "$PINS" >"$STAMP"

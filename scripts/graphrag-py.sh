@@ -94,7 +94,8 @@ fi
 kg_log "installing graphrag==$VERSION into $VENV with $("$base" --version 2>&1) (once; a few minutes)"
 rm -rf "$VENV"
 "$base" -m venv "$VENV" || kg_die "python venv failed in $VENV"
-"$PY" -m pip install --quiet --disable-pip-version-check "graphrag==$VERSION" >&2 ||
+# --no-compile: Python compiles what it imports when first used.
+"$PY" -m pip install --quiet --disable-pip-version-check --no-compile "graphrag==$VERSION" >&2 ||
 	kg_die "pip install graphrag==$VERSION failed"
 echo "$VERSION" >"$STAMP"
 seed_tiktoken

@@ -98,6 +98,11 @@ if ((all)); then
 	real_pid=$!
 	set +m
 	phase "the real-model tests started in the background (log: $real_log)"
+	# Everything else yields to them: on 2 cores the llama.cpp build and
+	# then the tests behind one model server are the longest path, and
+	# vet, the installs and the other tests fill the gaps (their own
+	# processes, services included, inherit the lower priority).
+	renice -n 10 -p $$ >/dev/null || kg_log "warning: renice failed; the real-model tests share the CPU evenly"
 fi
 
 # vet and gofmt (make vet), and the shell scripts: a warning fails the
