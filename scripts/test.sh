@@ -25,8 +25,8 @@ started=()
 models_started=0
 cluster_started=0
 real_pid=""
-# installed marks the end of the installs the tests need.
-installed=$KGRAG_CACHE/test-installed.$$
+# deps marks the end of the installs the real-model tests need.
+deps=$KGRAG_CACHE/test-deps.$$
 cleanup() {
 	if [[ -n $real_pid ]] && kill -0 "$real_pid" 2>/dev/null; then
 		kill -TERM -- "-$real_pid" 2>/dev/null || true
@@ -41,7 +41,7 @@ cleanup() {
 	if ((models_started)); then
 		"$here/models.sh" stop || true
 	fi
-	rm -f "$installed"
+	rm -f "$deps"
 }
 trap cleanup EXIT
 
@@ -55,6 +55,21 @@ args=("$@")
 all=0
 ((${#args[@]} == 1)) && [[ ${args[0]} == ./... ]] && all=1
 mkdir -p "$KGRAG_CACHE"
+
+# external_tools installs the oracles and external parsers: pyarrow
+# computes expected counts from the parquet files, pyoxigraph and Jena
+# (scripts/jena.sh) parse and validate what kgrag writes, Chromium opens
+# the pages kgrag writes and serves.
+external_tools() {
+	if ! python3 -c 'import pyarrow, pyoxigraph' 2>/dev/null; then
+		kg_log "installing pyarrow and pyoxigraph for python3"
+		python3 -m pip install --quiet pyarrow "pyoxigraph==0.5.13"
+	fi
+	"$here/jena.sh" --install >/dev/null
+	if ! "$here/chromium.sh" >/dev/null; then
+		kg_log "warning: chromium not installed; the tests that open a page in it will skip (fail in CI)"
+	fi
+}
 
 # models_up starts the real chat and embedding models of the end-to-end
 # tests (the first install compiles llama.cpp for a portable baseline, 8-12
@@ -85,9 +100,12 @@ real_log=$KGRAG_CACHE/test-real-models.log
 if ((all)); then
 	set -m
 	(
+		# What the real-model tests need besides the models (Chromium for
+		# the eval report, Jena and pyoxigraph for the Turtle), installed
+		# here first; the foreground waits for it before its installs.
+		external_tools
+		touch "$deps"
 		models_up
-		# Chromium, Jena and the venvs are installed in the foreground.
-		until [[ -e $installed ]]; do sleep 2; done
 		phase "models up; go test -run '$real' ./cmd/kgrag"
 		export KGRAG_EXTERNAL=1
 		rc=0
@@ -147,19 +165,18 @@ else
 fi
 phase "Elasticsearch cluster up"
 ((all)) || models_up
-# The oracles and the external parsers: pyarrow computes expected counts
-# from the parquet files, pyoxigraph and Jena (scripts/jena.sh) parse and
-# validate what kgrag writes. The installs are independent and mostly
-# wait on the network: they run side by side, each with its log.
-if ! python3 -c 'import pyarrow, pyoxigraph' 2>/dev/null; then
-	kg_log "installing pyarrow and pyoxigraph for python3"
-	python3 -m pip install --quiet pyarrow "pyoxigraph==0.5.13"
+# The external tools (installed by the real-model job with ./...), then
+# the venvs and programs of the other tests: independent installs that
+# mostly wait on the network, run side by side, each with its log.
+if ((all)); then
+	until [[ -e $deps ]] || ! kill -0 "$real_pid" 2>/dev/null; do sleep 1; done
+	[[ -e $deps ]] || kg_die "the real-model job ended before installing the external tools: $(tail -n 20 "$real_log")"
+else
+	external_tools
 fi
-"$here/jena.sh" --install >/dev/null
 declare -A what=(
 	[graphrag-py]="PyPI graphrag venv not installed; its comparison test will skip (fail in CI)"
 	[pyclients]="PyPI openai/mcp venv not installed; the client tests of kgrag serve will skip (fail in CI)"
-	[chromium]="chromium not installed; the web page test of kgrag serve will skip (fail in CI)"
 	[nginx]="nginx not unpacked; the reverse-proxy test of kgrag serve will skip (fail in CI)"
 	[clients]="LangChain, LlamaIndex, llm or the MCP Inspector not installed; the test of kgrag serve with them will skip (fail in CI)"
 	[leiden-py]="leidenalg/graspologic venv not installed; the Leiden comparison test will skip (fail in CI)"
@@ -181,7 +198,6 @@ for n in "${!pids[@]}"; do
 done
 rm -rf "$logs"
 export KGRAG_EXTERNAL=1
-touch "$installed"
 phase "installs done"
 
 # compose.yaml is for users with Docker; no engine runs here, but the
