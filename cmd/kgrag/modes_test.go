@@ -294,12 +294,15 @@ func TestEveryModeProse(t *testing.T) {
 	}
 }
 
-// TestProfileSmall: --profile small (or KGRAG_PROFILE) packs global
-// search's batches into 4000 tokens where the default takes 12000, a flag
-// given still wins, and an unknown profile names the one there is.
+// TestProfileSmall: --profile small (or KGRAG_PROFILE) has global search
+// map report summaries in batches of 4000 tokens where the default maps
+// whole reports in 12000, flags given still win, and an unknown profile
+// names the one there is.
 func TestProfileSmall(t *testing.T) {
 	in := filepath.Join(test.GraphRAGSamples(t), "v3")
-	batches := func(t *testing.T, env []string, args ...string) (n, largest int) {
+	// batches returns global's map batches on v3 at level 1: how many,
+	// the largest and all of them in tokens.
+	batches := func(t *testing.T, env []string, args ...string) (n, largest, total int) {
 		t.Helper()
 		args = append([]string{"ask", "--mode", "global", "--input", in, "--community-level", "1", "--context-only", "--json"}, args...)
 		stdout, stderr, code := runKgragEnv(t, env, append(args, "What are the main themes?")...)
@@ -312,19 +315,27 @@ func TestProfileSmall(t *testing.T) {
 		}
 		for _, b := range res.Global.Batches {
 			largest = max(largest, b.ContextTokens)
+			total += b.ContextTokens
 		}
-		return len(res.Global.Batches), largest
+		return len(res.Global.Batches), largest, total
 	}
-	nDefault, _ := batches(t, nil)
-	nSmall, largest := batches(t, nil, "--profile", "small")
-	if largest > 4000 || nSmall <= nDefault {
-		t.Errorf("--profile small: %d batches, the largest %d tokens; default %d batches: want batches of at most 4000 tokens, more of them", nSmall, largest, nDefault)
+	nDefault, _, totalDefault := batches(t, nil)
+	// The profile maps report summaries: fewer tokens in all than whole
+	// reports, in batches of at most 4000.
+	nSmall, largest, totalSmall := batches(t, nil, "--profile", "small")
+	if largest > 4000 || totalSmall >= totalDefault {
+		t.Errorf("--profile small: %d batches of %d tokens, the largest %d; default %d of %d: want batches of at most 4000 tokens, fewer tokens in all (summaries)",
+			nSmall, totalSmall, largest, nDefault, totalDefault)
 	}
-	if n, l := batches(t, []string{"KGRAG_PROFILE=small"}); n != nSmall || l != largest {
-		t.Errorf("KGRAG_PROFILE=small: %d batches; want %d as with the flag", n, nSmall)
+	if n, l, tot := batches(t, []string{"KGRAG_PROFILE=small"}); n != nSmall || l != largest || tot != totalSmall {
+		t.Errorf("KGRAG_PROFILE=small: %d batches of %d tokens; want %d of %d as with the flag", n, tot, nSmall, totalSmall)
 	}
-	if n, _ := batches(t, nil, "--profile", "small", "--max-context-tokens", "12000"); n != nDefault {
-		t.Errorf("--profile small --max-context-tokens 12000: %d batches; want the default's %d", n, nDefault)
+	// Whole reports in 4000-token batches: more batches than the default's.
+	if n, l, _ := batches(t, nil, "--profile", "small", "--report-summaries=false"); l > 4000 || n <= nDefault {
+		t.Errorf("--profile small --report-summaries=false: %d batches, the largest %d tokens; default %d: want more batches of at most 4000", n, l, nDefault)
+	}
+	if n, _, tot := batches(t, nil, "--profile", "small", "--report-summaries=false", "--max-context-tokens", "12000"); n != nDefault || tot != totalDefault {
+		t.Errorf("--profile small with both flags given: %d batches of %d tokens; want the default's %d of %d", n, tot, nDefault, totalDefault)
 	}
 	_, stderr, code := runKgrag(t, "ask", "--profile", "huge", "--input", in, "--context-only", "q")
 	if code != exitUsage || !strings.Contains(stderr, `"small"`) {

@@ -27,6 +27,7 @@ func profileSettings(name string) ([][2]string, bool) {
 			{"max-context-tokens", "4000"},    // local context and each global map batch (12000)
 			{"reduce-context-tokens", "2000"}, // global's reduce call (12000)
 			{"map-max-length", "300"},         // words a map reply may have (1000)
+			{"report-summaries", "true"},      // global maps and rates report summaries, not whole reports (false)
 			{"top-k-text-units", "5"},         // basic search (10)
 			{"drift-k-followups", "5"},        // DRIFT (20)
 			{"drift-primer-folds", "2"},       // (5)
@@ -42,7 +43,7 @@ func profileSettings(name string) ([][2]string, bool) {
 func profileFlag(dest *string) cli.Flag {
 	return &cli.StringFlag{Name: "profile", Destination: dest, Sources: cli.EnvVars("KGRAG_PROFILE"),
 		Usage: "`NAME` of a set of defaults for a kind of model: \"small\" for models of a few hundred million to a few billion " +
-			"parameters (smaller context budgets, DRIFT of 1 round, no gleanings, shorter reports; docs/modes.md); flags given win"}
+			"parameters (smaller context budgets, report summaries in global search, DRIFT of 1 round, no gleanings, shorter reports; docs/modes.md); flags given win"}
 }
 
 // applyProfile sets cmd's flags of the profile name that were not set.
