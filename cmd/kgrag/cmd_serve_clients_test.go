@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -212,6 +213,9 @@ func TestServeMCPHTTP(t *testing.T) {
 		{"sparql_select", map[string]any{"query": fmt.Sprintf("INSERT DATA { GRAPH <%s> { <urn:x> <urn:y> <urn:z> } }", graph)}},
 		{"sparql_select", map[string]any{"query": fmt.Sprintf("# SELECT\nDROP GRAPH <%s>", graph)}},
 		{"sparql_select", map[string]any{"query": count}},
+		// Numbers as an agent copies them from a citation, JSON numbers.
+		{"get_entity", map[string]any{"id": number(t, e.HumanReadableID)}},
+		{"get_community", map[string]any{"community": 0}},
 	}
 	var out mcpOut
 	runPy(t, "mcp_client.py", &out, "--http", sf.http.URL+"/mcp", "--api-key", key, writeCalls(t, calls))
@@ -222,6 +226,7 @@ func TestServeMCPHTTP(t *testing.T) {
 	checkTools(t, out, []string{"ask", "get_community", "get_entity", "global_answer", "local_context", "search_entities", "sparql_select"}, []w{
 		{false, e.Title}, {false, e.ID}, {true, "no entity titled"}, {false, "title"}, {false, "-----Entities-----"},
 		{false, "answer"}, {false, `"n"`}, {false, `"truncated":true`}, {true, "only SELECT and ASK"}, {true, "not DROP"}, {false, `"n"`},
+		{false, e.ID}, {false, "title"},
 	})
 	if len(out.Calls) == len(calls) {
 		before, after := out.Calls[6].Structured, out.Calls[10].Structured
@@ -254,6 +259,9 @@ func TestMCPStdio(t *testing.T) {
 		{"local_context", map[string]any{"question": embedtext.Entity(e), "mode": "seed"}},
 		{"ask", map[string]any{"question": embedtext.Entity(e), "mode": "subgraph", "context_only": true}},
 		{"ask", map[string]any{"question": "Who?", "mode": "deep"}},
+		{"get_entity", map[string]any{"id": number(t, e.HumanReadableID)}},
+		{"get_entity", map[string]any{"id": "99999"}},
+		{"get_community", map[string]any{"community": 0}},
 	}
 	var out mcpOut
 	runPy(t, "mcp_client.py", &out, append([]string{"--stdio", "--env", "KGRAG_TEST_RUN_MAIN=1", "--env", "PATH=" + os.Getenv("PATH"),
@@ -263,7 +271,8 @@ func TestMCPStdio(t *testing.T) {
 		holds   string
 	}
 	checkTools(t, out, []string{"ask", "get_community", "get_entity", "global_answer", "local_context", "search_entities"},
-		[]w{{false, e.Title}, {false, e.Title}, {false, `"mode":"subgraph"`}, {true, "deep does not equal any of"}})
+		[]w{{false, e.Title}, {false, e.Title}, {false, `"mode":"subgraph"`}, {true, "deep does not equal any of"},
+			{false, e.ID}, {true, `no entity with id or number "99999"`}, {false, "title"}})
 
 	// The Go SDK's own client, over the same command.
 	cmd := exec.Command(os.Args[0], args...)
@@ -282,4 +291,15 @@ func TestMCPStdio(t *testing.T) {
 	if res.IsError || !strings.Contains(string(b), e.ID) {
 		t.Errorf("search_entities over the Go SDK: error %v, %s; want %s first", res.IsError, b, e.ID)
 	}
+}
+
+// number is an entity's human-readable id as the JSON number a citation
+// gives an agent.
+func number(t *testing.T, id string) int {
+	t.Helper()
+	n, err := strconv.Atoi(id)
+	if err != nil {
+		t.Fatalf("human_readable_id %q: %v", id, err)
+	}
+	return n
 }

@@ -249,6 +249,11 @@ func TestServeStoreSameContextAsAsk(t *testing.T) {
 	if ent.Title != e.Title || len(ent.Relationships) == 0 {
 		t.Errorf("entity page: title %q with %d relationships; want %q with some", ent.Title, len(ent.Relationships), e.Title)
 	}
+	// The number an answer cites the entity by finds it in the store too.
+	var byNumber struct{ ID, IRI string }
+	if code := getJSON(t, sf.http.URL+"/api/entities/"+e.HumanReadableID, &byNumber); code != 200 || byNumber.ID != e.ID || byNumber.IRI != ent.IRI {
+		t.Errorf("GET /api/entities/%s: %d, %+v; want %s <%s>", e.HumanReadableID, code, byNumber, e.ID, ent.IRI)
+	}
 }
 
 func getJSON(t *testing.T, url string, out any) int {

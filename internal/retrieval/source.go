@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/kgrag/kgrag/graphrag"
 	"github.com/kgrag/kgrag/internal/snapshot"
@@ -23,6 +24,10 @@ type Source interface {
 	// given titles: ids first, in the order asked, then titles, each
 	// entity once. Unknown ids and titles are left out.
 	EntityRefs(ctx context.Context, ids, titles []string) ([]EntityRef, error)
+	// EntityByNumber finds the entity whose human-readable id is n: the
+	// number an answer cites ("Entities (3)"), which readers of an answer
+	// have where they lack the GraphRAG id.
+	EntityByNumber(ctx context.Context, n int64) (EntityRef, bool, error)
 }
 
 // EntityRef names an entity: its GraphRAG id, its title and, from a store,
@@ -90,6 +95,39 @@ func (s *MemorySource) EntityRefs(ctx context.Context, ids, titles []string) ([]
 	return out, nil
 }
 
+// EntityByNumber looks at row n and n-1 first, where GraphRAG puts the
+// entity numbered n (0- or 1-based), and reads every row only when
+// neither holds it.
+func (s *MemorySource) EntityByNumber(ctx context.Context, n int64) (EntityRef, bool, error) {
+	want := strconv.FormatInt(n, 10)
+	rows := s.g.Entities()
+	check := func(i int) (EntityRef, bool, error) {
+		e, err := s.g.EntityName(i)
+		if err != nil || e.HumanReadableID != want {
+			return EntityRef{}, false, err
+		}
+		return EntityRef{ID: e.ID, Title: e.Title}, true, nil
+	}
+	for _, i := range []int64{n, n - 1} {
+		if i >= 0 && i < int64(rows) {
+			if ref, ok, err := check(int(i)); ok || err != nil {
+				return ref, ok, err
+			}
+		}
+	}
+	for i := range rows {
+		if i%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return EntityRef{}, false, err
+			}
+		}
+		if ref, ok, err := check(i); ok || err != nil {
+			return ref, ok, err
+		}
+	}
+	return EntityRef{}, false, nil
+}
+
 func (s *MemorySource) TemplateEntities(ctx context.Context, ids []string) ([]EntityRecord, error) {
 	return s.templates.TemplateEntities(ctx, ids)
 }
@@ -147,4 +185,21 @@ func (s *SPARQLSource) EntityRefs(ctx context.Context, ids, titles []string) ([]
 	}
 	slices.SortStableFunc(out, func(a, b EntityRef) int { return order(a) - order(b) })
 	return out, nil
+}
+
+// EntityByNumber runs the entity_by_number template: one query.
+func (s *SPARQLSource) EntityByNumber(ctx context.Context, n int64) (EntityRef, bool, error) {
+	var ref EntityRef
+	found := false
+	err := sparqlq.SelectRows(ctx, s.SPARQLBackend.c, "entity_by_number", s.SPARQLBackend.graph,
+		sparqlq.Params{"number": sparqlq.IntParam(n)}, func(r *sparqlq.Row) error {
+			if !found {
+				ref, found = EntityRef{ID: r.Str("id"), Title: r.Str("title"), IRI: r.Str("entity")}, true
+			}
+			return r.Err()
+		})
+	if err != nil {
+		return EntityRef{}, false, fmt.Errorf("retrieval: entity numbered %d: %w", n, err)
+	}
+	return ref, found, nil
 }

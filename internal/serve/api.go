@@ -166,8 +166,27 @@ func entity(ctx context.Context, g *Graph, id string) (*entityJSON, error) {
 	return out, nil
 }
 
-// handleEntity answers GET /api/entities/{id}: by GraphRAG id, or by
-// title with ?by=title.
+// entityByIDOrNumber reads the entity with GraphRAG id id or, failing
+// that, the one an answer cites by the number id ("Entities (3)"); nil
+// for neither.
+func entityByIDOrNumber(ctx context.Context, g *Graph, id string) (*entityJSON, error) {
+	e, err := entity(ctx, g, id)
+	if e != nil || err != nil {
+		return e, err
+	}
+	n, perr := strconv.ParseInt(id, 10, 64)
+	if perr != nil || n < 0 {
+		return nil, nil
+	}
+	ref, ok, err := g.Source.EntityByNumber(ctx, n)
+	if !ok || err != nil {
+		return nil, err
+	}
+	return entity(ctx, g, ref.ID)
+}
+
+// handleEntity answers GET /api/entities/{id}: by GraphRAG id or the
+// number an answer cites, or by title with ?by=title.
 func (s *Server) handleEntity(w http.ResponseWriter, r *http.Request) {
 	g, done := s.pin()
 	defer done()
@@ -184,12 +203,12 @@ func (s *Server) handleEntity(w http.ResponseWriter, r *http.Request) {
 		}
 		id = found
 	}
-	e, err := entity(r.Context(), g, id)
+	e, err := entityByIDOrNumber(r.Context(), g, id)
 	switch {
 	case err != nil:
 		s.askError(w, r, &localsearch.SourceError{Err: err})
 	case e == nil:
-		writeError(w, http.StatusNotFound, "not_found_error", "entity_not_found", fmt.Sprintf("no entity with id %q (try ?by=title)", id))
+		writeError(w, http.StatusNotFound, "not_found_error", "entity_not_found", fmt.Sprintf("no entity with id or number %q (try ?by=title)", id))
 	default:
 		writeJSON(w, http.StatusOK, e)
 	}

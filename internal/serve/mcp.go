@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -59,16 +60,25 @@ func (s *Server) newMCP(version string) *mcp.Server {
 			return nil, searchOut{hits}, toolError(err)
 		})
 
-	type entityIn struct {
-		ID    string `json:"id,omitempty" jsonschema:"the entity's GraphRAG id (from search_entities)"`
-		Title string `json:"title,omitempty" jsonschema:"or its title, as GraphRAG wrote it (e.g. EBENEZER SCROOGE)"`
+	// Agents copy a number they read in a citation ("Entities (3)",
+	// "Reports (5)") as a JSON number as often as a string: both are taken.
+	idOrNumber := func(about string) *jsonschema.Schema {
+		return &jsonschema.Schema{Types: []string{"string", "integer"}, Description: about}
 	}
-	mcp.AddTool(m, &mcp.Tool{Name: "get_entity", Annotations: ro,
-		Description: "Read one entity by id or title: its description, degree, IRI in the store, relationships, the text units it comes from and the community reports it belongs to."},
+	entityInSchema := &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{
+		"id":    idOrNumber("the entity's GraphRAG id (from search_entities), or the number an answer cites it by (Entities (N))"),
+		"title": {Type: "string", Description: "or its title, as GraphRAG wrote it (e.g. EBENEZER SCROOGE)"},
+	}}
+	type entityIn struct {
+		ID    idArg  `json:"id"`
+		Title string `json:"title"`
+	}
+	mcp.AddTool(m, &mcp.Tool{Name: "get_entity", Annotations: ro, InputSchema: entityInSchema,
+		Description: "Read one entity by id, cited number or title: its description, degree, IRI in the store, relationships, the text units it comes from and the community reports it belongs to."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in entityIn) (*mcp.CallToolResult, *entityJSON, error) {
 			g, done := s.pin()
 			defer done()
-			id := in.ID
+			id := string(in.ID)
 			if (id == "") == (in.Title == "") {
 				return nil, nil, errors.New("give either id or title")
 			}
@@ -81,24 +91,27 @@ func (s *Server) newMCP(version string) *mcp.Server {
 					return nil, nil, fmt.Errorf("no entity titled %q (titles are as GraphRAG wrote them; try search_entities)", in.Title)
 				}
 			}
-			e, err := entity(ctx, g, id)
+			e, err := entityByIDOrNumber(ctx, g, id)
 			if err == nil && e == nil {
-				err = fmt.Errorf("no entity with id %q", id)
+				err = fmt.Errorf("no entity with id or number %q", id)
 			}
 			return nil, e, toolError(err)
 		})
 
+	communityInSchema := &jsonschema.Schema{Type: "object", Required: []string{"community"}, Properties: map[string]*jsonschema.Schema{
+		"community": idOrNumber("the community number (as cited: Reports (N))"),
+	}}
 	type communityIn struct {
-		Community string `json:"community" jsonschema:"the community number (as cited: Reports (N))"`
+		Community idArg `json:"community"`
 	}
-	mcp.AddTool(m, &mcp.Tool{Name: "get_community", Annotations: ro,
+	mcp.AddTool(m, &mcp.Tool{Name: "get_community", Annotations: ro, InputSchema: communityInSchema,
 		Description: "Read a community's report by its number: title, summary, full report, rank, level, parent and sub-communities."},
 		func(ctx context.Context, _ *mcp.CallToolRequest, in communityIn) (*mcp.CallToolResult, *communityJSON, error) {
 			g, done := s.pin()
 			defer done()
-			r, ok := g.report(in.Community)
+			r, ok := g.report(string(in.Community))
 			if !ok {
-				return nil, nil, fmt.Errorf("no community report numbered %q", in.Community)
+				return nil, nil, fmt.Errorf("no community report numbered %q", string(in.Community))
 			}
 			c := communityOf(r, true)
 			return nil, &c, nil
@@ -193,6 +206,23 @@ func (s *Server) addAskTool(m *mcp.Server) {
 			}
 			return nil, rep, nil
 		})
+}
+
+// idArg is an id a tool takes as a JSON string or an integer.
+type idArg string
+
+func (a *idArg) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		*a = idArg(s)
+		return nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(b, &n); err != nil {
+		return fmt.Errorf("want a string or an integer, not %s", b)
+	}
+	*a = idArg(n.String())
+	return nil
 }
 
 func anys(ss []string) []any {
