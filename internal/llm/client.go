@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -69,6 +70,9 @@ type Config struct {
 	HTTPClient *http.Client
 	// Logger receives retries at debug level; nil means none.
 	Logger *slog.Logger
+	// WindowCache keeps the windows servers named in errors, for later
+	// runs (see Client.Window); nil keeps them for the client's life.
+	WindowCache *WindowCache
 }
 
 // Message is one chat message.
@@ -107,6 +111,11 @@ type ChatOptions struct {
 	// servers, llama-server and llama-cpp-python, constrain the answer to
 	// it, which small models need to keep to a shape).
 	JSONSchema json.RawMessage
+	// ContextTokens is the context the call needs, in the model's tokens:
+	// its prompt and MaxTokens. A server that takes the context per
+	// request (Ollama's num_ctx) is asked for it when its default is
+	// smaller; 0 asks for nothing.
+	ContextTokens int
 	// OnReasoning, when not nil, gets the model's reasoning: what the
 	// server sent apart from the answer (reasoning_content) and the
 	// <think> block taken out of it (see SplitReasoning), in pieces as
@@ -149,6 +158,13 @@ type Client struct {
 	// format is the first JSONFormat the server has not refused.
 	format  atomic.Int32
 	secrets redact.Secrets // the API key and what the URL carries: never in an error
+
+	// winMu guards what window discovery found: the server's kind, the
+	// windows the flags fix, and those found per model.
+	winMu   sync.Mutex
+	server  string
+	fixed   map[WindowKind]Window
+	windows map[windowKey]Window
 }
 
 // New returns a Client for cfg. It does not contact the server; use
@@ -324,6 +340,9 @@ func (c *Client) Chat(ctx context.Context, messages []Message, opts ChatOptions)
 }
 
 func (c *Client) chat(ctx context.Context, messages []Message, opts ChatOptions, format JSONFormat) (string, Usage, error) {
+	if c.identified() == ServerOllama {
+		return c.ollamaChat(ctx, messages, opts, format, nil)
+	}
 	ctx = withPatches(ctx, opts, format)
 	req, model := c.request(messages, opts)
 	if model == "" {
@@ -407,6 +426,9 @@ func (c *Client) ChatStream(ctx context.Context, messages []Message, opts ChatOp
 }
 
 func (c *Client) chatStream(ctx context.Context, messages []Message, opts ChatOptions, format JSONFormat, onDelta func(string) error) (string, Usage, error) {
+	if c.identified() == ServerOllama {
+		return c.ollamaChat(ctx, messages, opts, format, onDelta)
+	}
 	ctx = withPatches(ctx, opts, format)
 	req, model := c.request(messages, opts)
 	if model == "" {
@@ -415,6 +437,7 @@ func (c *Client) chatStream(ctx context.Context, messages []Message, opts ChatOp
 	req.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
 	var answer, reasoning strings.Builder
 	var usage Usage
+	cutEarly := false // the stream ended cleanly before any piece
 	err := c.retry(ctx, "chat stream", "/chat/completions", model, func(actx context.Context) error {
 		// A stream is bounded by the wait for each piece, not as a whole:
 		// the timer is reset by every piece.
@@ -464,6 +487,7 @@ func (c *Client) chatStream(ctx context.Context, messages []Message, opts ChatOp
 					if started {
 						return errAfterOutput{errCut}
 					}
+					cutEarly = true
 					return errCut
 				}
 				return nil
@@ -500,6 +524,20 @@ func (c *Client) chatStream(ctx context.Context, messages []Message, opts ChatOp
 			}
 		}
 	})
+	if err != nil && cutEarly && answer.Len() == 0 && reasoning.Len() == 0 {
+		// A server that fails after sending its 200 headers can only end
+		// the stream: llama-cpp-python does so for a prompt longer than
+		// its window. Asked again without streaming, it says why (a
+		// refusal costs nothing), or answers in one piece.
+		text, u, cerr := c.chat(ctx, messages, opts, format)
+		if cerr != nil {
+			return "", u, cerr
+		}
+		if err := onDelta(text); err != nil {
+			return text, u, fmt.Errorf("llm: chat stream: %w", err)
+		}
+		return text, u, nil
+	}
 	// A block only closed (its tag opened by the chat template) is
 	// known only now: the answer returned is without it, even though the
 	// pieces held it.
@@ -528,6 +566,9 @@ type respInfo struct {
 	status     int
 	retryAfter time.Duration
 	hasRetry   bool
+	// body is the start of a non-2xx answer's body: llama-server puts
+	// the window beside the message, where go-openai does not look.
+	body []byte
 }
 
 // doer is the http.Client under go-openai, noting each response's status
@@ -612,6 +653,15 @@ func (d doer) Do(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 	}
+	if info, ok := req.Context().Value(respInfoKey{}).(*respInfo); ok && err == nil && resp.StatusCode >= 400 {
+		// Keep the start of the body and hand go-openai all of it.
+		head, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		info.body = head
+		resp.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(head), resp.Body), resp.Body}
+	}
 	return resp, err
 }
 
@@ -664,6 +714,10 @@ var errAttemptTimeout = errors.New("attempt timed out")
 // overall deadline.
 func (c *Client) retry(ctx context.Context, op, path, model string, call func(context.Context) error) error {
 	endpoint := c.base + path
+	if strings.HasPrefix(path, "/api/") {
+		// Ollama's own API, beside its /v1.
+		endpoint = strings.TrimSuffix(c.base, "/v1") + path
+	}
 	streaming := op == "chat stream"
 	for attempt := 1; ; attempt++ {
 		info := &respInfo{}
@@ -745,21 +799,28 @@ func (c *Client) classify(op, endpoint, model string, err error, info *respInfo,
 		e.Err = message{fmt.Sprintf("no answer within %s", c.cfg.Timeout), err}
 		e.Hint = "the server is up but slow: raise --llm-timeout, or check that the model fits in memory"
 		return e
+	case errors.As(err, &reqErr) && reqErr.HTTPStatusCode != 0:
+		// An error body go-openai could not read: LM Studio's
+		// {"error": "text"}, a proxy's page. (Its half-read *APIError,
+		// which errors.As would find too, has no status.)
+		apiErr = nil
+		e.Status = reqErr.HTTPStatusCode
+		msg = errorText(reqErr.Body)
+		if len(msg) > 300 {
+			msg = msg[:300] + "..."
+		}
+		if msg == "" {
+			msg = http.StatusText(e.Status)
+		}
 	case errors.As(err, &apiErr):
 		if apiErr.HTTPStatusCode != 0 {
 			e.Status = apiErr.HTTPStatusCode
 		}
 		msg = apiErr.Message
 	case errors.As(err, &reqErr):
-		if reqErr.HTTPStatusCode != 0 {
-			e.Status = reqErr.HTTPStatusCode
-		}
 		msg = strings.TrimSpace(string(reqErr.Body))
 		if len(msg) > 200 {
 			msg = msg[:200] + "..."
-		}
-		if msg == "" {
-			msg = http.StatusText(e.Status)
 		}
 	}
 	if apiErr != nil && apiErr.HTTPStatusCode == 0 {
@@ -783,6 +844,12 @@ func (c *Client) classify(op, endpoint, model string, err error, info *respInfo,
 		flag = "--embed-model"
 	}
 	lower := strings.ToLower(msg)
+	if we := parseOverflow(c.secrets.Text(msg), []byte(c.secrets.Text(string(info.body)))); we != nil && e.Status >= 400 {
+		// Not retried: the same text is refused again. llama-server
+		// refuses an embedding over its batch with a 500.
+		e.Kind, e.Err, e.Hint = ErrRequest, we, we.hint(op)
+		return e
+	}
 	switch s := e.Status; {
 	case refusesFormat(s, lower):
 		// Not retried: the same request is refused again. withJSONFormat
@@ -823,6 +890,18 @@ func (c *Client) classify(op, endpoint, model string, err error, info *respInfo,
 		}
 	}
 	return e
+}
+
+// errorText is the message of an error body: the string of
+// {"error": "text"}, else the body itself.
+func errorText(body []byte) string {
+	var v struct {
+		Error string `json:"error"`
+	}
+	if json.Unmarshal(body, &v) == nil && v.Error != "" {
+		return v.Error
+	}
+	return strings.TrimSpace(string(body))
 }
 
 // Embedder is the client seen as an embedder of one model: the shape

@@ -54,7 +54,35 @@ type Config struct {
 	// request asking for another gets HTTP 400 naming response_format, as
 	// LM Studio answers json_object. Nil accepts any.
 	ResponseFormats []string
+	// Imitate makes the server answer, as its documentation says, the
+	// endpoints of a server that cannot be run in the tests, which tell
+	// the model's window: ImitateLlamaServer's /props and /v1/models
+	// meta, ImitateLMStudio's /api/v1/models, ImitateVLLM's
+	// max_model_len. It also refuses a prompt over ChatWindow in that
+	// server's words. "" answers none of them.
+	Imitate string
+	// ChatWindow, when positive, is the chat model's window in the
+	// server's tokens (words, as it counts usage): a chat request whose
+	// messages and max_tokens hold more is refused with HTTP 400, or with
+	// ChatTruncate answered from the prompt's first and last words only,
+	// as Ollama and LM Studio's truncateMiddle cut it silently.
+	ChatWindow   int
+	ChatTruncate bool
+	// EmbedWindow, when positive, is the embedding model's window in
+	// words: a longer input is embedded as its first EmbedWindow words
+	// (cut silently, as llama-cpp-python and Ollama do), or with
+	// EmbedRefuse refused with HTTP 500, as llama-server refuses an
+	// input over its batch.
+	EmbedWindow int
+	EmbedRefuse bool
 }
+
+// The servers Config.Imitate names.
+const (
+	ImitateLlamaServer = "llama-server"
+	ImitateLMStudio    = "lmstudio"
+	ImitateVLLM        = "vllm"
+)
 
 // Message is one chat message as the server received it.
 type Message struct {
@@ -298,7 +326,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	s.mu.Lock()
-	s.requests = append(s.requests, req)
+	if strings.HasPrefix(r.URL.Path, "/v1/") {
+		// Only the OpenAI API's: the others are clients telling servers
+		// apart (llm.Client.Server), which tests of the API do not count.
+		s.requests = append(s.requests, req)
+	}
 	var fail *Failure
 	for i, f := range s.failures {
 		if f.Path == "" || strings.HasSuffix(r.URL.Path, f.Path) {
@@ -345,6 +377,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch {
+	case s.imitated(w, r):
 	case r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/models"):
 		s.serveModels(w)
 	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/embeddings"):
@@ -362,6 +395,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		if fail != nil && fail.EndAfterChunks > 0 {
 			cut.end = fail.EndAfterChunks
+		}
+		if s.overWindow(w, &req, body) {
+			return
 		}
 		s.serveChat(w, r, req, body, cut)
 	default:
@@ -456,6 +492,13 @@ func (s *Server) serveEmbeddings(w http.ResponseWriter, req Request) {
 	dim := s.Dim(req.Model)
 	tokens := 0
 	for i, text := range req.Inputs {
+		if ws := words(text); s.cfg.EmbedWindow > 0 && len(ws) > s.cfg.EmbedWindow {
+			if s.cfg.EmbedRefuse {
+				writeError(w, http.StatusInternalServerError, "input is too large to process. increase the physical batch size", "server_error")
+				return
+			}
+			text = strings.Join(ws[:s.cfg.EmbedWindow], " ")
+		}
 		out.Data = append(out.Data, item{"embedding", Embed(req.Model, text, dim), i})
 		tokens += len(words(text))
 	}
@@ -715,4 +758,106 @@ func drop(w http.ResponseWriter) {
 		buf.Flush()
 	}
 	conn.Close()
+}
+
+// imitated answers the endpoints of the server Config.Imitate names and
+// reports whether it did.
+func (s *Server) imitated(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method != http.MethodGet {
+		return false
+	}
+	models := s.cfg.Models
+	if len(models) == 0 {
+		models = []string{"llmtest"}
+	}
+	switch {
+	case s.cfg.Imitate == ImitateLlamaServer && r.URL.Path == "/props":
+		writeJSON(w, map[string]any{
+			"default_generation_settings": map[string]any{"n_ctx": s.cfg.ChatWindow, "params": map[string]any{"n_predict": -1}},
+			"total_slots":                 1, "model_path": "/models/" + models[0] + ".gguf", "chat_template": "",
+		})
+	case s.cfg.Imitate == ImitateLlamaServer && r.URL.Path == "/v1/models":
+		var data []any
+		for _, m := range models {
+			data = append(data, map[string]any{"id": m, "object": "model", "created": 0, "owned_by": "llamacpp",
+				"meta": map[string]any{"vocab_type": 2, "n_vocab": 262144, "n_ctx_train": 32768, "n_embd": 640, "n_params": 268098176, "size": 253114368}})
+		}
+		writeJSON(w, map[string]any{"object": "list", "data": data})
+	case s.cfg.Imitate == ImitateLMStudio && r.URL.Path == "/api/v1/models":
+		var list []any
+		for _, m := range models {
+			var loaded []any
+			if s.cfg.ChatWindow > 0 {
+				loaded = append(loaded, map[string]any{"id": m, "config": map[string]any{"context_length": s.cfg.ChatWindow, "eval_batch_size": 512}})
+			}
+			list = append(list, map[string]any{"type": "llm", "publisher": "llmtest", "key": m, "display_name": m,
+				"loaded_instances": append([]any{}, loaded...), "max_context_length": 32768, "format": "gguf"})
+		}
+		writeJSON(w, map[string]any{"models": list})
+	case s.cfg.Imitate == ImitateVLLM && r.URL.Path == "/version":
+		writeJSON(w, map[string]any{"version": "0.11.0"})
+	case s.cfg.Imitate == ImitateVLLM && r.URL.Path == "/v1/models":
+		var data []any
+		for _, m := range models {
+			data = append(data, map[string]any{"id": m, "object": "model", "created": 0, "owned_by": "vllm", "root": m, "max_model_len": s.cfg.ChatWindow})
+		}
+		writeJSON(w, map[string]any{"object": "list", "data": data})
+	default:
+		return false
+	}
+	return true
+}
+
+// overWindow refuses, or cuts, a chat request over Config.ChatWindow and
+// reports whether it answered.
+func (s *Server) overWindow(w http.ResponseWriter, req *Request, body map[string]any) bool {
+	if s.cfg.ChatWindow <= 0 {
+		return false
+	}
+	prompt := 0
+	for _, m := range req.Messages {
+		prompt += len(words(m.Content))
+	}
+	answer := 0
+	if mt, ok := body["max_tokens"].(float64); ok {
+		answer = int(mt)
+	}
+	// llama-server and llama-cpp-python refuse a prompt over the window
+	// and shorten the answer to fit; vLLM refuses the two together.
+	over := prompt >= s.cfg.ChatWindow || (s.cfg.Imitate == ImitateVLLM && prompt+answer > s.cfg.ChatWindow)
+	if !over {
+		return false
+	}
+	if s.cfg.ChatTruncate {
+		// Keep the first and the last words, drop the middle: the model
+		// answers from what is left.
+		keep := s.cfg.ChatWindow / 2
+		for i, m := range req.Messages {
+			ws := strings.Fields(m.Content)
+			if len(ws) > keep*2 {
+				req.Messages[i].Content = strings.Join(append(ws[:keep:keep], ws[len(ws)-keep:]...), " ")
+			}
+		}
+		return false
+	}
+	switch s.cfg.Imitate {
+	case ImitateLlamaServer:
+		writeJSON400(w, map[string]any{"error": map[string]any{"code": 400, "message": "the request exceeds the available context size, try increasing it",
+			"type": "exceed_context_size_error", "n_prompt_tokens": prompt, "n_ctx": s.cfg.ChatWindow}})
+	case ImitateLMStudio:
+		writeJSON400(w, map[string]any{"error": fmt.Sprintf("Trying to keep the first %d tokens when context the overflows. However, the model is loaded with context length of only %d tokens, which is not enough. Try to load the model with a larger context length, or provide a shorter input", prompt, s.cfg.ChatWindow)})
+	case ImitateVLLM:
+		writeJSON400(w, map[string]any{"object": "error", "message": fmt.Sprintf("This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion). Please reduce the length of the messages or completion.", s.cfg.ChatWindow, prompt+answer, prompt, answer),
+			"type": "BadRequestError", "param": nil, "code": 400})
+	default: // llama-cpp-python's server, as OpenAI words it
+		writeJSON400(w, map[string]any{"error": map[string]any{"message": fmt.Sprintf("This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion). Please reduce the length of the messages or completion.", s.cfg.ChatWindow, prompt+answer, prompt, answer),
+			"type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}})
+	}
+	return true
+}
+
+func writeJSON400(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	json.NewEncoder(w).Encode(v)
 }
