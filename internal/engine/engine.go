@@ -111,6 +111,10 @@ type Deps struct {
 	// Encoder counts tokens with Options.Local.Params.Encoding; nil
 	// builds one per engine.
 	Encoder *tokens.Encoder
+	// Window, when not nil, is the chat model's window: every budget is
+	// cut to fit it and every call sends a max_tokens (see Reserve). Nil
+	// keeps the budgets as given and leaves max_tokens to the options.
+	Window *Window
 }
 
 // Options are every mode's options; an engine reads its own.
@@ -235,6 +239,18 @@ func Open(name string, d Deps, o Options) (Engine, error) {
 				return nil, err
 			}
 			d.Encoder = enc
+		}
+		if d.Window != nil {
+			f := &fitEngine{m: m, d: d, o: o, open: e.open, w: *d.Window}
+			// Open once now, so that bad options fail here as they
+			// would without a window.
+			if _, _, err := f.engine(Question{}); err != nil {
+				var small *WindowTooSmallError
+				if !errors.As(err, &small) {
+					return nil, err
+				}
+			}
+			return f, nil
 		}
 		return e.open(m, d, o)
 	}
