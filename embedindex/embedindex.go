@@ -50,6 +50,10 @@ type Info struct {
 	// was built, at EfSearch (the search's beam width); 0 when exact.
 	Recall   float64
 	EfSearch int
+	// Windows counts the vectors of windows after a text's first: Count
+	// less Windows is the number of texts. Searches return each text
+	// once (Distinct).
+	Windows int
 }
 
 // Index finds the nearest stored vectors to a query. Implementations are

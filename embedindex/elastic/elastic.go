@@ -188,6 +188,15 @@ func (x *Index) Search(ctx context.Context, vec []float32, k int) ([]embedindex.
 	if isZero(vec) {
 		return nil, c.errorf("search", "the query vector is all zeros, which has no cosine similarity")
 	}
+	// A text embedded in windows has a document per window: each text
+	// counts once, by its best window.
+	return embedindex.Distinct(ctx, k, func(ctx context.Context, n int) ([]embedindex.Hit, error) {
+		return x.search(ctx, c, vec, min(n, maxCandidates))
+	})
+}
+
+// search is one knn request for the k nearest documents.
+func (x *Index) search(ctx context.Context, c *conn, vec []float32, k int) ([]embedindex.Hit, error) {
 	body, err := json.Marshal(searchBody(vec, k, x.cfg.NumCandidates))
 	if err != nil {
 		return nil, c.errorf("search", "encode query: %v", err)

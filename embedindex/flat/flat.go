@@ -2,6 +2,7 @@ package flat
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -381,6 +382,7 @@ func Open(ctx context.Context, path string, opts Options) (*Index, error) {
 			ix.ef = opts.Ef
 		}
 	}
+	ix.info.Windows = bytes.Count(ix.ids.blob, []byte(windowMark))
 	ix.workers = opts.Workers
 	if ix.workers <= 0 {
 		ix.workers = 1
@@ -472,12 +474,22 @@ func (ix *Index) Search(ctx context.Context, vec []float32, k int) ([]embedindex
 		return nil, fmt.Errorf("flat: search %s: %w", ix.info.Path, err)
 	}
 	q := normalised(vec)
-	k = min(k, ix.info.Count)
-	if ix.g != nil {
-		return ix.searchGraph(ctx, q, k, max(ix.ef, k))
+	search := func(ctx context.Context, k int) ([]embedindex.Hit, error) {
+		k = min(k, ix.info.Count)
+		if ix.g != nil {
+			return ix.searchGraph(ctx, q, k, max(ix.ef, k))
+		}
+		return ix.exact(q, k), nil
 	}
-	return ix.exact(q, k), nil
+	if ix.info.Windows > 0 {
+		return embedindex.Distinct(ctx, k, search)
+	}
+	return search(ctx, k)
 }
+
+// windowMark is what every window id after a text's first holds
+// (embedindex.WindowID), to count them at Open.
+var windowMark = embedindex.WindowID("", 1)[:2]
 
 // exact is the full scan for a unit query q.
 func (ix *Index) exact(q []float32, k int) []embedindex.Hit {
