@@ -35,10 +35,16 @@ func run(args []string) error {
 	chunkDelay := fs.Duration("chunk-delay", 0, "delay between streamed chat chunks")
 	prose := fs.Bool("prose", false, "answer every chat request with prose that holds no JSON, as a small model may")
 	formats := fs.String("response-formats", "", "comma-separated response_format types to accept (json_schema, json_object, text); others get HTTP 400 (empty: any)")
+	imitate := fs.String("imitate", "", "answer the window endpoints of llama-server, lmstudio or vllm, and refuse long prompts in its words")
+	chatWindow := fs.Int("chat-window", 0, "the chat model's window in words: longer prompts are refused (0: none)")
+	chatTruncate := fs.Bool("chat-truncate", false, "with -chat-window, cut a long prompt's middle silently instead of refusing it")
+	embedWindow := fs.Int("embed-window", 0, "the embedding model's window in words: longer inputs are cut to it (0: none)")
+	embedRefuse := fs.Bool("embed-refuse", false, "with -embed-window, refuse longer inputs (HTTP 500) instead of cutting them")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cfg := llmtest.Config{Dim: *dim, ChunkDelay: *chunkDelay, Prose: *prose}
+	cfg := llmtest.Config{Dim: *dim, ChunkDelay: *chunkDelay, Prose: *prose, Imitate: *imitate, ChatWindow: *chatWindow,
+		ChatTruncate: *chatTruncate, EmbedWindow: *embedWindow, EmbedRefuse: *embedRefuse}
 	if *formats != "" {
 		cfg.ResponseFormats = strings.Split(*formats, ",")
 	}

@@ -75,6 +75,9 @@ type askOptions struct {
 	showReasoning bool // print a reasoning model's thinking (stderr, or in --json)
 	json          bool
 	quiet         bool
+	// fit cuts the budgets to the chat model's window (engine.Window):
+	// ask and serve always, eval when it answers.
+	fit bool
 
 	llm llmOptions
 }
@@ -174,8 +177,9 @@ func askFlags(o *askOptions) []cli.Flag {
 		&cli.IntFlag{Name: "top-k-entities", Category: "retrieval", Value: p.TopKEntities, Destination: &p.TopKEntities, Usage: "entities taken from the vector index (it is asked for twice as many; subgraph modes: the nearest nodes, default 12)"},
 		&cli.IntFlag{Name: "top-k-relationships", Category: "retrieval", Value: p.TopKRelationships, Destination: &p.TopKRelationships, Usage: "outside relationships kept per selected entity (sparql-templates: inside and outside relationships kept; subgraph modes: each, default 12)"},
 		chatModelFlag("chat model `NAME` that writes the answer", &o.chatModel),
+		chatWindowFlag(&o.llm.chatWindow),
 		&cli.FloatFlag{Name: "temperature", Category: "model server", Value: o.temperature, Destination: &o.temperature, Usage: "sampling temperature of the answer (0: the most repeatable)"},
-		&cli.IntFlag{Name: "max-tokens", Category: "model server", Destination: &o.maxTokens, Usage: "stop the answer after `N` tokens (0: the server's limit)"},
+		&cli.IntFlag{Name: "max-tokens", Category: "model server", Destination: &o.maxTokens, Usage: "stop the answer after `N` tokens (0: an eighth of the chat model's window, 256 to 2048 tokens, or 2048 when the window is unknown); the context is cut to leave room for it"},
 		&cli.StringFlag{Name: "response-type", Value: o.responseType, Destination: &o.responseType, Usage: "shape of the answer, in words (e.g. \"a single sentence\", \"a list of points\")"},
 		&cli.BoolFlag{Name: "context-only", Destination: &o.contextOnly, Usage: "print the context that would be sent and stop: no chat model is called (the embedding model is)"},
 		&cli.BoolFlag{Name: "no-context", Destination: &o.noContext, Usage: "ask the chat model the question alone, without the graph (a baseline to compare with)"},
@@ -302,6 +306,7 @@ func runAsk(ctx context.Context, opts askOptions, term terminal) error {
 	if err := opts.validate(); err != nil {
 		return err
 	}
+	opts.fit = true
 	client, err := opts.llm.client()
 	if err != nil {
 		return err
@@ -422,6 +427,11 @@ func modeDeps(ctx context.Context, opts askOptions, client *llm.Client) (_ engin
 	}
 	m, _ := mode.Lookup(opts.mode)
 	deps := engine.Deps{Embedder: client.Embedder(), Chat: client}
+	if opts.fit {
+		if deps.Window, err = chatWindow(ctx, client, opts.chatModel); err != nil {
+			return engine.Deps{}, nil, err
+		}
+	}
 	for _, t := range engine.Tables(m) {
 		idx, err := opts.index.openTable(ctx, t)
 		if err != nil {
@@ -454,7 +464,7 @@ func answeredOnce(opts askOptions, src source, res *askResult, term terminal, p 
 		return modeError(opts, src, err)
 	}
 	if res.FinishReason == "length" {
-		fmt.Fprintf(term.err, "warning: the answer was cut short by the token limit (finish_reason length): raise --max-tokens (now %d; 0 is the server's limit)\n", opts.maxTokens)
+		fmt.Fprintf(term.err, "warning: the answer was cut short by the token limit (finish_reason length): raise --max-tokens (now %s)\n", maxTokensNow(opts))
 	}
 	if term.tty && !opts.quiet && !opts.json {
 		fmt.Fprintf(term.err, "%s\n", answerLine(res))
@@ -502,6 +512,15 @@ func (o askOptions) chatOptions() llm.ChatOptions {
 	return llm.ChatOptions{Model: o.chatModel, Temperature: &temp, MaxTokens: o.maxTokens}
 }
 
+// maxTokensNow says what --max-tokens is, for the warning of an answer
+// cut by it.
+func maxTokensNow(opts askOptions) string {
+	if opts.maxTokens > 0 {
+		return fmt.Sprint(opts.maxTokens)
+	}
+	return "0, an eighth of the chat model's window"
+}
+
 // modeError says what to fix for a search that failed: the flag, for a
 // call limit too low for the question, or which service.
 func modeError(opts askOptions, src source, err error) error {
@@ -533,8 +552,14 @@ func modeError(opts askOptions, src source, err error) error {
 func answer(ctx context.Context, opts askOptions, client *llm.Client, system string, res *askResult, term terminal) error {
 	p := newProgress(term, opts, res)
 	res.ChatModel = opts.chatModel
+	co := opts.chatOptions()
+	w, err := client.Window(ctx, llm.WindowChat, opts.chatModel)
+	if err != nil {
+		return err
+	}
+	co.MaxTokens = engine.Reserve(w, opts.maxTokens)
 	t := time.Now()
-	reply, err := localsearch.Answer(ctx, client, opts.chatOptions(), system, opts.question,
+	reply, err := localsearch.Answer(ctx, client, co, system, opts.question,
 		localsearch.Hooks{Answer: p.answer(opts, term), Reasoning: p.reasoningHook()})
 	res.Timings["llm"] = ms(time.Since(t))
 	res.RecordReply(reply, err)

@@ -17,6 +17,7 @@ import (
 	"github.com/kgrag/kgrag/internal/engine"
 	"github.com/kgrag/kgrag/internal/mode"
 	"github.com/kgrag/kgrag/internal/retrieval"
+	"github.com/kgrag/kgrag/internal/tokens"
 	"github.com/urfave/cli/v3"
 )
 
@@ -39,6 +40,10 @@ type doctorOptions struct {
 	chatModel string
 	tryChat   bool
 	json      bool
+	// budget and maxTokens are ask's --max-context-tokens and
+	// --max-tokens, which the chat window check measures.
+	budget    int
+	maxTokens int
 	// showConfig: print every setting first (--show-config).
 	showConfig bool
 
@@ -72,6 +77,9 @@ func doctorFlags(o *doctorOptions) []cli.Flag {
 	o.chatModel = defaultChatModel
 	return append(flags,
 		chatModelFlag("chat model `NAME` that writes ask's answers", &o.chatModel),
+		chatWindowFlag(&o.llm.chatWindow),
+		&cli.IntFlag{Name: "max-context-tokens", Value: retrieval.DefaultParams().MaxContextTokens, Destination: &o.budget, Usage: "ask's token budget of the context: the chat window check says what the window leaves of it"},
+		&cli.IntFlag{Name: "max-tokens", Destination: &o.maxTokens, Usage: "ask's limit of the answer (0: an eighth of the chat model's window)"},
 		&cli.BoolFlag{Name: "try-chat", Destination: &o.tryChat, Usage: "also ask the chat model for one token (slow while the server loads the model)"},
 		&cli.BoolFlag{Name: "show-config", Destination: &o.showConfig, Usage: "first print every setting with its value (secrets hidden) and where it came from: flag, env, config file or default"},
 		&cli.BoolFlag{Name: "json", Destination: &o.json, Usage: "print one JSON object: config file, settings (with --show-config) and checks"},
@@ -97,6 +105,16 @@ the config file):
    embedder   the model server lists --embed-model, and a test embedding
               has the index's dimension
    chat       the model server lists --chat-model (--try-chat: and answers)
+   chat window
+              the chat model's context window, where it comes from (the
+              server: Ollama, llama-server, LM Studio, vLLM; a flag; a
+              server's earlier refusal), and what it leaves of
+              --max-context-tokens once the prompt and the answer's reserve
+              are counted
+   embedding window
+              the embedding model's window as the server says it, and as
+              kgrag embed measured it (texts longer are embedded in
+              overlapping windows)
 
 With --mode global (ask's global search) the index and embedder are not
 needed and are skipped; instead:
@@ -214,7 +232,7 @@ func runChecks(ctx context.Context, opts doctorOptions) []checkResult {
 		skip := func(name string) checkResult {
 			return checkResult{Name: name, Status: checkSkipped, Detail: "not needed by --mode " + m.Name}
 		}
-		return []checkResult{store, reports, skip("index"), skip("embedder"), chat}
+		return append([]checkResult{store, reports, skip("index"), skip("embedder"), chat}, checkWindows(ctx, opts, m.Name, emb, chat, how)...)
 	}
 	// The first table's index is the one the question is embedded for;
 	// the others (DRIFT's reports) must be of the same embedder.
@@ -230,7 +248,32 @@ func runChecks(ctx context.Context, opts doctorOptions) []checkResult {
 		}
 		out = append(out, r)
 	}
-	return append(out, emb, chat)
+	out = append(out, emb, chat)
+	return append(out, checkWindows(ctx, opts, m.Name, emb, chat, how)...)
+}
+
+// checkWindows reports the models' windows when the server answered.
+func checkWindows(ctx context.Context, opts doctorOptions, mode string, emb, chat checkResult, how doctor.How) []checkResult {
+	skip := func(name string) checkResult {
+		return checkResult{Name: name, Status: checkSkipped, Detail: "not checked: the model server failed (see embedder and chat)"}
+	}
+	client, err := opts.llm.client()
+	if err != nil || (emb.Status == checkFailed && chat.Status == checkFailed) {
+		return []checkResult{skip("chat window"), skip("embedding window")}
+	}
+	ao := newAskOptions()
+	ao.chatModel, ao.maxTokens = opts.chatModel, opts.maxTokens
+	if opts.budget > 0 {
+		ao.params.MaxContextTokens = opts.budget
+	}
+	ao.templates, ao.subgraph = templatesParams(ao.params, false), subgraphParams(ao.params, false, false)
+	eo := ao.engineOptions("")
+	enc, err := tokens.NewEncoder(ao.params.Encoding)
+	if err != nil {
+		return []checkResult{skip("chat window"), skip("embedding window")}
+	}
+	cw, ew := doctor.Windows(ctx, client, opts.chatModel, mode, eo, enc, how)
+	return []checkResult{cw, ew}
 }
 
 // howToSet says, for each flag, every way to set it: "--store (env

@@ -428,9 +428,9 @@ func TestDoctorExitCodes(t *testing.T) {
 		stderr string
 	}{
 		{"all ok", []string{"doctor", "--llm-url", srv.URL(), "--index", index}, 0,
-			[]string{"skipped  store", "ok       index", "ok       embedder", "ok       chat"}, ""},
+			[]string{"skipped  store", "ok       index", "ok       embedder", "ok       chat", "warn     chat window", "warn     embedding window"}, ""},
 		{"a failure", []string{"doctor", "--llm-url", srv.URL(), "--index", filepath.Join(t.TempDir(), "none")}, 1,
-			[]string{"FAIL     index", "fix: build it with kgrag embed"}, "kgrag: doctor: 1 of 4 checks failed"},
+			[]string{"FAIL     index", "fix: build it with kgrag embed"}, "kgrag: doctor: 1 of 6 checks failed"},
 		{"arguments", []string{"doctor", "extra"}, 2, nil, "doctor takes no arguments"},
 	}
 	for _, tt := range tests {

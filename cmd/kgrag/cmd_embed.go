@@ -18,6 +18,7 @@ import (
 	"github.com/kgrag/kgrag/internal/embedtext"
 	"github.com/kgrag/kgrag/internal/redact"
 	"github.com/kgrag/kgrag/internal/snapshot"
+	"github.com/kgrag/kgrag/internal/tokens"
 	"github.com/kgrag/kgrag/internal/ui"
 	"github.com/urfave/cli/v3"
 )
@@ -289,8 +290,28 @@ func runEmbed(ctx context.Context, opts embedOptions, term terminal) (err error)
 	if err != nil {
 		return err
 	}
+	enc, err := tokens.NewEncoder(embedEncoding)
+	if err != nil {
+		return err
+	}
+	var all [][]string
 	for _, w := range todo {
-		if err := embedTable(ctx, opts, client.Embedder(), cache, w.table, w.ids, w.texts, term); err != nil {
+		all = append(all, w.texts)
+	}
+	size, win, err := embedSize(ctx, client, client.Embedder(), enc, longestText(all...))
+	if err != nil {
+		return err
+	}
+	if !opts.quiet {
+		if size > 0 {
+			fmt.Fprintf(term.err, "embedding window of %s: %s; longer texts are embedded in windows of %d tokens\n", client.EmbedModel(), win, size)
+		} else if win.Known() {
+			fmt.Fprintf(term.err, "embedding window of %s: %s; every text is read whole\n", client.EmbedModel(), win)
+		}
+	}
+	for _, w := range todo {
+		split := embedindex.SplitAll(enc, w.ids, w.texts, size)
+		if err := embedTable(ctx, opts, client.Embedder(), cache, w.table, split, len(w.ids), term); err != nil {
 			// Keep what was paid for, even when interrupted.
 			return errors.Join(err, cache.Save(context.WithoutCancel(ctx)))
 		}
@@ -312,7 +333,8 @@ func emptyNote(empty int) string {
 
 // embedTable embeds one table's texts through the cache and writes its
 // index.
-func embedTable(ctx context.Context, opts embedOptions, e embedindex.Embedder, cache *embedindex.Cache, table string, ids, texts []string, term terminal) error {
+func embedTable(ctx context.Context, opts embedOptions, e embedindex.Embedder, cache *embedindex.Cache, table string, w embedindex.Windows, texts int, term terminal) error {
+	ids := w.IDs
 	progress := ui.NewProgress(term.err, term.tty && !opts.quiet, "embedded", tableNoun(table))
 	var counter embedindex.Counter
 	if progress != nil {
@@ -322,7 +344,7 @@ func embedTable(ctx context.Context, opts embedOptions, e embedindex.Embedder, c
 		Size: opts.batchSize, Concurrency: opts.concurrency, Counter: counter,
 	})
 	cached := embedindex.NewCached(batcher, cache, counter)
-	vecs, err := embedAll(ctx, cached, texts, embedChunk(opts))
+	vecs, err := embedAll(ctx, cached, w.Texts, embedChunk(opts))
 	progress.Done()
 	if err != nil {
 		return fmt.Errorf("%w (%s)", err, tableNoun(table))
@@ -332,8 +354,12 @@ func embedTable(ctx context.Context, opts embedOptions, e embedindex.Embedder, c
 		return err
 	}
 	hits, misses := cached.Stats()
-	fmt.Fprintf(term.err, "embedded %d %s, %d from cache; model %s, dimension %d; index %s\n",
-		misses, tableNoun(table), hits, cached.Model(), len(vecs[0]), path)
+	split := ""
+	if w.Split > 0 {
+		split = fmt.Sprintf(" (counting windows: %d of the %d %s are longer than the window and were embedded as %d windows)", w.Split, texts, tableNoun(table), w.Split+len(w.IDs)-texts)
+	}
+	fmt.Fprintf(term.err, "embedded %d %s, %d from cache%s; model %s, dimension %d; index %s\n",
+		misses, tableNoun(table), hits, split, cached.Model(), len(vecs[0]), path)
 	return nil
 }
 

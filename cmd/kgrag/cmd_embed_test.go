@@ -190,6 +190,8 @@ func TestEmbedInterrupted(t *testing.T) {
 	index := t.TempDir()
 	opts := embedTestOptions(in, index, srv.URL+"/v1", "nomic-embed-text")
 	opts.concurrency = 1 // chunks of 200 texts, 4 requests each
+	// A window given: no probe of it, whose requests would be counted.
+	opts.llm.embedWindow = 100000
 
 	term, _, _ := testTerminal()
 	err := runEmbed(ctx, opts, term)

@@ -161,6 +161,9 @@ func runEval(ctx context.Context, o evalOptions, term terminal) error {
 		o.answer = true
 	}
 	o.ask.question, o.ask.contextOnly = "(eval)", !o.answer
+	// Contexts are measured as sent: cut to the chat model's window only
+	// when a chat model is asked.
+	o.ask.fit = o.answer
 	client, err := o.ask.llm.client()
 	if err != nil {
 		return err

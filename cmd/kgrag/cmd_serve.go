@@ -275,6 +275,9 @@ func (o serveOptions) load(ctx context.Context) (_ *serve.Graph, err error) {
 		return nil, src.wrap(fmt.Errorf("serve: read the community reports: %w", err))
 	}
 	deps := engine.Deps{Source: src.retrieval(), Name: src.name, Embedder: client.Embedder(), Chat: client, Encoder: enc}
+	if deps.Window, err = chatWindow(ctx, client, a.chatModel); err != nil {
+		return nil, err
+	}
 	missing := map[string]error{} // why a table's index is not there
 	idx, err := a.index.open(ctx)
 	switch {

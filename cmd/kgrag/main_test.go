@@ -19,9 +19,21 @@ func TestMain(m *testing.M) {
 		main()
 		return
 	}
+	// Windows learned from the model servers go to a file of this run's,
+	// not the user's cache; the kgrag processes the tests start inherit it.
+	var windows string
+	if os.Getenv("KGRAG_WINDOW_CACHE") == "" {
+		if dir, err := os.MkdirTemp("", "kgrag-test-windows-"); err == nil {
+			windows = dir
+			os.Setenv("KGRAG_WINDOW_CACHE", filepath.Join(dir, "windows.json"))
+		}
+	}
 	code := m.Run()
 	if carolIndex.dir != "" {
 		os.RemoveAll(carolIndex.dir)
+	}
+	if windows != "" {
+		os.RemoveAll(windows)
 	}
 	os.Exit(code)
 }

@@ -21,9 +21,11 @@ import (
 	"github.com/kgrag/kgrag/embedindex"
 	"github.com/kgrag/kgrag/embedindex/elastic"
 	"github.com/kgrag/kgrag/embedindex/flat"
+	"github.com/kgrag/kgrag/internal/engine"
 	"github.com/kgrag/kgrag/internal/llm"
 	"github.com/kgrag/kgrag/internal/redact"
 	"github.com/kgrag/kgrag/internal/retrieval"
+	"github.com/kgrag/kgrag/internal/tokens"
 	"github.com/kgrag/kgrag/loader"
 	"github.com/kgrag/kgrag/sparqlq"
 )
@@ -304,4 +306,55 @@ func Reports(ctx context.Context, src retrieval.ReportSource, where string, leve
 	}
 	r.Status, r.Detail = OK, fmt.Sprintf("%s holds %d community reports up to level %d", where, len(all), level)
 	return r
+}
+
+// Windows reports the chat model's window and what it means for the
+// budgets of mode (o, as ask would run it), and the embedding model's
+// window: said by the server, set by a flag, or measured by kgrag embed.
+func Windows(ctx context.Context, client *llm.Client, chatModel, mode string, o engine.Options, enc *tokens.Encoder, how How) (chat, emb Result) {
+	chat, emb = Result{Name: "chat window"}, Result{Name: "embedding window"}
+	if chatModel == "" {
+		chat.Status, chat.Detail, chat.Fix = Skipped, "no chat model configured", "set "+how["chat-model"]
+	} else {
+		w, err := client.Window(ctx, llm.WindowChat, chatModel)
+		switch {
+		case err != nil:
+			chat = failed(chat, how["llm-url"], "%v", err)
+		case !w.Known():
+			chat.Status = Warn
+			chat.Detail = fmt.Sprintf("%s on %s (%s): %s; kgrag learns it from the first prompt the server refuses, and sends max_tokens %d",
+				chatModel, client.BaseURL(), w.Server, w, engine.Reserve(w, o.Local.Chat.MaxTokens))
+			chat.Fix = "set the window with " + how["chat-context-tokens"]
+		default:
+			chat.Status = OK
+			chat.Detail = fmt.Sprintf("%s on %s (%s): %s", chatModel, client.BaseURL(), w.Server, w)
+			notes, err := engine.FitNotes(mode, o, engine.Window{Window: w}, enc)
+			switch {
+			case err != nil:
+				chat = failed(chat, how["chat-context-tokens"], "%s: %v", chat.Detail, err)
+			case len(notes) > 0:
+				// The notes name the window and its source.
+				chat.Detail = fmt.Sprintf("%s on %s (%s), --mode %s: %s", chatModel, client.BaseURL(), w.Server, mode, strings.Join(notes, "; "))
+			default:
+				chat.Detail += fmt.Sprintf("; --mode %s's budgets fit, with %d tokens kept for the answer", mode, engine.Reserve(w, o.Local.Chat.MaxTokens))
+			}
+		}
+	}
+	model := client.EmbedModel()
+	w, err := client.Window(ctx, llm.WindowEmbed, model)
+	if err != nil {
+		return chat, failed(emb, how["llm-url"], "%v", err)
+	}
+	emb.Status, emb.Detail = OK, fmt.Sprintf("%s: the server says %s", model, w)
+	if !w.Known() {
+		emb.Detail = fmt.Sprintf("%s: %s", model, w)
+	}
+	if m, ok := client.Measured(llm.WindowEmbed, model); ok {
+		emb.Detail += fmt.Sprintf("; measured: %s: longer texts are embedded in windows", m)
+	} else if !w.Known() {
+		emb.Status = Warn
+		emb.Detail += "; not measured yet: kgrag embed measures it before it embeds"
+		emb.Fix = "run kgrag embed, or set " + how["embed-max-tokens"]
+	}
+	return chat, emb
 }

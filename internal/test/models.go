@@ -30,23 +30,8 @@ type ModelServer struct {
 // way, so that a crash reads as a crash and not as "connection refused".
 func Models(t testing.TB) ModelServer {
 	t.Helper()
-	m := ModelServer{Log: os.Getenv("KGRAG_TEST_MODELS_LOG")}
-	for _, v := range []struct {
-		name string
-		dst  *string
-	}{
-		{"KGRAG_TEST_LLM_URL", &m.URL},
-		{"KGRAG_TEST_CHAT_MODEL", &m.ChatModel},
-		{"KGRAG_TEST_EMBED_MODEL", &m.EmbedModel},
-	} {
-		if *v.dst = os.Getenv(v.name); *v.dst == "" {
-			SkipOrFail(t, "%s is not set: start the model server with scripts/models.sh start "+
-				"and source .cache/models.env (scripts/test.sh does both)", v.name)
-		}
-	}
-	if err := m.Check(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	m := fromEnv(t, "KGRAG_TEST_MODELS_LOG", [3]string{"KGRAG_TEST_LLM_URL", "KGRAG_TEST_CHAT_MODEL", "KGRAG_TEST_EMBED_MODEL"},
+		"start the model server with scripts/models.sh start and source .cache/models.env (scripts/test.sh does both)")
 	t.Cleanup(func() {
 		if !t.Failed() {
 			return
@@ -105,4 +90,32 @@ func LogTail(path string, n int) (string, error) {
 		lines = lines[len(lines)-n:]
 	}
 	return string(bytes.Join(lines, []byte("\n"))), nil
+}
+
+// Ollama returns the real Ollama of the test run (KGRAG_TEST_OLLAMA_URL
+// and the other variables scripts/ollama.sh writes to .cache/ollama.env),
+// skipping or failing when they are unset, and failing at once when it
+// does not answer.
+func Ollama(t testing.TB) ModelServer {
+	t.Helper()
+	return fromEnv(t, "KGRAG_TEST_OLLAMA_LOG", [3]string{"KGRAG_TEST_OLLAMA_URL", "KGRAG_TEST_OLLAMA_CHAT_MODEL", "KGRAG_TEST_OLLAMA_EMBED_MODEL"},
+		"start Ollama with scripts/ollama.sh start and source .cache/ollama.env (scripts/test.sh does both)")
+}
+
+// fromEnv reads a server's URL, chat and embedding models from the
+// variables vars (in that order) and its log's path from logVar,
+// skipping or failing with how when one is unset, and failing when the
+// server does not answer.
+func fromEnv(t testing.TB, logVar string, vars [3]string, how string) ModelServer {
+	t.Helper()
+	m := ModelServer{Log: os.Getenv(logVar)}
+	for i, dst := range []*string{&m.URL, &m.ChatModel, &m.EmbedModel} {
+		if *dst = os.Getenv(vars[i]); *dst == "" {
+			SkipOrFail(t, "%s is not set: %s", vars[i], how)
+		}
+	}
+	if err := m.Check(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
