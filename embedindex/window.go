@@ -47,9 +47,9 @@ func TextID(windowID string) string {
 func IsWindowID(id string) bool { return strings.Contains(id, windowSep) }
 
 // Split cuts text into windows of at most size tokens of enc, each
-// overlapping the one before by overlap tokens; a text of size tokens or
-// fewer is one window, itself. The windows are substrings of text, cut
-// between tokens.
+// overlapping the one before by overlap tokens, as few as can be and of
+// one length; a text of size tokens or fewer is one window, itself. The
+// windows are substrings of text, cut between tokens.
 func Split(enc *tokens.Encoder, text string, size, overlap int) []string {
 	if size <= 0 {
 		return []string{text}
@@ -60,11 +60,18 @@ func Split(enc *tokens.Encoder, text string, size, overlap int) []string {
 	}
 	text = tokens.ValidText(text) // what the spans index
 	overlap = min(max(overlap, 0), size/2)
-	var out []string
-	for start := 0; ; start += size - overlap {
-		end := min(start+size, len(toks))
+	// As few windows as size allows, all of one length: a short last
+	// window would be a vector of a few sentences, which a small
+	// embedder scores close to many questions.
+	n := len(toks)
+	count := (n - overlap + size - overlap - 1) / (size - overlap)
+	length := (n + (count-1)*overlap + count - 1) / count
+	step := length - overlap
+	out := make([]string, 0, count)
+	for start := 0; ; start += step {
+		end := min(start+length, n)
 		out = append(out, text[toks[start].Start:toks[end-1].End])
-		if end == len(toks) {
+		if end == n {
 			return out
 		}
 	}

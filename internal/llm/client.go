@@ -343,7 +343,7 @@ func (c *Client) chat(ctx context.Context, messages []Message, opts ChatOptions,
 	if c.identified() == ServerOllama {
 		return c.ollamaChat(ctx, messages, opts, format, nil)
 	}
-	ctx = withPatches(ctx, opts, format)
+	ctx = c.withFirstWait(withPatches(ctx, opts, format), opts)
 	req, model := c.request(messages, opts)
 	if model == "" {
 		return "", Usage{}, noChatModel(c, "chat")
@@ -429,7 +429,7 @@ func (c *Client) chatStream(ctx context.Context, messages []Message, opts ChatOp
 	if c.identified() == ServerOllama {
 		return c.ollamaChat(ctx, messages, opts, format, onDelta)
 	}
-	ctx = withPatches(ctx, opts, format)
+	ctx = c.withFirstWait(withPatches(ctx, opts, format), opts)
 	req, model := c.request(messages, opts)
 	if model == "" {
 		return "", Usage{}, noChatModel(c, "chat stream")
@@ -443,7 +443,8 @@ func (c *Client) chatStream(ctx context.Context, messages []Message, opts ChatOp
 		// the timer is reset by every piece.
 		sctx, cancel := context.WithCancelCause(actx)
 		defer cancel(nil)
-		idle := time.AfterFunc(c.cfg.Timeout, func() { cancel(errIdle) })
+		wait, _ := c.firstWait(actx)
+		idle := time.AfterFunc(wait, func() { cancel(errIdle) })
 		defer idle.Stop()
 
 		stream, err := c.api.CreateChatCompletionStream(sctx, req)
@@ -569,6 +570,10 @@ type respInfo struct {
 	// body is the start of a non-2xx answer's body: llama-server puts
 	// the window beside the message, where go-openai does not look.
 	body []byte
+	// wait is how long the attempt waited for the first piece, long
+	// whether its prompt was long (firstWait).
+	wait time.Duration
+	long bool
 }
 
 // doer is the http.Client under go-openai, noting each response's status
@@ -705,6 +710,34 @@ func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 	return 0, false
 }
 
+// promptTime is the longest a server may take per prompt token before
+// the first piece of its answer: a CPU reads tens of tokens a second
+// (Ollama read Gemma 3 270M prompts at 135-180 tokens/s on 2 cores, and
+// took as long again to prepare them), a GPU thousands.
+const promptTime = 25 * time.Millisecond
+
+// longPrompt is the size of a call's context from which a timed-out
+// attempt is not tried again: the server goes on reading the prompt
+// after the client gives up, and a retry would queue behind it.
+const longPrompt = 8192
+
+// firstWaitKey in a call's context carries how long to wait for the
+// first byte of the answer (firstWait).
+type firstWaitKey struct{}
+
+// withFirstWait puts into ctx the wait for the first piece of a call
+// needing opts.ContextTokens: Timeout, or longer for a long prompt.
+func (c *Client) withFirstWait(ctx context.Context, opts ChatOptions) context.Context {
+	return context.WithValue(ctx, firstWaitKey{}, opts.ContextTokens)
+}
+
+// firstWait is the wait for the first piece of the answer of a call in
+// ctx (see withFirstWait), and whether its prompt is long.
+func (c *Client) firstWait(ctx context.Context) (time.Duration, bool) {
+	n, _ := ctx.Value(firstWaitKey{}).(int)
+	return max(c.cfg.Timeout, time.Duration(n)*promptTime), n >= longPrompt
+}
+
 // errAttemptTimeout is the cause of an attempt's context when Timeout passed.
 var errAttemptTimeout = errors.New("attempt timed out")
 
@@ -722,8 +755,14 @@ func (c *Client) retry(ctx context.Context, op, path, model string, call func(co
 	for attempt := 1; ; attempt++ {
 		info := &respInfo{}
 		actx, cancel := ctx, context.CancelFunc(func() {})
+		wait, long := c.firstWait(ctx)
+		info.wait, info.long = wait, long
 		if !streaming {
-			actx, cancel = context.WithTimeoutCause(ctx, c.cfg.Timeout, errAttemptTimeout)
+			d := c.cfg.Timeout
+			if wait > d {
+				d = wait + c.cfg.Timeout // the prompt's reading, then the answer's writing
+			}
+			actx, cancel = context.WithTimeoutCause(ctx, d, errAttemptTimeout)
 		}
 		actx = context.WithValue(actx, respInfoKey{}, info)
 		c.attempts.Add(1)
@@ -744,7 +783,7 @@ func (c *Client) retry(ctx context.Context, op, path, model string, call func(co
 		e.Attempts = attempt
 		var after errAfterOutput
 		retryable := e.Kind == ErrUnreachable || e.Kind == ErrRateLimited || e.Kind == ErrServer
-		if !retryable || errors.As(err, &after) || attempt > c.cfg.Retries {
+		if !retryable || errors.As(err, &after) || attempt > c.cfg.Retries || (timedOut && long) {
 			return e
 		}
 		delay := c.backoff(attempt)
@@ -798,6 +837,12 @@ func (c *Client) classify(op, endpoint, model string, err error, info *respInfo,
 		e.Status = 0
 		e.Err = message{fmt.Sprintf("no answer within %s", c.cfg.Timeout), err}
 		e.Hint = "the server is up but slow: raise --llm-timeout, or check that the model fits in memory"
+		if info.wait > c.cfg.Timeout {
+			e.Err = message{fmt.Sprintf("no answer within %s (for a prompt of about %d tokens)", info.wait.Round(time.Second), int(info.wait/promptTime)), err}
+			if info.long {
+				e.Hint = "the server is slow to read prompts this long: lower --max-context-tokens, or raise --llm-timeout; a timed-out long prompt is not sent again, since the server goes on reading it"
+			}
+		}
 		return e
 	case errors.As(err, &reqErr) && reqErr.HTTPStatusCode != 0:
 		// An error body go-openai could not read: LM Studio's

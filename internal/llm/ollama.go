@@ -50,14 +50,19 @@ type ollamaChatResponse struct {
 	Error           string        `json:"error"`
 }
 
-// ollamaNumCtx is the num_ctx to ask for a call that needs need tokens:
-// none when the context the model has (w.Default) is enough, since
-// another num_ctx reloads the model; else need rounded up to a power of
-// two from 4096 (so that calls of similar size share one load), within
-// the window.
+// ollamaNumCtx is the num_ctx to ask for a call that needs need tokens
+// (0: ask for none): what the model is loaded with, or what a request
+// gets without asking, when that is enough (asking for another context
+// reloads the model); else need rounded up to a power of two from 4096,
+// so that calls of similar size share one load, within the window.
 func ollamaNumCtx(w Window, need int) int {
-	if need <= 0 || (w.Default > 0 && need <= w.Default) {
+	if need <= 0 {
 		return 0
+	}
+	for _, have := range []int{w.Loaded, w.Default} {
+		if have >= need {
+			return have
+		}
 	}
 	n := 4096
 	for n < need {
@@ -130,6 +135,7 @@ func (c *Client) ollamaChat(ctx context.Context, messages []Message, opts ChatOp
 	}
 	var answer, reasoning strings.Builder
 	var usage Usage
+	ctx = c.withFirstWait(ctx, opts)
 	err = c.retry(ctx, op, "/api/chat", req.Model, func(actx context.Context) error {
 		answer.Reset()
 		reasoning.Reset()
@@ -138,7 +144,8 @@ func (c *Client) ollamaChat(ctx context.Context, messages []Message, opts ChatOp
 		defer cancel(nil)
 		var idle *time.Timer
 		if stream {
-			idle = time.AfterFunc(c.cfg.Timeout, func() { cancel(errIdle) })
+			wait, _ := c.firstWait(actx)
+			idle = time.AfterFunc(wait, func() { cancel(errIdle) })
 			defer idle.Stop()
 		}
 		hreq, err := http.NewRequestWithContext(sctx, http.MethodPost, c.root()+"/api/chat", bytes.NewReader(body))

@@ -69,6 +69,10 @@ type Window struct {
 	// and Default is what a request that does not ask gets.
 	PerRequest bool `json:"per_request,omitempty"`
 	Default    int  `json:"default,omitempty"`
+	// Loaded, with PerRequest, is the context of the model as the server
+	// has it loaded now (Ollama's /api/ps), which a request keeps by
+	// asking for it: asking for another reloads the model.
+	Loaded int `json:"loaded,omitempty"`
 	// Encoding, for a window measured by probing (an embedding model's),
 	// is the tiktoken encoding whose tokens Tokens counts, instead of
 	// the model's own; AtLeast says the probe text was read whole, so
@@ -390,24 +394,27 @@ func (c *Client) ollamaWindow(ctx context.Context, w *Window) {
 			}
 		}
 	}
+	// A request that does not ask gets the Modelfile's num_ctx, else the
+	// server's default, even when the model is loaded with another
+	// context (Ollama then reloads it): /api/ps says only what a request
+	// asking for the same keeps.
 	def, defSource := OllamaDefaultContext, fmt.Sprintf("Ollama's default context %d", OllamaDefaultContext)
 	if m := numCtxParam.FindStringSubmatch(show.Parameters); m != nil {
 		if n, err := strconv.Atoi(m[1]); err == nil && n > 0 {
 			def, defSource = n, fmt.Sprintf("num_ctx %d in the model's Modelfile", n)
 		}
-	} else {
-		var ps struct {
-			Models []struct {
-				Name          string `json:"name"`
-				Model         string `json:"model"`
-				ContextLength int    `json:"context_length"`
-			} `json:"models"`
-		}
-		if c.getJSON(ctx, http.MethodGet, c.root()+"/api/ps", nil, &ps) == nil {
-			for _, m := range ps.Models {
-				if (sameOllamaName(m.Name, w.Model) || sameOllamaName(m.Model, w.Model)) && m.ContextLength > 0 {
-					def, defSource = m.ContextLength, fmt.Sprintf("context %d of the model as loaded (/api/ps)", m.ContextLength)
-				}
+	}
+	var ps struct {
+		Models []struct {
+			Name          string `json:"name"`
+			Model         string `json:"model"`
+			ContextLength int    `json:"context_length"`
+		} `json:"models"`
+	}
+	if c.getJSON(ctx, http.MethodGet, c.root()+"/api/ps", nil, &ps) == nil {
+		for _, m := range ps.Models {
+			if sameOllamaName(m.Name, w.Model) || sameOllamaName(m.Model, w.Model) {
+				w.Loaded = m.ContextLength
 			}
 		}
 	}
@@ -421,6 +428,11 @@ func (c *Client) ollamaWindow(ctx context.Context, w *Window) {
 		return
 	}
 	w.Tokens = def
+	if w.Loaded > 0 && w.Kind == WindowEmbed {
+		// An embedding model is cut to its trained length whatever was
+		// asked: the context it is loaded with is what it reads.
+		w.Tokens, defSource = w.Loaded, fmt.Sprintf("context %d of the model as loaded (/api/ps)", w.Loaded)
+	}
 	w.Source = "Ollama: " + defSource
 	if w.Trained > 0 {
 		w.Source += fmt.Sprintf(", within the trained context %d (/api/show)", w.Trained)

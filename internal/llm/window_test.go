@@ -239,10 +239,10 @@ func TestOllamaWindow(t *testing.T) {
 		name        string
 		need        int
 		stream      bool
-		wantNumCtx  int // 0: none sent
+		wantNumCtx  int
 		wantRefused bool
 	}{
-		{"fits the default", 3000, false, 0, false},
+		{"fits the default", 3000, false, 4096, false}, // asked all the same: a model loaded larger stays as a request without num_ctx would find it
 		{"needs more", 9000, true, 16384, false},
 		{"needs more than trained", 40000, false, 40000, false},
 	}
@@ -284,6 +284,25 @@ func TestOllamaWindow(t *testing.T) {
 				t.Errorf("num_predict = %v; want 100 (max_tokens)", opts2["num_predict"])
 			}
 		})
+	}
+	// A model loaded with a larger context keeps it: asking for it
+	// spares a reload.
+	f.loaded = 8192
+	c2, err := llm.New(llm.Config{BaseURL: srv.URL + "/v1", ChatModel: "chat-m", HTTPClient: srv.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, _ := c2.Window(ctx, llm.WindowChat, ""); w.Loaded != 8192 || w.Default != llm.OllamaDefaultContext {
+		t.Errorf("Window = %+v; want loaded 8192, default %d", w, llm.OllamaDefaultContext)
+	}
+	f.mu.Lock()
+	f.chats = nil
+	f.mu.Unlock()
+	if _, _, err := c2.Chat(ctx, []llm.Message{{Role: llm.RoleUser, Content: "Who?"}}, llm.ChatOptions{ContextTokens: 6000}); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.chats[0]["options"].(map[string]any)["num_ctx"]; n != float64(8192) {
+		t.Errorf("num_ctx = %v with the model loaded at 8192 and 6000 needed; want 8192", n)
 	}
 	// A prompt over the context Ollama has: refused, an ErrRequest
 	// naming the window, not retried.
