@@ -155,7 +155,7 @@ do_install() {
 		rm -rf "$tmp"
 		kg_die "the ollama build is not portable; it was not kept"
 	fi
-	rm -rf "$HOME_DIR/$BUILD_KEY"
+	rm -rf "${HOME_DIR:?}/${BUILD_KEY:?}"
 	mv "$tmp" "$HOME_DIR/$BUILD_KEY"
 	kg_log "built in $(($(date +%s) - t0))s: $BIN"
 }

@@ -23,6 +23,7 @@ cd "$KGRAG_REPO"
 
 started=()
 models_started=0
+ollama_started=0
 cluster_started=0
 real_pid=""
 # deps marks the end of the installs the real-model tests need.
@@ -40,6 +41,9 @@ cleanup() {
 	fi
 	if ((models_started)); then
 		"$here/models.sh" stop || true
+	fi
+	if ((ollama_started)); then
+		"$here/ollama.sh" stop || true
 	fi
 	rm -f "$deps"
 }
@@ -88,6 +92,22 @@ models_up() {
 	fi
 }
 "$here/models.sh" status >/dev/null 2>&1 || models_started=1
+"$here/ollama.sh" status >/dev/null 2>&1 || ollama_started=1
+
+# ollama_up starts a real Ollama with the same models (scripts/ollama.sh,
+# which builds it once: ~13 min on 2 cores) and exports its variables.
+ollama_up() {
+	if "$here/ollama.sh" start >/dev/null; then
+		set -a
+		# shellcheck disable=SC1090
+		. "${KGRAG_OLLAMA_ENV:-$KGRAG_REPO/.cache/ollama.env}"
+		set +a
+	elif [[ ${KGRAG_TEST_DISALLOW_SKIP:-} == 1 ]]; then
+		kg_die "Ollama did not start (KGRAG_TEST_DISALLOW_SKIP=1)"
+	else
+		kg_log "warning: Ollama did not start; the tests with it will skip"
+	fi
+}
 
 # The tests with the real models need nothing but the model server, and
 # they are the longest part of the run (one llama.cpp server on 2 cores):
@@ -95,7 +115,7 @@ models_up() {
 # background, as soon as the models are up, while the stores start and
 # everything else is tested. Job control gives the job a process group
 # that cleanup can stop whole.
-real='^Test(AskRealModels|AskGlobalRealModel|EvalRealModels|EvalChristmasCarolRealEmbedder|IndexRealModel|IndexRealModelReports|PromptTuneRealModel|ModesSmallModel)$'
+real='^Test(AskRealModels|AskGlobalRealModel|EvalRealModels|EvalChristmasCarolRealEmbedder|IndexRealModel|IndexRealModelReports|PromptTuneRealModel|ModesSmallModel|ModesDefaultFlagsSmallWindow|EmbedWindowsFindLastThird|OllamaRealModels)$'
 real_log=$KGRAG_CACHE/test-real-models.log
 if ((all)); then
 	set -m
@@ -105,8 +125,18 @@ if ((all)); then
 		# here first; the foreground waits for it before its installs.
 		external_tools
 		touch "$deps"
+		# Ollama's build (go install, cgo) beside llama.cpp's: both are
+		# compiles of ggml, and the first to end waits for the other.
+		"$here/ollama.sh" install >"$KGRAG_CACHE/ollama-install.log" 2>&1 &
+		ollama_build=$!
 		models_up
-		phase "models up; go test -run '$real' ./cmd/kgrag"
+		phase "models up"
+		if ! wait "$ollama_build"; then
+			cat "$KGRAG_CACHE/ollama-install.log" >&2
+			[[ ${KGRAG_TEST_DISALLOW_SKIP:-} == 1 ]] && kg_die "Ollama's build failed (KGRAG_TEST_DISALLOW_SKIP=1)"
+		fi
+		ollama_up
+		phase "Ollama up; go test -run '$real' ./cmd/kgrag"
 		export KGRAG_EXTERNAL=1
 		rc=0
 		go test -timeout 40m -run "$real" ./cmd/kgrag || rc=$?

@@ -298,7 +298,7 @@ func runEmbed(ctx context.Context, opts embedOptions, term terminal) (err error)
 	for _, w := range todo {
 		all = append(all, w.texts)
 	}
-	size, win, err := embedSize(ctx, client, client.Embedder(), enc, longestText(all...))
+	size, win, err := embedSize(ctx, client, client.Embedder(), enc, longestTexts(all...))
 	if err != nil {
 		return err
 	}

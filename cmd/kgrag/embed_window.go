@@ -21,11 +21,12 @@ const embedRatio = 1.1
 // embedSize is the size, in tokens of enc, of the windows longer texts
 // are embedded in, and the window it comes from (for messages); 0 splits
 // nothing. The window is --embed-max-tokens, else one measured before for
-// this server and model (kept in the window cache), else measured now on
-// longest (the longest text to embed) by embedindex.ProbeWindow, else
-// what the server says. A model that read the whole probe text needs no
-// split for texts up to that length.
-func embedSize(ctx context.Context, client *llm.Client, e embedindex.Embedder, enc *tokens.Encoder, longest string) (int, llm.Window, error) {
+// this server and model (kept in the window cache), else measured now by
+// embedindex.ProbeWindow on the longest text of each table (probes holds
+// them): where a model cuts depends on how many of its tokens a text
+// makes, so the densest table sets the window. A model that read every
+// probe whole needs no split for texts up to that length.
+func embedSize(ctx context.Context, client *llm.Client, e embedindex.Embedder, enc *tokens.Encoder, probes []string) (int, llm.Window, error) {
 	w, err := client.Window(ctx, llm.WindowEmbed, e.Model())
 	if err != nil {
 		return 0, w, err
@@ -36,30 +37,48 @@ func embedSize(ctx context.Context, client *llm.Client, e embedindex.Embedder, e
 	if w.Source == "--embed-max-tokens" {
 		return fromModelTokens(w), w, nil
 	}
-	n := enc.Count(longest)
+	n := 0
+	for _, p := range probes {
+		n = max(n, enc.Count(p))
+	}
 	if m, ok := client.Measured(llm.WindowEmbed, e.Model()); ok && m.Encoding == enc.Name() && (!m.AtLeast || m.Tokens >= n) {
 		return measuredSize(m, n), m, nil
 	}
-	p, err := embedindex.ProbeWindow(ctx, e, enc, longest, refusedForLength)
-	if err != nil {
-		if ctx.Err() != nil {
-			return 0, w, ctx.Err()
+	var best *embedindex.Probe
+	calls := 0
+	for _, text := range probes {
+		if best != nil && !best.AtLeast && enc.Count(text) <= best.Tokens {
+			continue // read whole where the window is already known to end
 		}
-		if w.Known() {
-			w.Source += fmt.Sprintf("; measuring it failed (%v)", err)
-			return fromModelTokens(w), w, nil
+		p, err := embedindex.ProbeWindow(ctx, e, enc, text, refusedForLength)
+		calls += p.Calls
+		if err != nil {
+			if ctx.Err() != nil {
+				return 0, w, ctx.Err()
+			}
+			if w.Known() {
+				w.Source += fmt.Sprintf("; measuring it failed (%v)", err)
+				return fromModelTokens(w), w, nil
+			}
+			return 0, w, fmt.Errorf("embed: measure the embedding model's window: %w", err)
 		}
-		return 0, w, fmt.Errorf("embed: measure the embedding model's window: %w", err)
+		switch {
+		case best == nil, best.AtLeast && (!p.AtLeast || p.Tokens > best.Tokens), !p.AtLeast && p.Tokens < best.Tokens:
+			best = &p
+		}
 	}
-	m := llm.Window{Model: e.Model(), Kind: llm.WindowEmbed, Tokens: p.Tokens, Trained: w.Trained, Server: w.Server,
-		Encoding: enc.Name(), AtLeast: p.AtLeast}
+	if best == nil {
+		return 0, w, nil
+	}
+	m := llm.Window{Model: e.Model(), Kind: llm.WindowEmbed, Tokens: best.Tokens, Trained: w.Trained, Server: w.Server,
+		Encoding: enc.Name(), AtLeast: best.AtLeast}
 	switch {
-	case p.AtLeast:
-		m.Source = fmt.Sprintf("measured: the model read a text of %d tokens whole", p.Tokens)
-	case p.Refuses:
-		m.Source = fmt.Sprintf("measured: the server refuses longer texts (%d calls)", p.Calls)
+	case best.AtLeast:
+		m.Source = fmt.Sprintf("measured: the model read a text of %d tokens whole", best.Tokens)
+	case best.Refuses:
+		m.Source = fmt.Sprintf("measured: the server refuses longer texts (%d calls)", calls)
 	default:
-		m.Source = fmt.Sprintf("measured: the model cuts longer texts, giving every longer prefix the same vector (%d calls)", p.Calls)
+		m.Source = fmt.Sprintf("measured: the model cuts longer texts, giving every longer prefix the same vector (%d calls)", calls)
 	}
 	if w.Known() {
 		m.Source += "; the server says " + fmt.Sprint(w.Tokens) + " of its own tokens"
@@ -86,16 +105,18 @@ func refusedForLength(err error) bool {
 	return errors.As(err, &we)
 }
 
-// longestText is the longest of the texts of every table to embed, by
-// bytes: the probe of the embedding window.
-func longestText(texts ...[]string) string {
-	var out string
-	for _, ts := range texts {
+// longestTexts are the longest text of each table to embed, by bytes:
+// the probes of the embedding window.
+func longestTexts(tables ...[]string) []string {
+	var out []string
+	for _, ts := range tables {
+		longest := ""
 		for _, t := range ts {
-			if len(t) > len(out) {
-				out = t
+			if len(t) > len(longest) {
+				longest = t
 			}
 		}
+		out = append(out, longest)
 	}
 	return out
 }

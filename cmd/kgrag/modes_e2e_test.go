@@ -116,3 +116,43 @@ func TestModesSmallModel(t *testing.T) {
 		})
 	}
 }
+
+// TestModesDefaultFlagsSmallWindow: with no flag that sizes anything, the
+// modes that make one or two calls answer through Gemma 3 270M served
+// with a 2,048-token window (llama-cpp-python, which says nothing of its
+// window and ends the stream of a prompt over it): the first prompt of the
+// run is refused and names the window, every later one fits it, and the
+// cut of the 12,000-token budget is said. (Global and DRIFT search make
+// tens of calls at this window with default flags: bounded, but minutes
+// each on 2 cores; TestModesSmallModel runs them with the small profile.)
+func TestModesDefaultFlagsSmallWindow(t *testing.T) {
+	url, chatModel, embedModel := modelServer(t)
+	input, index := realCarolIndex(t, url, embedModel)
+	for _, m := range []string{mode.Local, mode.Basic, mode.SPARQLTemplates, mode.Subgraph, mode.GraphOfThoughts} {
+		t.Run(m, func(t *testing.T) {
+			stdout, stderr, code := runKgrag(t, "ask", "--mode", m, "--input", input, "--index", index,
+				"--llm-url", url, "--chat-model", chatModel, "--embed-model", embedModel, "--json", "Who is Scrooge's clerk?")
+			if code != 0 {
+				t.Fatalf("exit %d; want an answer: %s", code, stderr)
+			}
+			var res askResult
+			if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+				t.Fatal(err)
+			}
+			if res.Answer == nil || strings.TrimSpace(*res.Answer) == "" {
+				t.Errorf("no answer: %s", stdout)
+			}
+			cut := false
+			for _, d := range res.Degraded {
+				cut = cut || strings.Contains(d, "cut from 12000") && strings.Contains(d, "window of 2048 tokens")
+			}
+			if !cut {
+				t.Errorf("degraded %q; want the 12000-token budget cut to the 2048-token window", res.Degraded)
+			}
+			if res.Usage != nil && res.Usage.Prompt+res.Usage.Completion > 2048 {
+				t.Errorf("the server counted %d prompt and %d answer tokens: over its 2048-token window", res.Usage.Prompt, res.Usage.Completion)
+			}
+			t.Logf("%s: usage %+v, degraded %q\nA: %.200s", m, res.Usage, res.Degraded, *res.Answer)
+		})
+	}
+}
