@@ -21,10 +21,12 @@ import (
 // de-duplication of entities), the windows' vectors are averaged, weighted
 // by their length, as GraphRAG does (Whole).
 
-// windowSep joins a text's id and a window's number in an index: a
-// control character no GraphRAG id holds (they are UUIDs, hashes,
-// numbers or titles).
-const windowSep = "\x1fw"
+// windowSep joins a text's id and a window's number in an index: the
+// symbol for the unit separator (U+241F), which no GraphRAG id holds
+// (they are UUIDs, hashes, numbers or titles), printable so that every
+// store takes it as an id (Elasticsearch's bulk client quotes a control
+// character in a way its parser refuses).
+const windowSep = "\u241f"
 
 // WindowID is the id of window n (from 0) of the text id: the id itself
 // for the first window, so that a text read whole keeps its id.

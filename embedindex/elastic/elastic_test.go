@@ -255,3 +255,33 @@ func TestRealNotFound(t *testing.T) {
 		t.Errorf("error %q: want the URL and index", err)
 	}
 }
+
+// TestRealWindows: a text embedded in windows has a document per window
+// (embedindex.WindowID); a search returns each text once, by its best
+// window, and still k texts.
+func TestRealWindows(t *testing.T) {
+	cfg := realConfig(t)
+	ctx := context.Background()
+	vec := func(x, y float32) []float32 { return []float32{x, y, 0, 0} }
+	ids := []string{"a", embedindex.WindowID("a", 1), embedindex.WindowID("a", 2), "b", "c", embedindex.WindowID("c", 1)}
+	vecs := [][]float32{vec(1, 0.1), vec(1, 0.01), vec(1, 0.05), vec(1, 0.5), vec(0.1, 1), vec(1, 0.2)}
+	if err := elastic.Build(ctx, cfg, "test-model", 4, ids, vecs); err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	t.Cleanup(func() { deleteAll(t, cfg) })
+	idx, err := elastic.Open(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hits, err := idx.Search(ctx, vec(1, 0), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, h := range hits {
+		got = append(got, h.ID)
+	}
+	if want := []string{"a", "c", "b"}; !slices.Equal(got, want) {
+		t.Errorf("Search = %q; want %q (a by its window 1, c by its window 1)", got, want)
+	}
+}

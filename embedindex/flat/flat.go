@@ -13,6 +13,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 
 	"github.com/kgrag/kgrag/embedindex"
@@ -489,7 +490,7 @@ func (ix *Index) Search(ctx context.Context, vec []float32, k int) ([]embedindex
 
 // windowMark is what every window id after a text's first holds
 // (embedindex.WindowID), to count them at Open.
-var windowMark = embedindex.WindowID("", 1)[:2]
+var windowMark = strings.TrimSuffix(embedindex.WindowID("", 1), "1")
 
 // exact is the full scan for a unit query q.
 func (ix *Index) exact(q []float32, k int) []embedindex.Hit {
