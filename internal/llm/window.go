@@ -279,7 +279,7 @@ func (c *Client) getJSON(ctx context.Context, method, url string, body any, v an
 	}
 	req, err := http.NewRequestWithContext(ctx, method, url, rd)
 	if err != nil {
-		return err
+		return c.secrets.Error(err)
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -289,14 +289,15 @@ func (c *Client) getJSON(ctx context.Context, method, url string, body any, v an
 	}
 	resp, err := c.cfg.HTTPClient.Do(req)
 	if err != nil {
-		return err
+		// The URL in the error may carry the credentials of --llm-url.
+		return c.secrets.Error(err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
 		return fmt.Errorf("status %d", resp.StatusCode)
 	}
-	return json.NewDecoder(io.LimitReader(resp.Body, 8<<20)).Decode(v)
+	return c.secrets.Error(json.NewDecoder(io.LimitReader(resp.Body, 8<<20)).Decode(v))
 }
 
 // identify asks the endpoints that tell the servers apart, in an order

@@ -313,3 +313,37 @@ func TestOllamaWindow(t *testing.T) {
 		t.Errorf("a 5000-word prompt in Ollama's 4096: %v; want a refused request (*WindowError)", err)
 	}
 }
+
+// TestWindowSourceHidesCredentials: a discovery request that fails says
+// so in the window's source, without the credentials --llm-url carries.
+func TestWindowSourceHidesCredentials(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/api/version":
+			json.NewEncoder(w).Encode(map[string]string{"version": "0.17.4"})
+		case "/api/show":
+			// The connection closes without an answer: net/http's error
+			// names the URL.
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	base := strings.Replace(srv.URL, "http://", "http://kgrag:"+secret+"@", 1) + "/v1"
+	c, err := llm.New(llm.Config{BaseURL: base, ChatModel: "chat-m", HTTPClient: srv.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := c.Window(context.Background(), llm.WindowChat, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("source: %s", w.Source)
+	if !strings.Contains(w.Source, "/api/show") || strings.Contains(w.Source, secret) {
+		t.Errorf("Source = %q; want the failed /api/show said, without the password", w.Source)
+	}
+}
