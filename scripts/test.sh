@@ -139,7 +139,7 @@ if ((all)); then
 		phase "Ollama up; go test -run '$real' ./cmd/kgrag"
 		export KGRAG_EXTERNAL=1
 		rc=0
-		go test -timeout 40m -run "$real" ./cmd/kgrag || rc=$?
+		go test -timeout 80m -run "$real" ./cmd/kgrag || rc=$?
 		phase "the real-model tests ended (exit $rc)"
 		exit "$rc"
 	) >"$real_log" 2>&1 &

@@ -205,12 +205,13 @@ func TestOllamaRealModels(t *testing.T) {
 		}
 	})
 
-	// Every mode that builds one context, with the small profile: its
+	// The modes of the two kinds of context (the graph's, the text
+	// units'), with the small profile: its
 	// 4,000-token budget is over what Ollama gives a request that does not
 	// ask (4,096 tokens with the prompt and the answer), so each asks
 	// num_ctx. (The default budget, 12,000 tokens, takes this Ollama
 	// minutes per question to read on 2 cores; "num_ctx" above reads 5,000.)
-	for _, m := range []string{"local", "basic", "sparql-templates", "subgraph"} {
+	for _, m := range []string{"local", "basic"} {
 		t.Run("ask "+m, func(t *testing.T) {
 			stdout, stderr, code := runKgrag(t, append([]string{"ask", "--mode", m, "--json", "--profile", "small", "--input", input, "--index", index,
 				"Who is Scrooge's clerk?"}, server...)...)
