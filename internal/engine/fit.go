@@ -242,43 +242,49 @@ func (f *fitEngine) engine(q Question) (Engine, []string, error) {
 	return e, p.notes, nil
 }
 
-func (f *fitEngine) Plan(ctx context.Context, q Question, res *answer.Result) error {
+// fitted returns the engine fitted for q, with its notes added to res.
+func (f *fitEngine) fitted(q Question, res *answer.Result) (Engine, error) {
 	e, notes, err := f.engine(q)
+	if err != nil {
+		return nil, err
+	}
+	res.Degrade(notes...)
+	return e, nil
+}
+
+func (f *fitEngine) Plan(ctx context.Context, q Question, res *answer.Result) error {
+	e, err := f.fitted(q, res)
 	if err != nil {
 		return err
 	}
-	res.Degrade(notes...)
 	return e.Plan(ctx, q, res)
 }
 
 func (f *fitEngine) Context(ctx context.Context, q Question, res *answer.Result) error {
-	e, notes, err := f.engine(q)
+	e, err := f.fitted(q, res)
 	if err != nil {
 		return err
 	}
-	res.Degrade(notes...)
 	return e.Context(ctx, q, res)
 }
 
 func (f *fitEngine) Search(ctx context.Context, q Question, h Hooks, res *answer.Result) error {
 	before := *res
 	before.Timings = cloneTimings(res.Timings)
-	e, notes, err := f.engine(q)
+	e, err := f.fitted(q, res)
 	if err != nil {
 		return err
 	}
-	res.Degrade(notes...)
 	err = e.Search(ctx, q, h, res)
 	var we *llm.WindowError
 	if err == nil || !errors.As(err, &we) || we.Window <= 0 || res.AnswerPartial || !f.learn(we, res) {
 		return err
 	}
 	*res = before
-	e, notes, ferr := f.engine(q)
+	e, ferr := f.fitted(q, res)
 	if ferr != nil {
 		return errors.Join(err, ferr)
 	}
-	res.Degrade(notes...)
 	return e.Search(ctx, q, h, res)
 }
 

@@ -343,7 +343,7 @@ func (c *Client) chat(ctx context.Context, messages []Message, opts ChatOptions,
 	if c.identified() == ServerOllama {
 		return c.ollamaChat(ctx, messages, opts, format, nil)
 	}
-	ctx = c.withFirstWait(withPatches(ctx, opts, format), opts)
+	ctx = withFirstWait(withPatches(ctx, opts, format), opts)
 	req, model := c.request(messages, opts)
 	if model == "" {
 		return "", Usage{}, noChatModel(c, "chat")
@@ -429,7 +429,7 @@ func (c *Client) chatStream(ctx context.Context, messages []Message, opts ChatOp
 	if c.identified() == ServerOllama {
 		return c.ollamaChat(ctx, messages, opts, format, onDelta)
 	}
-	ctx = c.withFirstWait(withPatches(ctx, opts, format), opts)
+	ctx = withFirstWait(withPatches(ctx, opts, format), opts)
 	req, model := c.request(messages, opts)
 	if model == "" {
 		return "", Usage{}, noChatModel(c, "chat stream")
@@ -727,7 +727,7 @@ type firstWaitKey struct{}
 
 // withFirstWait puts into ctx the wait for the first piece of a call
 // needing opts.ContextTokens: Timeout, or longer for a long prompt.
-func (c *Client) withFirstWait(ctx context.Context, opts ChatOptions) context.Context {
+func withFirstWait(ctx context.Context, opts ChatOptions) context.Context {
 	return context.WithValue(ctx, firstWaitKey{}, opts.ContextTokens)
 }
 

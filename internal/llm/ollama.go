@@ -135,7 +135,7 @@ func (c *Client) ollamaChat(ctx context.Context, messages []Message, opts ChatOp
 	}
 	var answer, reasoning strings.Builder
 	var usage Usage
-	ctx = c.withFirstWait(ctx, opts)
+	ctx = withFirstWait(ctx, opts)
 	err = c.retry(ctx, op, "/api/chat", req.Model, func(actx context.Context) error {
 		answer.Reset()
 		reasoning.Reset()
