@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"sync"
 
@@ -270,7 +271,7 @@ func (f *fitEngine) Context(ctx context.Context, q Question, res *answer.Result)
 
 func (f *fitEngine) Search(ctx context.Context, q Question, h Hooks, res *answer.Result) error {
 	before := *res
-	before.Timings = cloneTimings(res.Timings)
+	before.Timings = maps.Clone(res.Timings)
 	e, err := f.fitted(q, res)
 	if err != nil {
 		return err
@@ -323,17 +324,6 @@ func (f *fitEngine) learn(we *llm.WindowError, res *answer.Result) bool {
 	f.w = w
 	f.engines = nil
 	return true
-}
-
-func cloneTimings(m map[string]float64) map[string]float64 {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]float64, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
 
 // FitNotes says what fitting o to the window w does to mode m's budgets

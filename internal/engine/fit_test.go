@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -177,15 +178,7 @@ func TestFitWindowTooSmall(t *testing.T) {
 	}
 	err = e.Search(context.Background(), engine.Question{Text: "Who is Scrooge's clerk?"}, engine.Hooks{}, &answer.Result{Timings: map[string]float64{}})
 	var small *engine.WindowTooSmallError
-	if err == nil || !strings.Contains(err.Error(), "700 tokens") || !asSmall(err, &small) {
+	if err == nil || !strings.Contains(err.Error(), "700 tokens") || !errors.As(err, &small) {
 		t.Errorf("Search in a 700-token window: %v; want a WindowTooSmallError naming it", err)
 	}
-}
-
-func asSmall(err error, target **engine.WindowTooSmallError) bool {
-	e, ok := err.(*engine.WindowTooSmallError)
-	if ok {
-		*target = e
-	}
-	return ok
 }
