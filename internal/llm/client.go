@@ -54,6 +54,10 @@ type Config struct {
 	// wait for each piece of the answer (so a long answer that keeps
 	// coming is never cut). 0 means DefaultTimeout.
 	Timeout time.Duration
+	// PromptTokenTime is how much longer than Timeout to wait for the
+	// first piece of an answer for each token of its prompt
+	// (ChatOptions.ContextTokens). 0 means DefaultPromptTokenTime.
+	PromptTokenTime time.Duration
 	// Retries is how many times a failed attempt is retried (429, 5xx,
 	// connection errors, timeouts; never other 4xx). 0 means
 	// DefaultRetries; a negative value means none.
@@ -179,6 +183,9 @@ func New(cfg Config) (*Client, error) {
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.PromptTokenTime <= 0 {
+		cfg.PromptTokenTime = DefaultPromptTokenTime
 	}
 	switch {
 	case cfg.Retries == 0:
@@ -572,8 +579,9 @@ type respInfo struct {
 	body []byte
 	// wait is how long the attempt waited for the first piece, long
 	// whether its prompt was long (firstWait).
-	wait time.Duration
-	long bool
+	wait   time.Duration
+	long   bool
+	prompt int
 }
 
 // doer is the http.Client under go-openai, noting each response's status
@@ -710,16 +718,19 @@ func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 	return 0, false
 }
 
-// promptTime is the longest a server may take per prompt token before
+// DefaultPromptTokenTime is the longest a server may take per prompt token before
 // the first piece of its answer: a CPU reads tens of tokens a second
-// (Ollama read Gemma 3 270M prompts at 135-180 tokens/s on 2 cores, and
-// took as long again to prepare them), a GPU thousands.
-const promptTime = 25 * time.Millisecond
+// (Ollama read Gemma 3 270M prompts at 135-180 tokens/s on 2 idle cores,
+// took as long again to prepare them, and under CI's load did not answer
+// a 5,300-token prompt within 25 ms a token), a GPU thousands.
+const DefaultPromptTokenTime = 40 * time.Millisecond
 
 // longPrompt is the size of a call's context from which a timed-out
-// attempt is not tried again: the server goes on reading the prompt
-// after the client gives up, and a retry would queue behind it.
-const longPrompt = 8192
+// attempt is not tried again: its wait was already sized to the prompt,
+// so the server is slow, not stalled, and Ollama goes on reading the
+// abandoned prompt, so a retry would queue behind it (four attempts of a
+// 5,300-token prompt took 9 minutes in CI, each timed out).
+const longPrompt = 2048
 
 // firstWaitKey in a call's context carries how long to wait for the
 // first byte of the answer (firstWait).
@@ -732,10 +743,12 @@ func withFirstWait(ctx context.Context, opts ChatOptions) context.Context {
 }
 
 // firstWait is the wait for the first piece of the answer of a call in
-// ctx (see withFirstWait), and whether its prompt is long.
+// ctx (see withFirstWait), and whether its prompt is long: Timeout, for
+// the server to take the call up (Ollama loads a model again when num_ctx
+// changes), then PromptTokenTime a prompt token.
 func (c *Client) firstWait(ctx context.Context) (time.Duration, bool) {
 	n, _ := ctx.Value(firstWaitKey{}).(int)
-	return max(c.cfg.Timeout, time.Duration(n)*promptTime), n >= longPrompt
+	return c.cfg.Timeout + time.Duration(n)*c.cfg.PromptTokenTime, n >= longPrompt
 }
 
 // errAttemptTimeout is the cause of an attempt's context when Timeout passed.
@@ -757,6 +770,7 @@ func (c *Client) retry(ctx context.Context, op, path, model string, call func(co
 		actx, cancel := ctx, context.CancelFunc(func() {})
 		wait, long := c.firstWait(ctx)
 		info.wait, info.long = wait, long
+		info.prompt, _ = ctx.Value(firstWaitKey{}).(int)
 		if !streaming {
 			d := c.cfg.Timeout
 			if wait > d {
@@ -838,7 +852,7 @@ func (c *Client) classify(op, endpoint, model string, err error, info *respInfo,
 		e.Err = message{fmt.Sprintf("no answer within %s", c.cfg.Timeout), err}
 		e.Hint = "the server is up but slow: raise --llm-timeout, or check that the model fits in memory"
 		if info.wait > c.cfg.Timeout {
-			e.Err = message{fmt.Sprintf("no answer within %s (for a prompt of about %d tokens)", info.wait.Round(time.Second), int(info.wait/promptTime)), err}
+			e.Err = message{fmt.Sprintf("no answer within %s (for a prompt of about %d tokens)", info.wait.Round(time.Second), info.prompt), err}
 			if info.long {
 				e.Hint = "the server is slow to read prompts this long: lower --max-context-tokens, or raise --llm-timeout; a timed-out long prompt is not sent again, since the server goes on reading it"
 			}

@@ -493,3 +493,50 @@ func fmtErr(err error) string {
 	}
 	return err.Error()
 }
+
+// A slow server gets Timeout plus PromptTokenTime a prompt token to start
+// answering; a long prompt that still timed out is not sent again, a
+// short one is.
+func TestPromptSizedWait(t *testing.T) {
+	tests := []struct {
+		name     string
+		tokens   int
+		delay    time.Duration
+		wantErr  bool
+		attempts int
+	}{
+		{"short prompt stalls: retried", 100, 2 * time.Second, true, 3},
+		{"long prompt stalls: sent once", 3000, 2 * time.Second, true, 1},
+		{"long prompt read slowly: waited for", 3000, 250 * time.Millisecond, false, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := llmtest.Start(t, llmtest.Config{})
+			srv.FailN(3, llmtest.Failure{Path: "/chat/completions", Delay: tt.delay})
+			c := newClient(t, srv, func(c *llm.Config) {
+				c.Timeout = 100 * time.Millisecond
+				c.PromptTokenTime = 100 * time.Microsecond // 3000 tokens: 300ms more
+				c.Retries = 2
+			})
+			for _, stream := range []bool{false, true} {
+				before := srv.Count("")
+				opts := llm.ChatOptions{ContextTokens: tt.tokens}
+				msgs := []llm.Message{{Role: llm.RoleUser, Content: "a b"}}
+				var err error
+				if stream {
+					_, _, err = c.ChatStream(context.Background(), msgs, opts, func(string) error { return nil })
+				} else {
+					_, _, err = c.Chat(context.Background(), msgs, opts)
+				}
+				n := srv.Count("") - before
+				if (err != nil) != tt.wantErr || n != tt.attempts {
+					t.Errorf("stream %v: err %v after %d requests; want error %v after %d", stream, err, n, tt.wantErr, tt.attempts)
+				}
+				if tt.wantErr && tt.tokens >= 2048 && (err == nil || !strings.Contains(err.Error(), "3000 tokens")) {
+					t.Errorf("stream %v: %v; want the error to name the prompt's 3000 tokens", stream, err)
+				}
+				srv.FailN(3, llmtest.Failure{Path: "/chat/completions", Delay: tt.delay})
+			}
+		})
+	}
+}
