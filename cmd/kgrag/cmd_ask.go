@@ -557,7 +557,7 @@ func answer(ctx context.Context, opts askOptions, client *llm.Client, system str
 	if err != nil {
 		return err
 	}
-	co.MaxTokens = engine.Reserve(w, opts.maxTokens)
+	co.MaxTokens = llm.AnswerReserve(w, opts.maxTokens)
 	t := time.Now()
 	reply, err := localsearch.Answer(ctx, client, co, system, opts.question,
 		localsearch.Hooks{Answer: p.answer(opts, term), Reasoning: p.reasoningHook()})

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -10,9 +11,11 @@ import (
 
 	"github.com/kgrag/kgrag/embedindex"
 	"github.com/kgrag/kgrag/internal/chunk"
+	"github.com/kgrag/kgrag/internal/engine"
 	"github.com/kgrag/kgrag/internal/extraction"
 	"github.com/kgrag/kgrag/internal/graphbuild"
 	"github.com/kgrag/kgrag/internal/indexer"
+	"github.com/kgrag/kgrag/internal/llm"
 	"github.com/kgrag/kgrag/internal/llmcall"
 	"github.com/kgrag/kgrag/internal/prompttune"
 	"github.com/kgrag/kgrag/internal/redact"
@@ -133,7 +136,8 @@ Go straight on to a SPARQL store and the vector index, as 'kgrag load
 			&cli.StringFlag{Name: "reports", Destination: &o.reports, Value: reportsModel, Usage: "`WHO` writes the community reports: model (the chat model) or none (no reports: with --method fast, no model is called at all)"},
 			&cli.StringFlag{Name: "cache", Destination: &o.cache, Usage: "`DIR` of cached model replies (default: kgrag-cache beside --output)"},
 			&cli.FloatFlag{Name: "temperature", Destination: &o.temperature, Category: "model server", Value: 0, Usage: "sampling temperature of every call (GraphRAG's 0: the most repeatable)"},
-			&cli.IntFlag{Name: "max-tokens", Destination: &o.maxTokens, Category: "model server", Usage: "stop each reply after `N` tokens (0: the server's limit); bounds the time a small model that rambles takes per call"},
+			&cli.IntFlag{Name: "max-tokens", Destination: &o.maxTokens, Category: "model server", Usage: "stop each reply after `N` tokens (0: an eighth of the chat model's window, 256-2048 tokens, when the window is known); bounds the time a small model that rambles takes per call"},
+			chatWindowFlag(&o.llm.chatWindow),
 			chatModelFlag("chat model `NAME` that extracts and writes", &o.chatModel),
 			&cli.StringFlag{Name: "text-column", Destination: &o.textColumn, Value: "text", Usage: "CSV `COLUMN` holding a row's text (each row is a document)"},
 			&cli.StringFlag{Name: "title-column", Destination: &o.titleColumn, Usage: "CSV `COLUMN` holding a row's title (default: the file name and row number)"},
@@ -274,6 +278,10 @@ func runIndex(ctx context.Context, o indexRunOptions, term terminal) error {
 		return err
 	}
 	if o.plan {
+		// The plan asks no server: a window given by flag shapes its chunks.
+		if o.llm.chatWindow > 0 {
+			opts.Window = llm.Window{Tokens: o.llm.chatWindow, Source: "--chat-context-tokens"}
+		}
 		return printIndexPlan(ctx, opts, o, term)
 	}
 	if o.load != nil {
@@ -283,12 +291,23 @@ func runIndex(ctx context.Context, o indexRunOptions, term terminal) error {
 		}
 	}
 	var model llmcall.Chatter
+	var window *engine.Window
 	client, err := o.llm.client()
 	if err != nil {
 		return err
 	}
 	if o.method == indexer.MethodStandard || o.reports != reportsNone {
 		model = client
+		// Every stage's prompt is cut to the window (indexer.Options.Window).
+		w, err := chatWindow(ctx, client, o.chatModel)
+		if err != nil {
+			return err
+		}
+		window = w
+		opts.Window, opts.WindowRatio = w.Window, w.Ratio
+		if w.Known() && !o.quiet {
+			fmt.Fprintf(term.err, "chat window: %s\n", w.Window)
+		}
 	}
 	if o.dedup {
 		opts.Embedder = client.Embedder()
@@ -309,6 +328,18 @@ func runIndex(ctx context.Context, o indexRunOptions, term terminal) error {
 		last = done
 	}
 	sum, err := indexer.Run(ctx, model, opts)
+	var we *llm.WindowError
+	if errors.As(err, &we) && we.Window > 0 && window != nil && (!opts.Window.Known() || we.Window < opts.Window.Tokens) {
+		// The server named a window it had not said (llama-cpp-python
+		// says none): learned, and the run made again with its prompts
+		// cut to it. The replies cached so far are asked no more.
+		bar.Done()
+		stage = ""
+		opts.Window = window.Learn(we.Window, we.Prompt)
+		fmt.Fprintf(term.err, "kgrag: the server refused a prompt of %d tokens: its chat window is %s; indexing again with every prompt cut to fit\n",
+			we.Prompt, opts.Window)
+		sum, err = indexer.Run(ctx, model, opts)
+	}
 	bar.Done()
 	if sum != nil {
 		printIndexSummary(term.err, sum, o.quiet)

@@ -334,3 +334,73 @@ func TestIndexPlanAfterChange(t *testing.T) {
 		t.Errorf("plan:\n%s\nwant %q (what the run then asked) and the removed document", plan, want)
 	}
 }
+
+// TestIndexFitsWindow indexes with chunks larger than the window of the
+// servers can hold beside the prompt: one that says
+// its window (llama-server's /props) and one that only names it refusing
+// a prompt (llama-cpp-python), which kgrag learns, indexes again, and
+// remembers for the next run. No request the server answered was over its
+// window, by its own count.
+func TestIndexFitsWindow(t *testing.T) {
+	const window = 1600 // the test server's tokens: words
+	tests := []struct {
+		name    string
+		imitate string
+		refused bool // the first run learns the window from a refusal
+	}{
+		{"llama-server says its window", llmtest.ImitateLlamaServer, false},
+		{"llama-cpp-python names it refusing", "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := llmtest.Start(t, llmtest.Config{Imitate: tt.imitate, ChatWindow: window, Models: []string{"m"}})
+			indexertest.Script(srv)
+			input := indexertest.CarolInput(t, 3000)
+			for run := 1; run <= 2; run++ {
+				before := len(srv.Requests())
+				out := filepath.Join(t.TempDir(), "output")
+				_, stderr, code := runKgrag(t, "index", "--input", input, "--output", out, "--llm-url", srv.URL(), "--chat-model", "m", "--cache", "",
+					"--chunk-size", "2000") // about 1,500 words beside the prompt's 650: over the window
+				if code != 0 {
+					t.Fatalf("run %d: kgrag index: exit %d: %s", run, code, stderr)
+				}
+				refused := strings.Contains(stderr, "indexing again with every prompt cut to fit")
+				if refused != (tt.refused && run == 1) {
+					t.Errorf("run %d: learned from a refusal: %v; want %v:\n%s", run, refused, tt.refused && run == 1, stderr)
+				}
+				if !strings.Contains(stderr, "degraded: chunks: ") {
+					t.Errorf("run %d: stderr says nothing of the chunks cut to the window:\n%s", run, stderr)
+				}
+				over := 0
+				for _, r := range srv.Requests()[before:] {
+					n := 0
+					for _, m := range r.Messages {
+						n += len(strings.Fields(m.Content))
+					}
+					if n >= window {
+						over++
+					}
+				}
+				// A refused run sends at most one over-long prompt a call
+				// in flight (--concurrency, 4) before the refusal stops it;
+				// the rerun sends none, or it would have failed.
+				if refused && (over < 1 || over > 4) || !refused && over != 0 {
+					t.Errorf("run %d: %d requests over the window; want %s", run, over, map[bool]string{true: "1 to 4 (those in flight when refused)", false: "0"}[refused])
+				}
+				ds, err := graphrag.Open(t.Context(), out)
+				if err != nil {
+					t.Fatal(err)
+				}
+				reports := 0
+				for _, c := range ds.Communities {
+					if c.Report != nil {
+						reports++
+					}
+				}
+				if len(ds.Entities) == 0 || reports == 0 {
+					t.Errorf("run %d: %d entities, %d reports; want some", run, len(ds.Entities), reports)
+				}
+			}
+		})
+	}
+}

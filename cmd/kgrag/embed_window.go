@@ -15,7 +15,7 @@ import (
 const embedEncoding = tokens.EncodingCL100K
 
 // embedRatio turns a window in the model's tokens (a flag's, a server's)
-// into tiktoken's, as engine.DefaultRatio does for chat models.
+// into tiktoken's, as llm.DefaultTokenRatio does for chat models.
 const embedRatio = 1.1
 
 // embedSize is the size, in tokens of enc, of the windows longer texts

@@ -323,7 +323,7 @@ func Windows(ctx context.Context, client *llm.Client, chatModel, mode string, o 
 		case !w.Known():
 			chat.Status = Warn
 			chat.Detail = fmt.Sprintf("%s on %s (%s): %s; kgrag learns it from the first prompt the server refuses, and sends max_tokens %d",
-				chatModel, client.BaseURL(), w.Server, w, engine.Reserve(w, o.Local.Chat.MaxTokens))
+				chatModel, client.BaseURL(), w.Server, w, llm.AnswerReserve(w, o.Local.Chat.MaxTokens))
 			chat.Fix = "set the window with " + how["chat-context-tokens"]
 		default:
 			chat.Status = OK
@@ -336,7 +336,7 @@ func Windows(ctx context.Context, client *llm.Client, chatModel, mode string, o 
 				// The notes name the window and its source.
 				chat.Detail = fmt.Sprintf("%s on %s (%s), --mode %s: %s", chatModel, client.BaseURL(), w.Server, mode, strings.Join(notes, "; "))
 			default:
-				chat.Detail += fmt.Sprintf("; --mode %s's budgets fit, with %d tokens kept for the answer", mode, engine.Reserve(w, o.Local.Chat.MaxTokens))
+				chat.Detail += fmt.Sprintf("; --mode %s's budgets fit, with %d tokens kept for the answer", mode, llm.AnswerReserve(w, o.Local.Chat.MaxTokens))
 			}
 		}
 	}

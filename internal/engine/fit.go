@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"sync"
 
 	"github.com/kgrag/kgrag/internal/answer"
@@ -30,27 +29,13 @@ import (
 type Window struct {
 	llm.Window
 	// Ratio is the model's tokens per tiktoken token of kgrag's count;
-	// 0 means DefaultRatio.
+	// 0 means llm.DefaultTokenRatio.
 	Ratio float64
 	// Learn records a window the server named refusing a prompt of
 	// prompt tokens (its count), for later calls and later runs
 	// (llm.Client.Learn); nil learns nothing.
 	Learn func(tokens, prompt int) llm.Window
 }
-
-// DefaultRatio is the ratio of a model whose tokenizer kgrag has not
-// measured: a tenth more tokens than tiktoken counts. Gemma 3's tokenizer
-// counts 2% more than cl100k_base on English prose, BERT's WordPiece (the
-// MiniLM embedders) fewer; other scripts and languages differ more, and a
-// refusal teaches the real one.
-const DefaultRatio = 1.1
-
-// Answer reserves: the answer's share of a window when --max-tokens does
-// not set it.
-const (
-	minReserve = 256
-	maxReserve = 2048
-)
 
 // questionAllowance is the room kept for a question not known when the
 // budgets are fitted (Open checks the options with it).
@@ -64,20 +49,6 @@ const summariesBelow = 4000
 // minData is the least data a mode is worth running on: a window that
 // leaves less is an error, not an answer from nothing.
 const minData = 200
-
-// Reserve is the answer's share of window w: maxTokens when the user set
-// it, else an eighth of the window, at least 256 and at most 2048 tokens;
-// 2048 when the window is unknown. It is sent as max_tokens, so that a
-// model that never stops cannot run on.
-func Reserve(w llm.Window, maxTokens int) int {
-	if maxTokens > 0 {
-		return maxTokens
-	}
-	if !w.Known() {
-		return maxReserve
-	}
-	return min(max(w.Tokens/8, minReserve), maxReserve)
-}
 
 // WindowTooSmallError: the window leaves no room for a mode's data.
 type WindowTooSmallError struct {
@@ -100,7 +71,8 @@ type fitted struct {
 
 // fit cuts o's budgets for mode m to w, given a question of qTokens.
 func fit(m mode.Mode, o Options, w Window, enc *tokens.Encoder, qTokens int) (fitted, error) {
-	reserve := Reserve(w.Window, o.Local.Chat.MaxTokens)
+	b := llm.NewBudget(w.Window, w.Ratio, o.Local.Chat.MaxTokens)
+	reserve := b.Reserve
 	setChat := func(c *llm.ChatOptions, need int) {
 		if c.MaxTokens == 0 {
 			c.MaxTokens = reserve
@@ -116,18 +88,10 @@ func fit(m mode.Mode, o Options, w Window, enc *tokens.Encoder, qTokens int) (fi
 		setChat(&o.Drift.Chat, 0)
 		return fitted{opts: o}, nil
 	}
-	ratio := w.Ratio
-	if ratio <= 0 {
-		ratio = DefaultRatio
-	}
 	// room is what the window leaves for data under a prompt of
 	// overhead tokens, in kgrag's count.
-	room := func(overhead int) int {
-		return int(math.Floor(float64(w.Tokens-reserve)/ratio)) - overhead - qTokens
-	}
-	need := func(overhead, data int) int {
-		return int(math.Ceil(float64(overhead+qTokens+data)*ratio)) + reserve
-	}
+	room := func(overhead int) int { return b.Room() - overhead - qTokens }
+	need := func(overhead, data int) int { return b.Need(overhead + qTokens + data) }
 	var notes []string
 	cut := func(what string, budget *int, overhead int) error {
 		r := room(overhead)
@@ -299,7 +263,7 @@ func (f *fitEngine) learn(we *llm.WindowError, res *answer.Result) bool {
 	defer f.mu.Unlock()
 	ratio := f.w.Ratio
 	if ratio <= 0 {
-		ratio = DefaultRatio
+		ratio = llm.DefaultTokenRatio
 	}
 	if res.Context != nil && res.Context.Tokens > 0 && we.Prompt > 0 {
 		// The refused prompt held the context and the prompt's own
@@ -309,7 +273,7 @@ func (f *fitEngine) learn(we *llm.WindowError, res *answer.Result) bool {
 	} else if f.w.Known() && we.Window >= f.w.Tokens {
 		ratio *= 1.25 // refused within the window fitted to: count more
 	}
-	if f.w.Known() && we.Window >= f.w.Tokens && ratio <= max(f.w.Ratio, DefaultRatio) {
+	if f.w.Known() && we.Window >= f.w.Tokens && ratio <= max(f.w.Ratio, llm.DefaultTokenRatio) {
 		return false
 	}
 	w := f.w

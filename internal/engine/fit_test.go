@@ -18,38 +18,6 @@ import (
 	"github.com/kgrag/kgrag/internal/test"
 )
 
-func TestReserve(t *testing.T) {
-	tests := []struct {
-		window, maxTokens, want int
-	}{
-		{0, 0, 2048},       // unknown: a bound all the same
-		{2048, 0, 256},     // an eighth, at least 256
-		{8192, 0, 1024},    // an eighth
-		{131072, 0, 2048},  // at most 2048
-		{2048, 100, 100},   // the flag wins
-		{0, 5000, 5000},    // whatever the window
-		{1000, 0, 256},     // at least 256 even in a tiny window
-		{32768, 0, 2048},   // Gemma 3's trained length
-		{16384, 0, 2048},   // an eighth is 2048
-		{4096, 0, 512},     // Ollama's default
-		{16385, 0, 2048},   // gpt-3.5-turbo
-		{100000, 64, 64},   // the flag wins
-		{3000, 0, 375},     // an eighth
-		{2049, 0, 256},     // 256.1 rounds down to the floor
-		{0, 0, 2048},       // again: unknown
-		{6000, 0, 750},     // an eighth
-		{20000, 0, 2048},   // capped
-		{512, 0, 256},      // the floor even above half the window: fit refuses then
-		{1 << 20, 0, 2048}, // capped
-	}
-	for _, tt := range tests {
-		w := llm.Window{Tokens: tt.window}
-		if got := engine.Reserve(w, tt.maxTokens); got != tt.want {
-			t.Errorf("Reserve(window %d, max-tokens %d) = %d; want %d", tt.window, tt.maxTokens, got, tt.want)
-		}
-	}
-}
-
 // indexed returns the v3 sample and flat indexes of its entities and
 // text units embedded by srv, in a temporary folder.
 func indexed(t *testing.T, srv *llmtest.Server) (*graphrag.Dataset, engine.Deps) {

@@ -600,3 +600,57 @@ func TestOptionsValidate(t *testing.T) {
 		t.Errorf("DefaultOptions (-want +got):\n%s", d)
 	}
 }
+
+// TestGleaningsFitWindow checks that no call's conversation passes
+// MaxPromptTokens, counted on what the server received, and that the
+// rounds left out are counted.
+func TestGleaningsFitWindow(t *testing.T) {
+	enc := encoder(t)
+	var first int
+	prev := -1
+	for _, extra := range []int{20, 150, 300, 450, 1 << 20} {
+		srv := llmtest.Start(t, llmtest.Config{})
+		scripted(srv, func(tu turn) string {
+			if tu.kind == msgLoop {
+				return "Y"
+			}
+			return roundReply(tu.n)
+		})
+		opts := extraction.DefaultOptions()
+		opts.MaxGleanings = 3
+		x := extractor(t, client(t, srv), opts)
+		if first == 0 {
+			p, err := x.PromptTokens()
+			if err != nil {
+				t.Fatal(err)
+			}
+			first = p + enc.Count(strings.TrimSpace(carolText))
+		}
+		opts.MaxPromptTokens = first + extra
+		res, err := extractor(t, client(t, srv), opts).Extract(context.Background(), extraction.Unit{ID: "u1", Text: carolText})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range srv.Requests() {
+			n := 0
+			for _, m := range r.Messages {
+				n += enc.Count(m.Content) + 4
+			}
+			if n > opts.MaxPromptTokens {
+				t.Errorf("bound %d: call %d sent %d tokens", opts.MaxPromptTokens, i+1, n)
+			}
+		}
+		st := res.Graph
+		t.Logf("bound first+%d: %d gleanings, %d skipped, %d calls", extra, st.Gleanings, st.GleaningsSkipped, st.Calls)
+		if st.Gleanings < prev {
+			t.Errorf("bound first+%d: %d gleanings, fewer than under a smaller bound (%d)", extra, st.Gleanings, prev)
+		}
+		prev = st.Gleanings
+		if want := st.Gleanings < 3; (st.GleaningsSkipped == 1) != want || st.GleaningsSkipped > 1 {
+			t.Errorf("bound first+%d: %d gleanings, %d skipped; want 1 skipped exactly when fewer than 3 rounds ran", extra, st.Gleanings, st.GleaningsSkipped)
+		}
+		if extra == 20 && st.Gleanings != 0 || extra == 1<<20 && st.Gleanings != 3 {
+			t.Errorf("bound first+%d: %d gleanings; want none with no room, all 3 with all of it", extra, st.Gleanings)
+		}
+	}
+}

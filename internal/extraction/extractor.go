@@ -166,6 +166,10 @@ func (x *Extractor) converse(ctx context.Context, unit string, c conversation) *
 	c.parse(round, reply)
 	h.add(llm.RoleAssistant, reply)
 	for round = 1; round <= c.maxGleanings; round++ {
+		if !x.fits(&h, c.cont) {
+			c.stats.GleaningsSkipped++
+			break
+		}
 		h.add(llm.RoleUser, c.cont)
 		reply, err := x.call(ctx, &h, c.stats)
 		if err != nil {
@@ -175,6 +179,12 @@ func (x *Extractor) converse(ctx context.Context, unit string, c conversation) *
 		c.parse(round, reply)
 		h.add(llm.RoleAssistant, reply)
 		if round == c.maxGleanings {
+			break
+		}
+		// The loop question leads to one more round, whose continue
+		// prompt and answer must fit too.
+		if !x.fits(&h, c.loop+c.cont) {
+			c.stats.GleaningsSkipped++
 			break
 		}
 		h.add(llm.RoleUser, c.loop)
@@ -284,6 +294,43 @@ func (x *Extractor) call(ctx context.Context, h *history, st *Stats) (string, er
 		st.CompletionTokens += x.enc.Count(reply)
 	}
 	return reply, nil
+}
+
+// messageTokens is the chat template's share of a message (role markers),
+// which the history's count leaves out.
+const messageTokens = 4
+
+// fits reports whether h with one more message of text still leaves the
+// extraction's reply its room under MaxPromptTokens; always, without a
+// bound or an encoder.
+func (x *Extractor) fits(h *history, text string) bool {
+	if x.opts.MaxPromptTokens <= 0 || x.enc == nil {
+		return true
+	}
+	// The history's own replies show what a next one may take.
+	return h.tokens+x.enc.Count(text)+messageTokens*(len(h.msgs)+2) <= x.opts.MaxPromptTokens
+}
+
+// PromptTokens is the size of the longest first prompt without the text
+// unit's text (graph, or claims when they are on): what a chunk must
+// leave room for in the model's window. It needs an encoder.
+func (x *Extractor) PromptTokens() (int, error) {
+	if x.enc == nil {
+		return 0, errors.New("extraction: PromptTokens needs an encoder")
+	}
+	u := Unit{ID: "-", Text: "-"}
+	p, err := x.graphPrompt(u)
+	if err != nil {
+		return 0, err
+	}
+	n := x.enc.Count(p)
+	if x.opts.Claims.Enabled {
+		if p, err = x.claimsPrompt(u); err != nil {
+			return 0, err
+		}
+		n = max(n, x.enc.Count(p))
+	}
+	return n + messageTokens, nil
 }
 
 // history is a conversation's messages and their token count, each

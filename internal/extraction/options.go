@@ -37,6 +37,11 @@ type Options struct {
 	MaxGleanings int
 	// Chat is passed with every call: model, temperature, max tokens.
 	Chat llm.ChatOptions
+	// MaxPromptTokens bounds the conversation a call sends, in the
+	// Extractor's encoding: a gleaning round or loop question that would
+	// pass it is not asked (the chat model's window would cut it; see
+	// Stats.GleaningsSkipped). 0 is no bound, as without an encoder.
+	MaxPromptTokens int
 	// Claims configures claim (covariate) extraction, off by default.
 	Claims ClaimOptions
 	// Prompts holds the templates of the conversations; nil is kgrag's

@@ -38,6 +38,9 @@ type Stats struct {
 	Gleanings      int `json:"gleanings"`
 	LoopChecks     int `json:"loop_checks"`
 	UnclearAnswers int `json:"unclear_answers"`
+	// GleaningsSkipped counts the conversations whose next round was not
+	// asked because it would pass Options.MaxPromptTokens.
+	GleaningsSkipped int `json:"gleanings_skipped,omitempty"`
 	// Records counts the records the parser saw in all replies; each was
 	// kept as an entity, relationship or claim, or dropped.
 	Records       int `json:"records"`
@@ -65,6 +68,7 @@ func (s *Stats) Add(o Stats) {
 	s.Gleanings += o.Gleanings
 	s.LoopChecks += o.LoopChecks
 	s.UnclearAnswers += o.UnclearAnswers
+	s.GleaningsSkipped += o.GleaningsSkipped
 	s.Records += o.Records
 	s.Entities += o.Entities
 	s.Relationships += o.Relationships

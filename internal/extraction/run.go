@@ -97,8 +97,11 @@ func (x *Extractor) Run(ctx context.Context, units []Unit, ro RunOptions) (*Batc
 	return b, nil
 }
 
-// stopsRun says err would fail the other units' calls as well.
+// stopsRun says err would fail the other units' calls as well. A prompt
+// over the model's window does: the chunks are alike, and the caller can
+// cut them to the window the error names (indexer.Options.Window).
 func stopsRun(err error) bool {
+	var we *llm.WindowError
 	return llm.Unreachable(err) || errors.Is(err, llm.ErrModelNotFound) || errors.Is(err, llm.ErrAuth) ||
-		errors.Is(err, llm.ErrRateLimited)
+		errors.Is(err, llm.ErrRateLimited) || errors.As(err, &we)
 }

@@ -13,6 +13,7 @@
 package indexer
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -120,6 +121,13 @@ type Options struct {
 	// kgrag prompt-tune wrote, prompts.Open); nil keeps the embedded ones.
 	// The requests then differ, and so do their cache keys.
 	Prompts *prompts.Set
+	// Window is the chat model's window (llm.Client.Window): when known,
+	// every stage's prompts are cut to fit it (see fitWindow), and each
+	// call says the window it needs (Ollama's num_ctx). WindowRatio is
+	// the model's tokens per token of Encoding; 0 means
+	// llm.DefaultTokenRatio.
+	Window      llm.Window
+	WindowRatio float64
 	// LeidenSeed makes the communities repeatable.
 	LeidenSeed uint64
 	// Progress, when set, is told each stage's progress (done of total;
@@ -216,7 +224,7 @@ func Run(ctx context.Context, model llmcall.Chatter, opts Options) (*Summary, er
 		}
 	}
 	start := time.Now()
-	sum := &Summary{}
+	sum := &Summary{Degraded: slices.Clone(r.notes)}
 	defer func() { sum.Elapsed = time.Since(start) }()
 	var prev map[string]string
 	r.previous, prev = previous(ctx, r.opts.Output, r.opts.FreshCommunities)
@@ -327,7 +335,11 @@ func newRun(model llmcall.Chatter, opts Options) (*run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("indexer: encoding %s: %w", opts.Encoding, err)
 	}
-	return &run{opts: opts, enc: enc, model: model, paths: map[string]string{}}, nil
+	r := &run{opts: opts, enc: enc, model: model, paths: map[string]string{}}
+	if err := r.fitWindow(); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 type run struct {
@@ -344,6 +356,12 @@ type run struct {
 	dry bool
 	// current is the stage running, for the rehearsal's counts.
 	current string
+	// budget is the chat window's, when known (fitWindow); notes say
+	// what fitting it cut, and summaryInput and reportInput are the
+	// summaries' and reports' input budgets (0: the defaults).
+	budget                    *llm.Budget
+	notes                     []string
+	summaryInput, reportInput int
 }
 
 func (r *run) progress(stage string, done, total int) {
@@ -359,6 +377,10 @@ func (r *run) progress(stage string, done, total int) {
 func (r *run) stage(name string, sum *Summary) (llmcall.Chatter, func()) {
 	r.current = name
 	var next llmcall.Chatter = r.model
+	if r.budget != nil {
+		// Under the cache: the window a call needs is not its key.
+		next = fitting{next: next, budget: *r.budget, enc: r.enc}
+	}
 	var hits0 int64
 	if r.cache != nil {
 		next = r.cache.Wrap(r.model, r.opts.Model)
@@ -407,6 +429,9 @@ func (r *run) build(ctx context.Context, sum *Summary) (*graphrag.Dataset, error
 	}
 	sum.ExtractionFailed = len(batch.Failed)
 	sum.Graph, sum.Claims = batch.Graph, batch.Claims
+	if n := batch.Graph.GleaningsSkipped + batch.Claims.GleaningsSkipped; n > 0 {
+		sum.Degraded = append(sum.Degraded, fmt.Sprintf("extraction: %d conversations stopped gleaning early: the next round would not fit the chat model's window of %s", n, r.opts.Window))
+	}
 	for _, res := range batch.Results {
 		if res == nil {
 			continue
@@ -440,7 +465,7 @@ func (r *run) build(ctx context.Context, sum *Summary) (*graphrag.Dataset, error
 	chat, done = r.stage(StageSummaries, sum)
 	s := &graphbuild.Summarizer{
 		Model: chat, Chat: r.chatOptions(), Encoder: r.enc,
-		Concurrency: r.opts.Concurrency, JoinUnder: r.opts.SummaryJoinUnder,
+		Concurrency: r.opts.Concurrency, JoinUnder: r.opts.SummaryJoinUnder, MaxInputTokens: r.summaryInput,
 		Progress: func(n, total int) { r.progress(StageSummaries, n, total) },
 		Prompts:  r.opts.Prompts,
 	}
@@ -476,7 +501,7 @@ func (r *run) finish(ctx context.Context, ds *graphrag.Dataset, g *graphbuild.Gr
 			// (create_community_reports_text).
 			newBuilder = reports.NewTextBuilder
 		}
-		b, err := newBuilder(ds, r.enc, reports.DefaultMaxInputTokens)
+		b, err := newBuilder(ds, r.enc, cmp.Or(r.reportInput, reports.DefaultMaxInputTokens))
 		if err != nil {
 			return nil, fmt.Errorf("indexer: reports: %w", err)
 		}

@@ -1,6 +1,7 @@
 package indexer
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -133,7 +134,7 @@ func PlanRun(ctx context.Context, opts Options) (*Plan, error) {
 	k := float64(p.Tokens) / 1000
 	p.EstSummaries = int(math.Round(k * summariesPer1000))
 	p.EstReports = int(math.Round(k * reportsPer1000))
-	p.EstReportTokens = p.EstReports * reports.DefaultMaxInputTokens
+	p.EstReportTokens = p.EstReports * cmp.Or(r.reportInput, reports.DefaultMaxInputTokens)
 	return p, nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/kgrag/kgrag/internal/jsonrepair"
 	"github.com/kgrag/kgrag/internal/llm"
 	"github.com/kgrag/kgrag/internal/llmcall"
+	"github.com/kgrag/kgrag/internal/tokens"
 	"github.com/kgrag/kgrag/prompts"
 	"golang.org/x/sync/errgroup"
 )
@@ -70,6 +71,25 @@ type Generator struct {
 	b    *Builder
 	chat llmcall.Chatter
 	opts Options
+}
+
+// problemAllowance is the room a retry's note on what was wrong with the
+// last reply (IndexReport.Problem) may take.
+const problemAllowance = 128
+
+// PromptTokens is the size of a report prompt without its context, with
+// room for a retry's note: what a community's context must leave in the
+// model's window. text is for the fast method's prompt (NewTextBuilder).
+func (o Options) PromptTokens(enc *tokens.Encoder, text bool) (int, error) {
+	name := promptGraph
+	if text {
+		name = promptText
+	}
+	p, err := o.Prompts.Render(name, prompts.IndexReport{MaxLength: o.MaxLength})
+	if err != nil {
+		return 0, err
+	}
+	return enc.Count(p) + problemAllowance, nil
 }
 
 // NewGenerator returns a Generator over the contexts of b.
