@@ -8,7 +8,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/kgrag/kgrag/internal/tokens"
 )
@@ -260,16 +259,8 @@ func DedupText(e MergedEntity, opts DedupOptions) string {
 	if limit == 0 {
 		limit = DefaultDedupMaxTokens
 	}
-	s = tokens.ValidText(s) // the spans index this text
-	toks := opts.Encoder.Tokens(s)
-	if len(toks) <= limit {
-		return s
-	}
-	cut := toks[limit-1].End
-	for cut > 0 && !utf8.RuneStart(s[cut]) { // a token may end inside a character
-		cut--
-	}
-	return s[:cut]
+	head, _ := opts.Encoder.Head(s, limit)
+	return head
 }
 
 // titleRows returns the index in g.Entities of the first row of each

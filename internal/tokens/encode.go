@@ -46,3 +46,22 @@ func ValidText(s string) string {
 	}
 	return string([]rune(s))
 }
+
+// Head returns the longest start of s that holds at most n tokens, cut
+// on a character boundary (a token may end inside a character), and
+// whether it cut anything. Like Tokens, it works on ValidText(s).
+func (e *Encoder) Head(s string, n int) (string, bool) {
+	s = ValidText(s)
+	toks := e.Tokens(s)
+	if len(toks) <= n {
+		return s, false
+	}
+	if n <= 0 {
+		return "", true
+	}
+	cut := toks[n-1].End
+	for cut > 0 && cut < len(s) && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut], true
+}

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/kgrag/kgrag/graphrag"
 	"github.com/kgrag/kgrag/internal/test"
@@ -61,5 +62,40 @@ func benchEncoders(b *testing.B, op func(enc *tokens.Encoder, text string) int) 
 				}
 			}
 		})
+	}
+}
+
+// TestHead checks Head against Count: the head is a prefix of whole
+// characters within n tokens, and close to n when it cuts.
+func TestHead(t *testing.T) {
+	enc, err := tokens.NewEncoder(tokens.EncodingCL100K)
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := []string{
+		"Marley was dead, to begin with. There is no doubt whatever about that.",
+		"Scrooge: « Bah ! » 日本語のテキストと emoji 🎄🎅 between words",
+		"",
+	}
+	for _, s := range texts {
+		total := enc.Count(s)
+		for _, n := range []int{0, 1, 3, 7, total - 1, total, total + 5} {
+			if n < 0 {
+				continue
+			}
+			head, cut := enc.Head(s, n)
+			switch {
+			case !strings.HasPrefix(s, head) || !utf8.ValidString(head):
+				t.Errorf("Head(%q, %d) = %q: not a prefix of whole characters", s, n, head)
+			case enc.Count(head) > n:
+				t.Errorf("Head(%q, %d) = %q: %d tokens", s, n, head, enc.Count(head))
+			case cut != (total > n):
+				t.Errorf("Head(%q, %d): cut %v with %d tokens in all", s, n, cut, total)
+			case cut && enc.Count(head) < n-2:
+				// The cut may fall a token short where one ends inside a
+				// character or merges across the cut; not more.
+				t.Errorf("Head(%q, %d) = %q: only %d tokens", s, n, head, enc.Count(head))
+			}
+		}
 	}
 }
