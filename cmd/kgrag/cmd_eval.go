@@ -174,8 +174,17 @@ func runEval(ctx context.Context, o evalOptions, term terminal) error {
 		if err != nil {
 			return err
 		}
+		// The judge's prompts fit its own model's window.
+		w, err := client.Window(ctx, llm.WindowChat, o.judgeModel)
+		if err != nil {
+			return err
+		}
+		if w.Known() {
+			fmt.Fprintf(term.err, "judge window: %s\n", w)
+		}
 		temp := float32(0)
-		judge = eval.NewJudge(client, llm.ChatOptions{Model: o.judgeModel, Temperature: &temp, MaxTokens: o.ask.maxTokens}, o.ask.global.search.JSONMode, enc)
+		judge = eval.NewJudge(client, llm.ChatOptions{Model: o.judgeModel, Temperature: &temp, MaxTokens: o.ask.maxTokens}, o.ask.global.search.JSONMode, enc,
+			llm.NewBudget(w, 0, o.ask.maxTokens))
 	}
 	rep := evalReport{Questions: o.questions, Answered: o.answer, Count: len(qs), Kinds: map[string]int{}}
 	for _, q := range qs {
@@ -403,6 +412,9 @@ func writeModes(w io.Writer, g graphReport, answered bool) error {
 			}
 			if r.JudgeErr != "" {
 				fmt.Fprintf(w, "%s, %s: not graded: %s\n", m.Mode, r.ID, r.JudgeErr)
+			}
+			if v := r.Verdict; v != nil && v.AnswerCut > 0 {
+				fmt.Fprintf(w, "%s, %s: graded on the answer's first %d tokens: the rest did not fit the judge's window\n", m.Mode, r.ID, v.AnswerCut)
 			}
 		}
 	}

@@ -91,12 +91,13 @@ Keep what you know, let the model find the rest:
 			&cli.IntFlag{Name: "examples", Destination: &o.examples, Value: prompttune.DefaultExamples, Usage: "most worked examples in the extraction prompt"},
 			&cli.IntFlag{Name: "example-tokens", Destination: &o.exampleTokens, Value: prompttune.DefaultExampleTokens, Usage: "`TOKENS` of corpus text per example passage"},
 			&cli.IntFlag{Name: "max-prompt-tokens", Destination: &o.maxPromptTokens, Value: prompttune.DefaultMaxPromptTokens, Usage: "`TOKENS` the extraction prompt may count without the passage it is sent with; examples are left out (down to one) to fit (GraphRAG's --max-tokens)"},
-			&cli.IntFlag{Name: "sample-tokens", Destination: &o.sampleTokens, Value: prompttune.DefaultSampleTokens, Usage: "`TOKENS` of sampled text sent with each question (keep it inside the model's context)"},
+			&cli.IntFlag{Name: "sample-tokens", Destination: &o.sampleTokens, Value: prompttune.DefaultSampleTokens, Usage: "`TOKENS` of sampled text sent with each question (cut to fit the chat model's window)"},
 			&cli.IntFlag{Name: "chunk-size", Destination: &o.chunkSize, Value: chunk.DefaultSize, Usage: "tokens per chunk, as kgrag index --chunk-size"},
 			&cli.IntFlag{Name: "chunk-overlap", Destination: &o.overlap, Value: chunk.DefaultOverlap, Usage: "tokens a chunk shares with the next"},
 			&cli.StringFlag{Name: "text-column", Destination: &o.textColumn, Value: "text", Usage: "CSV `COLUMN` holding a row's text"},
 			&cli.FloatFlag{Name: "temperature", Destination: &o.temperature, Category: "model server", Value: 0, Usage: "sampling temperature of every call"},
-			&cli.IntFlag{Name: "max-tokens", Destination: &o.maxTokens, Category: "model server", Usage: "stop each reply after `N` tokens (0: the server's limit); bounds a small model that rambles"},
+			&cli.IntFlag{Name: "max-tokens", Destination: &o.maxTokens, Category: "model server", Usage: "stop each reply after `N` tokens (0: an eighth of the chat window, 256 to 2048); bounds a small model that rambles"},
+			chatWindowFlag(&o.llm.chatWindow),
 		}, llmFlags(&o.llm)...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			if cmd.Args().Len() > 0 {
@@ -161,6 +162,14 @@ func runPromptTune(ctx context.Context, o promptTuneOptions, term terminal) erro
 		Chat: llm.ChatOptions{Model: o.chatModel, Temperature: &temp, MaxTokens: o.maxTokens},
 	}
 	opts.Documents.TextColumn = o.textColumn
+	w, err := client.Window(ctx, llm.WindowChat, o.chatModel)
+	if err != nil {
+		return err
+	}
+	if w.Known() && !o.quiet {
+		fmt.Fprintf(term.err, "chat window: %s\n", w)
+	}
+	opts.Budget = llm.NewBudget(w, 0, o.maxTokens)
 	start := time.Now()
 	if !o.quiet {
 		opts.Progress = func(step, detail string) {

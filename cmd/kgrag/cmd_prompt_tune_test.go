@@ -315,3 +315,48 @@ func TestPromptTuneManifestJSON(t *testing.T) {
 		t.Errorf("manifest JSON %s lacks entity_types", b)
 	}
 }
+
+// TestPromptTuneFitsWindow tunes with GraphRAG's defaults (1,000 tokens
+// of sample, 2,000 of extraction prompt) against a server imitating
+// llama-server at a small window, which refuses a longer prompt: every
+// call must fit, each cut must be a warning, and kgrag index must then
+// run with the tuned prompt under the same window.
+func TestPromptTuneFitsWindow(t *testing.T) {
+	const window = 1024 // the test server's tokens: words
+	input := indexertest.CarolInput(t, 3000)
+	srv := llmtest.Start(t, llmtest.Config{Imitate: llmtest.ImitateLlamaServer, ChatWindow: window, Models: []string{"m"}})
+	var steps []string
+	tuneScript(srv, &steps)
+	dir := filepath.Join(t.TempDir(), "prompts")
+	_, stderr, code := runKgrag(t, "prompt-tune", "--input", input, "--output", dir, "--llm-url", srv.URL(), "--chat-model", "m",
+		"--selection", "top", "--limit", "3")
+	if code != 0 {
+		t.Fatalf("kgrag prompt-tune: exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"chat window: 1024 tokens", "the sample sent with each question cut from 1000 to", "the extraction prompt kept within"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	for i, r := range chatRequests(srv) {
+		n := 0
+		for _, m := range r.Messages {
+			n += len(strings.Fields(m.Content))
+		}
+		mt, _ := r.Extra["max_tokens"].(float64)
+		if n+int(mt) > window || mt == 0 {
+			t.Errorf("call %d (%s): %d words and max_tokens %v; want max_tokens set, both within %d", i+1, steps[i], n, mt, window)
+		}
+	}
+	// kgrag index with the tuned prompt under the same window.
+	idx := llmtest.Start(t, llmtest.Config{Imitate: llmtest.ImitateLlamaServer, ChatWindow: window, Models: []string{"m"}})
+	indexertest.Script(idx)
+	out := filepath.Join(t.TempDir(), "output")
+	_, stderr, code = runKgrag(t, "index", "--input", input, "--output", out, "--llm-url", idx.URL(), "--chat-model", "m", "--cache", "", "--prompts", dir)
+	if code != 0 {
+		t.Fatalf("kgrag index --prompts under the same window: exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "degraded: chunks: ") {
+		t.Errorf("kgrag index says nothing of chunks cut to the window:\n%s", stderr)
+	}
+}

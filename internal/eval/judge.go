@@ -18,6 +18,9 @@ type Verdict struct {
 	// Score is 0 (wrong) to 5 (says all the reference says).
 	Score  int    `json:"score"`
 	Reason string `json:"reason,omitempty"`
+	// AnswerCut, when not 0, is how many tokens of the answer the judge
+	// read: the rest did not fit its window.
+	AnswerCut int `json:"answer_cut_to,omitempty"`
 }
 
 // noAnswer is the reference of a question the text does not answer.
@@ -26,17 +29,26 @@ const noAnswer = "The text does not answer this question; a good answer says so.
 // Judge grades answers against the reference answers of a question set
 // with a chat model (prompts' eval_judge).
 type Judge struct {
-	c *llmcall.Caller
+	chat   llmcall.Streamer
+	opts   llm.ChatOptions
+	json   bool
+	enc    *tokens.Encoder
+	budget llm.Budget
 }
 
 // judgeSchema is the reply's shape, for servers that constrain decoding.
 const judgeSchema = `{"type":"object","properties":{"reason":{"type":"string"},` +
 	`"score":{"type":"integer","minimum":0,"maximum":5}},"required":["reason","score"]}`
 
+// minJudged is the fewest tokens of an answer worth grading.
+const minJudged = 64
+
 // NewJudge returns a judge asking chat with opts (its Model the judge
-// model); with jsonMode it asks for JSON.
-func NewJudge(chat llmcall.Streamer, opts llm.ChatOptions, jsonMode bool, enc *tokens.Encoder) *Judge {
-	return &Judge{c: llmcall.NewCaller(chat, opts, jsonMode, enc)}
+// model); with jsonMode it asks for JSON. Each prompt is fitted to the
+// judge model's window b (unknown: as it is): an answer too long for it
+// is graded by its head, and the Verdict says so.
+func NewJudge(chat llmcall.Streamer, opts llm.ChatOptions, jsonMode bool, enc *tokens.Encoder, b llm.Budget) *Judge {
+	return &Judge{chat: chat, opts: opts, json: jsonMode, enc: enc, budget: b}
 }
 
 // Grade asks the judge for q's answer. A reply without a score 0-5 is an
@@ -47,11 +59,32 @@ func (j *Judge) Grade(ctx context.Context, q Question, answer string) (Verdict, 
 	if q.Kind == KindAbsent || ref == "" {
 		ref = noAnswer
 	}
-	prompt, err := prompts.Render("eval_judge", prompts.EvalJudge{Question: q.Question, Reference: ref, Answer: answer})
+	data := prompts.EvalJudge{Question: q.Question, Reference: ref, Answer: answer}
+	prompt, err := prompts.Render("eval_judge", data)
 	if err != nil {
 		return Verdict{}, llmcall.Call{}, err
 	}
-	reply, call, err := j.c.Call(ctx, "", prompt, []byte(judgeSchema))
+	n, cutTo := j.enc.Count(prompt), 0
+	if room := j.budget.Room(); room >= 0 && n > room {
+		keep := j.enc.Count(answer) - (n - room)
+		if keep < minJudged {
+			return Verdict{}, llmcall.Call{}, fmt.Errorf("judge: the judge model's window, %s, cannot hold the prompt with the question and its reference (%d tokens) and %d of the answer: "+
+				"serve it with a longer context or set --chat-context-tokens", j.budget.Window, n-j.enc.Count(answer), minJudged)
+		}
+		data.Answer, _ = j.enc.Head(answer, keep)
+		if prompt, err = prompts.Render("eval_judge", data); err != nil {
+			return Verdict{}, llmcall.Call{}, err
+		}
+		n, cutTo = j.enc.Count(prompt), keep
+	}
+	// The window the call needs is named only when it is known (Ollama
+	// is then asked for it); the answer's reserve goes either way.
+	opts := j.budget.Chat(j.opts, 0)
+	if j.budget.Window.Known() {
+		opts = j.budget.Chat(j.opts, n)
+	}
+	c := llmcall.NewCaller(j.chat, opts, j.json, j.enc)
+	reply, call, err := c.Call(ctx, "", prompt, []byte(judgeSchema))
 	if err != nil {
 		return Verdict{}, call, fmt.Errorf("judge: %w", err)
 	}
@@ -61,7 +94,7 @@ func (j *Judge) Grade(ctx context.Context, q Question, answer string) (Verdict, 
 	}
 	if _, err := jsonrepair.Unmarshal(reply, &v); err == nil {
 		if n, ok := score(v.Score); ok {
-			return Verdict{Score: n, Reason: strings.TrimSpace(v.Reason)}, call, nil
+			return Verdict{Score: n, Reason: strings.TrimSpace(v.Reason), AnswerCut: cutTo}, call, nil
 		}
 	}
 	return Verdict{}, call, fmt.Errorf("judge: the reply held no score 0-5: %.200q", reply)

@@ -379,7 +379,7 @@ func (r *run) stage(name string, sum *Summary) (llmcall.Chatter, func()) {
 	var next llmcall.Chatter = r.model
 	if r.budget != nil {
 		// Under the cache: the window a call needs is not its key.
-		next = fitting{next: next, budget: *r.budget, enc: r.enc}
+		next = llmcall.Fitted(next, *r.budget, r.enc)
 	}
 	var hits0 int64
 	if r.cache != nil {

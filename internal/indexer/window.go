@@ -8,9 +8,7 @@ import (
 	"github.com/kgrag/kgrag/internal/extraction"
 	"github.com/kgrag/kgrag/internal/graphbuild"
 	"github.com/kgrag/kgrag/internal/llm"
-	"github.com/kgrag/kgrag/internal/llmcall"
 	"github.com/kgrag/kgrag/internal/reports"
-	"github.com/kgrag/kgrag/internal/tokens"
 )
 
 // Every stage's prompt is fitted to the chat model's window
@@ -129,21 +127,4 @@ type noChat struct{}
 
 func (noChat) Chat(context.Context, []llm.Message, llm.ChatOptions) (string, llm.Usage, error) {
 	return "", llm.Usage{}, errors.New("indexer: no model")
-}
-
-// fitting tells each call the window its prompt needs (llm.Budget.Chat),
-// so that Ollama is asked for that context, and the wait for a long
-// prompt's first token grows with it.
-type fitting struct {
-	next   llmcall.Chatter
-	budget llm.Budget
-	enc    *tokens.Encoder
-}
-
-func (f fitting) Chat(ctx context.Context, msgs []llm.Message, opts llm.ChatOptions) (string, llm.Usage, error) {
-	n := 0
-	for _, m := range msgs {
-		n += f.enc.Count(m.Content) + 4
-	}
-	return f.next.Chat(ctx, msgs, f.budget.Chat(opts, n))
 }

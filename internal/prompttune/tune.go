@@ -66,6 +66,10 @@ type Options struct {
 	SampleTokens int
 	// Chat goes with every call (model, temperature, max tokens).
 	Chat llm.ChatOptions
+	// Budget is the chat model's window: with it known, the sample, the
+	// example passages and the tuned extraction prompt are cut to fit
+	// (each cut a warning), and every call names the window it needs.
+	Budget llm.Budget
 	// Progress, when set, is told each step as it starts.
 	Progress func(step, detail string)
 }
@@ -154,15 +158,21 @@ func Tune(ctx context.Context, model llmcall.Chatter, opts Options) (*Result, er
 	if t.res.Selected == "" {
 		t.res.Selected = SelectRandom
 	}
+	if err := t.fitWindow(); err != nil {
+		return nil, err
+	}
+	if t.opts.Budget.Window.Known() {
+		t.model = llmcall.Fitted(model, t.opts.Budget, enc)
+	}
 	t.progress("sample", opts.Input)
-	chunks, err := sample(ctx, enc, opts)
+	chunks, err := sample(ctx, enc, t.opts)
 	if err != nil {
 		return nil, err
 	}
 	for _, c := range chunks {
 		t.res.Chunks = append(t.res.Chunks, c.ID)
 	}
-	text := sampleText(enc, chunks, opts.SampleTokens)
+	text := sampleText(enc, chunks, t.opts.SampleTokens)
 	steps := []func(context.Context, string) error{t.domain, t.language, t.persona, t.entityTypes}
 	for _, step := range steps {
 		if err := step(ctx, text); err != nil {
@@ -471,7 +481,7 @@ func (t *tuner) render() error {
 		tok := t.enc.Count(filled)
 		if tok <= t.opts.MaxPromptTokens || n == 1 {
 			if tok > t.opts.MaxPromptTokens {
-				t.warn("examples: the extraction prompt counts %d tokens with one example, more than --max-prompt-tokens %d", tok, t.opts.MaxPromptTokens)
+				t.warn("examples: the extraction prompt counts %d tokens with one example, more than the %d allowed (--max-prompt-tokens, or half the chat window's room)", tok, t.opts.MaxPromptTokens)
 			}
 			if n < len(all) {
 				t.warn("examples: %d of %d left out to keep the extraction prompt within %d tokens", len(all)-n, len(all), t.opts.MaxPromptTokens)
