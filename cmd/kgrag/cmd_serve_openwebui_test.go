@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -75,32 +76,78 @@ func TestServeOpenWebUI(t *testing.T) {
 	t.Logf("Open WebUI up in %v", time.Since(t0).Round(time.Second))
 
 	shots := test.Artifacts(t, "serve-openwebui")
-	ctx, shot := browser(t, chromium, shots, 4*time.Minute)
-	run := func(what string, steps ...chromedp.Action[chromedp.Void]) {
+	ctx, shot := browser(t, chromium, shots, 8*time.Minute)
+	// The browser starts on the first action, bound to its context: start
+	// it on ctx, not on a step's.
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("start Chromium: %v", err)
+	}
+	// Each step has its own deadline, so that one that hangs fails with
+	// time left to show the page; each step's time is logged, for a slow
+	// machine.
+	fail := func(what string, err error) {
 		t.Helper()
-		if err := chromedp.Do(ctx, steps...); err != nil {
-			_ = chromedp.Do(ctx, shot("failed"))
-			t.Fatalf("%s: %v (screenshot failed.png, if there was time for one)", what, err)
+		sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		defer cancel()
+		_ = chromedp.Do(sctx, shot("failed"))
+		body, _ := chromedp.Run(sctx, chromedp.Text(chromedp.CSS("body")))
+		t.Fatalf("%s: %v (screenshot failed.png); the page:\n%.2000s", what, err, body)
+	}
+	run := func(what string, d time.Duration, steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		sctx, cancel := context.WithTimeout(ctx, d)
+		defer cancel()
+		t0 := time.Now()
+		if err := chromedp.Do(sctx, steps...); err != nil {
+			fail(what, err)
+		}
+		t.Logf("%s: %v", what, time.Since(t0).Round(100*time.Millisecond))
+	}
+	run("open the page", 3*time.Minute, chromedp.Navigate("http://"+addr+"/"), chromedp.WaitVisible(chromedp.CSS("#chat-input")), chromedp.Sleep(2*time.Second), shot("start"))
+	// A first visit may open the release notes over the page, late on a
+	// slow machine.
+	dismiss := func() {
+		t.Helper()
+		if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const b = [...document.querySelectorAll("button")].find((b) => /Okay, Let's Go/i.test(b.textContent)); if (b) b.click(); return !!b })()`)); err != nil {
+			fail("close the release notes", err)
 		}
 	}
-	run("open the page", chromedp.Navigate("http://"+addr+"/"), chromedp.WaitVisible(chromedp.CSS("#chat-input")), chromedp.Sleep(2*time.Second), shot("start"))
-	// A first visit may open the release notes over the page.
-	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const b = [...document.querySelectorAll("button")].find((b) => /Okay, Let's Go/i.test(b.textContent)); if (b) b.click(); return !!b })()`)); err != nil {
-		t.Fatal(err)
-	}
+	dismiss()
 	// The first model listed, kgrag-local, is chosen when there is no
 	// other; else pick it from the list.
 	chosen, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#model-selector-model-button")))
 	if err != nil {
-		t.Fatal(err)
+		fail("read the model chosen", err)
 	}
 	if !strings.Contains(chosen, "kgrag-local") {
-		run("choose kgrag-local", chromedp.Click(chromedp.CSS("#model-selector-model-button")),
+		run("choose kgrag-local", time.Minute, chromedp.Click(chromedp.CSS("#model-selector-model-button")),
 			chromedp.WaitVisible(chromedp.CSS(`[data-value="kgrag-local"]`)), chromedp.Click(chromedp.CSS(`[data-value="kgrag-local"]`)))
 	}
-	run("ask", chromedp.Click(chromedp.CSS("#chat-input")), chromedp.SendKeys(chromedp.CSS("#chat-input"), q),
-		chromedp.WaitEnabled(chromedp.CSS("#send-message-button")), chromedp.Click(chromedp.CSS("#send-message-button")))
-	run("wait for the answer", chromedp.WaitVisible(chromedp.CSS(".copy-response-button")), chromedp.Sleep(time.Second), shot("answer"))
+	// Keys typed before the editor takes them, or while a dialog opened
+	// late has the focus, are lost: type until the editor holds the
+	// question, clearing what a lost try left.
+	const editor = `(() => { const e = document.querySelector("#chat-input"); return e ? (e.value ?? e.innerText).trim() : "" })()`
+	for try := 1; ; try++ {
+		dismiss()
+		run("type the question", 30*time.Second, chromedp.Click(chromedp.CSS("#chat-input")), chromedp.SendKeys(chromedp.CSS("#chat-input"), q))
+		got, err := chromedp.Run(ctx, chromedp.Evaluate[string](editor))
+		if err != nil {
+			fail("read the editor", err)
+		}
+		if strings.ReplaceAll(got, "\u2019", "'") == q {
+			break
+		}
+		if try == 3 {
+			fail("type the question", fmt.Errorf("the editor holds %q after %d tries", got, try))
+		}
+		t.Logf("try %d: the editor holds %q; typing again", try, got)
+		if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const e = document.querySelector("#chat-input"); e.focus(); document.execCommand("selectAll"); return document.execCommand("delete") })()`)); err != nil {
+			fail("clear the editor", err)
+		}
+		run("wait", 5*time.Second, chromedp.Sleep(2*time.Second))
+	}
+	run("send", time.Minute, chromedp.WaitEnabled(chromedp.CSS("#send-message-button")), chromedp.Click(chromedp.CSS("#send-message-button")))
+	run("wait for the answer", 2*time.Minute, chromedp.WaitVisible(chromedp.CSS(".copy-response-button")), chromedp.Sleep(time.Second), shot("answer"))
 	page, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("body")))
 	if err != nil {
 		t.Fatal(err)
@@ -115,7 +162,7 @@ func TestServeOpenWebUI(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no sources button under the answer: %v", err)
 	}
-	run("open the sources", chromedp.Sleep(time.Second))
+	run("open the sources", 10*time.Second, chromedp.Sleep(time.Second))
 	page, err = chromedp.Run(ctx, chromedp.Text(chromedp.CSS("body")))
 	if err != nil {
 		t.Fatal(err)
@@ -125,7 +172,7 @@ func TestServeOpenWebUI(t *testing.T) {
 		t.Errorf("sources %q; want 1 Source, %s, on the page:\n%s", sources, url, page)
 	}
 	t.Logf("Open WebUI shows kgrag's answer and %s: %s (%s)", sources, url, ent.Title)
-	run("final screenshot", shot("answer-with-sources"))
+	run("final screenshot", 30*time.Second, shot("answer-with-sources"))
 }
 
 // tail4k is the end of s.
