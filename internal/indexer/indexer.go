@@ -383,7 +383,7 @@ func (r *run) stage(name string, sum *Summary) (llmcall.Chatter, func()) {
 	}
 	var hits0 int64
 	if r.cache != nil {
-		next = r.cache.Wrap(r.model, r.opts.Model)
+		next = r.cache.Wrap(next, r.opts.Model)
 		hits0 = r.cache.Stats().Hits
 	}
 	c := &counting{next: next, enc: r.enc}

@@ -1,15 +1,19 @@
 package indexer_test
 
 import (
+	"context"
 	"errors"
 	"math"
 	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/kgrag/kgrag/internal/indexer"
 	"github.com/kgrag/kgrag/internal/indexer/indexertest"
 	"github.com/kgrag/kgrag/internal/llm"
+	"github.com/kgrag/kgrag/internal/llmcall"
 	"github.com/kgrag/kgrag/internal/tokens"
 )
 
@@ -73,6 +77,28 @@ func TestRunFitsWindow(t *testing.T) {
 		})
 	}
 
+	t.Run("through the cache", func(t *testing.T) {
+		// The reply cache (on by default) sits over the fitting: every
+		// call must still name the window its prompt needs (Ollama's
+		// num_ctx), within the window.
+		_, client := indexertest.Model(t)
+		rec := &contextRecorder{next: client}
+		opts := carolOptions(t, 900)
+		opts.CacheDir = filepath.Join(t.TempDir(), "cache")
+		opts.Window = llm.Window{Tokens: 4096, Source: "test"}
+		runAndOpen(t, rec, opts)
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		if len(rec.contexts) == 0 {
+			t.Fatal("no call reached the model")
+		}
+		for i, n := range rec.contexts {
+			if n <= 0 || n > 4096 {
+				t.Errorf("call %d named a window of %d tokens; want 1 to 4096", i+1, n)
+			}
+		}
+	})
+
 	t.Run("too small", func(t *testing.T) {
 		srv, client := indexertest.Model(t)
 		opts := carolOptions(t, 300)
@@ -86,4 +112,19 @@ func TestRunFitsWindow(t *testing.T) {
 			t.Errorf("a refused run made its output or called the model %d times", srv.Count(""))
 		}
 	})
+}
+
+// contextRecorder records the window each call names
+// (llm.ChatOptions.ContextTokens) before passing it on.
+type contextRecorder struct {
+	next     llmcall.Chatter
+	mu       sync.Mutex
+	contexts []int
+}
+
+func (c *contextRecorder) Chat(ctx context.Context, msgs []llm.Message, opts llm.ChatOptions) (string, llm.Usage, error) {
+	c.mu.Lock()
+	c.contexts = append(c.contexts, opts.ContextTokens)
+	c.mu.Unlock()
+	return c.next.Chat(ctx, msgs, opts)
 }
