@@ -15,8 +15,8 @@ import (
 const embedEncoding = tokens.EncodingCL100K
 
 // embedRatio turns a window in the model's tokens (a flag's, a server's)
-// into tiktoken's, as llm.DefaultTokenRatio does for chat models.
-const embedRatio = 1.1
+// into tiktoken's, as it does for chat models.
+const embedRatio = llm.DefaultTokenRatio
 
 // embedSize is the size, in tokens of enc, of the windows longer texts
 // are embedded in, and the window it comes from (for messages); 0 splits

@@ -296,10 +296,6 @@ func (x *Extractor) call(ctx context.Context, h *history, st *Stats) (string, er
 	return reply, nil
 }
 
-// messageTokens is the chat template's share of a message (role markers),
-// which the history's count leaves out.
-const messageTokens = 4
-
 // fits reports whether h with one more message of text still leaves the
 // extraction's reply its room under MaxPromptTokens; always, without a
 // bound or an encoder.
@@ -308,7 +304,7 @@ func (x *Extractor) fits(h *history, text string) bool {
 		return true
 	}
 	// The history's own replies show what a next one may take.
-	return h.tokens+x.enc.Count(text)+messageTokens*(len(h.msgs)+2) <= x.opts.MaxPromptTokens
+	return h.tokens+x.enc.Count(text)+llmcall.MessageTokens*(len(h.msgs)+2) <= x.opts.MaxPromptTokens
 }
 
 // PromptTokens is the size of the longest first prompt without the text
@@ -330,7 +326,7 @@ func (x *Extractor) PromptTokens() (int, error) {
 		}
 		n = max(n, x.enc.Count(p))
 	}
-	return n + messageTokens, nil
+	return n + llmcall.MessageTokens, nil
 }
 
 // history is a conversation's messages and their token count, each

@@ -7,14 +7,15 @@ import (
 	"github.com/kgrag/kgrag/internal/tokens"
 )
 
-// messageTokens is what a chat template adds around each message.
-const messageTokens = 4
+// MessageTokens is what a chat template adds around each message (role
+// markers), which a count of the contents leaves out.
+const MessageTokens = 4
 
 // PromptTokens counts msgs as a chat prompt, with enc.
 func PromptTokens(enc *tokens.Encoder, msgs []llm.Message) int {
 	n := 0
 	for _, m := range msgs {
-		n += enc.Count(m.Content) + messageTokens
+		n += enc.Count(m.Content) + MessageTokens
 	}
 	return n
 }
