@@ -19,6 +19,7 @@ import (
 	"github.com/kgrag/kgrag/internal/mode"
 	"github.com/kgrag/kgrag/internal/retrieval"
 	"github.com/kgrag/kgrag/internal/tokens"
+	"github.com/kgrag/kgrag/internal/walksearch"
 	"github.com/kgrag/kgrag/prompts"
 	"github.com/urfave/cli/v3"
 )
@@ -62,6 +63,7 @@ type askOptions struct {
 	global     globalOptions             // --mode global
 	basic      retrieval.BasicParams     // --mode basic
 	drift      driftsearch.Options       // --mode drift
+	walk       walksearch.Params         // --mode walk
 
 	subQuestions []string // --sub-question, with --mode graph-of-thoughts
 
@@ -158,7 +160,7 @@ func newAskOptions() *askOptions {
 	return &askOptions{mode: modeLocal, params: retrieval.DefaultParams(), chatModel: defaultChatModel,
 		responseType: prompts.DefaultResponseType,
 		global:       globalOptions{params: retrieval.DefaultGlobalParams(), search: globalsearch.DefaultOptions()},
-		basic:        retrieval.DefaultBasicParams(), drift: driftsearch.DefaultOptions()}
+		basic:        retrieval.DefaultBasicParams(), drift: driftsearch.DefaultOptions(), walk: walksearch.DefaultParams()}
 }
 
 // askFlags are ask's flags, bound to o's fields (their defaults are o's
@@ -189,6 +191,7 @@ func askFlags(o *askOptions) []cli.Flag {
 	flags = append(flags, readFlags(&o.read)...)
 	flags = append(flags, globalFlags(&o.global)...)
 	flags = append(flags, basicFlags(o)...)
+	flags = append(flags, walkFlags(o)...)
 	flags = append(flags, driftFlags(&o.drift)...)
 	flags = append(flags, askStoreFlags(&o.store)...)
 	flags = append(flags, indexFlags(&o.index)...)
@@ -265,6 +268,11 @@ func (o *askOptions) validate() error {
 	}
 	if err := o.basic.Validate(); err != nil && o.mode == modeBasic {
 		return usagef("kgrag ask --mode basic --top-k-text-units 10", "%s", flagNames(err.Error()))
+	}
+	if o.mode == mode.Walk {
+		if err := o.walkOptions("").Params.Validate(); err != nil {
+			return usagef("kgrag ask --mode walk --help", "%s", err)
+		}
 	}
 	if o.mode == modeDrift {
 		if err := o.driftOptions("").Validate(); err != nil {
@@ -651,7 +659,7 @@ func (o askOptions) engineOptions(source string) engine.Options {
 	bp.MaxContextTokens, bp.Encoding = o.params.MaxContextTokens, o.params.Encoding
 	return engine.Options{Local: o.localOptions(source), Global: so, GlobalParams: o.global.params,
 		Basic: basicsearch.Options{Params: bp, ResponseType: o.responseType, Chat: o.chatOptions(), Source: source},
-		Drift: o.driftOptions(source)}
+		Drift: o.driftOptions(source), Walk: o.walkOptions(source)}
 }
 
 // modesHelp is the Modes section of ask --help: every mode of the
@@ -717,6 +725,18 @@ func modesHelp() string {
            call. Two calls; for questions that need several facts put together
            (yes/no, multi-part), with a model that writes JSON well enough.
            --json shows the graph built`,
+		mode.Walk: `   walk    a walk over the graph on HippoRAG's design, for questions whose
+           answer joins two passages ("the director of the film shot in
+           Leland"): the entities the question names (its noun phrases,
+           BM25 over titles and descriptions, the vector index) and the text
+           units nearest it (vectors and BM25) are the seeds of a
+           personalized PageRank over entities and text units; the context
+           is the entities the walk went through most, then the text units
+           it ranks highest, best first, within --max-context-tokens (at
+           most --walk-text-units). No chat model until the answer; --json
+           lists the seeds and the ranking. Needs the entities' and text
+           units' embeddings (kgrag embed --tables entities,text_units);
+           best on a fast graph indexed with --prune light`,
 	}
 	var b strings.Builder
 	b.WriteString("Modes:\n")

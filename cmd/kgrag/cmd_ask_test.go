@@ -21,6 +21,7 @@ import (
 	"github.com/kgrag/kgrag/internal/retrieval"
 	"github.com/kgrag/kgrag/internal/test"
 	"github.com/kgrag/kgrag/internal/tokens"
+	"github.com/kgrag/kgrag/internal/walksearch"
 	"github.com/kgrag/kgrag/prompts"
 )
 
@@ -66,6 +67,7 @@ func (f askFixture) options(question string) askOptions {
 		subgraph:     retrieval.DefaultSubgraphParams(),
 		basic:        retrieval.DefaultBasicParams(),
 		drift:        driftsearch.DefaultOptions(),
+		walk:         walksearch.DefaultParams(),
 		chatModel:    "test-chat",
 		responseType: prompts.DefaultResponseType,
 		quiet:        true,
@@ -146,7 +148,7 @@ func TestAskContextOnly(t *testing.T) {
 
 // askKeys are the top-level fields of ask --json, the names scripts read.
 var askKeys = []string{"question", "answer", "mode", "source", "embed_model", "chat_model", "neighbours",
-	"context", "usage", "timings_ms", "sparql_requests", "global", "plan", "answer_partial", "finish_reason", "reasoning_chars", "reasoning", "drift", "graph_of_thoughts", "left_out"}
+	"context", "usage", "timings_ms", "sparql_requests", "global", "plan", "answer_partial", "finish_reason", "reasoning_chars", "reasoning", "drift", "graph_of_thoughts", "left_out", "ranking", "seeds"}
 
 // decodeAsk decodes ask --json output, refusing fields other than askKeys.
 func decodeAsk(t *testing.T, b []byte) askResult {

@@ -7,10 +7,13 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/kgrag/kgrag/graphrag"
 	"github.com/kgrag/kgrag/internal/atomicfile"
 	"github.com/kgrag/kgrag/internal/engine"
 	"github.com/kgrag/kgrag/internal/eval"
@@ -34,6 +37,10 @@ type evalOptions struct {
 	limit int
 	// html is where the report page goes, or "".
 	html string
+	// corpus is a published set's corpus file; writeDocuments, when set,
+	// is where the set's passages are written as documents instead of
+	// running it.
+	corpus, writeDocuments string
 	// against is a second graph (an output folder) run the same way,
 	// for the difference per mode; againstIndex its index folder.
 	against, againstIndex string
@@ -97,7 +104,9 @@ model too and records the answers and model calls.
 Ctrl-C stops the run and prints what was done.
 ` + exitStatusHelp,
 		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "questions", Destination: &o.questions, Usage: "question `FILE` (.jsonl or .yaml) with gold evidence"},
+			&cli.StringFlag{Name: "questions", Destination: &o.questions, Usage: "question `FILE` with gold evidence: kgrag's (.jsonl or .yaml), or a published multi-hop set as distributed (HotpotQA or 2WikiMultiHopQA JSON, MuSiQue JSONL)"},
+			&cli.StringFlag{Name: "corpus", Destination: &o.corpus, Usage: "with a published set: a corpus `FILE` of more passages (HippoRAG's packing: {title: sentences} or [{title, text}])"},
+			&cli.StringFlag{Name: "write-documents", Destination: &o.writeDocuments, Usage: "with a published set: write its passages to `DIR`/corpus.csv, one document each, for kgrag index --title-column title, and stop"},
 			&cli.StringFlag{Name: "modes", Value: o.modes, Destination: &o.modes, Usage: "comma-separated `MODES` to run (" + strings.Join(askModes(), ", ") + ")"},
 			&cli.IntFlag{Name: "limit", Destination: &o.limit, Usage: "ask only the first `N` questions (0: all): a first look before a long run with a model"},
 			&cli.BoolFlag{Name: "answer", Destination: &o.answer, Usage: "ask the chat model too: answers and model calls are recorded (DRIFT needs it)"},
@@ -147,10 +156,14 @@ func runEval(ctx context.Context, o evalOptions, term terminal) error {
 	if err != nil {
 		return err
 	}
-	qs, err := eval.ReadFile(o.questions)
+	set, err := eval.ReadSet(o.questions, o.corpus)
 	if err != nil {
 		return err
 	}
+	if o.writeDocuments != "" {
+		return writeEvalDocuments(o, set, term)
+	}
+	qs := set.Questions
 	switch {
 	case o.limit < 0:
 		return usagef("--limit 5", "--limit %d is negative", o.limit)
@@ -193,6 +206,11 @@ func runEval(ctx context.Context, o evalOptions, term terminal) error {
 		}
 	}
 	eo := eval.Options{Answer: o.answer, Judge: judge, KeepContext: o.html != ""}
+	if hasDocuments(qs) {
+		if eo.Documents, err = evalDocuments(ctx, o.ask.input, qs); err != nil {
+			return err
+		}
+	}
 	var err1 error
 	rep.graphReport, err1 = evalGraph(ctx, o, o.ask, modes, qs, eo, client, term)
 	if err1 == nil && o.against != "" {
@@ -206,6 +224,79 @@ func runEval(ctx context.Context, o evalOptions, term terminal) error {
 		return err1
 	}
 	return errors.Join(writeEval(term, o, rep, qs), err1)
+}
+
+// writeEvalDocuments writes a published set's passages as
+// DIR/corpus.csv, whole or not at all, and says how to index them.
+func writeEvalDocuments(o evalOptions, set *eval.Set, term terminal) error {
+	if len(set.Passages) == 0 {
+		return usagef("kgrag eval --questions hotpotqa.json --write-documents DIR", "--write-documents: %s is in kgrag's own format, which holds no passages", o.questions)
+	}
+	if err := os.MkdirAll(o.writeDocuments, 0o755); err != nil {
+		return fmt.Errorf("eval: %w", err)
+	}
+	path := filepath.Join(o.writeDocuments, "corpus.csv")
+	f, err := atomicfile.Create(path)
+	if err != nil {
+		return fmt.Errorf("eval: %w", err)
+	}
+	defer f.Abort()
+	if err := eval.WriteDocuments(f, set.Passages); err != nil {
+		return fmt.Errorf("eval: write %s: %w", path, err)
+	}
+	if err := f.Commit(); err != nil {
+		return err
+	}
+	fmt.Fprintf(term.out, "wrote %d passages of %d %s questions to %s; index them with\n"+
+		"   kgrag index --input %s --output OUT --title-column title --method fast --reports none\n",
+		len(set.Passages), len(set.Questions), set.Format, path, o.writeDocuments)
+	return nil
+}
+
+func hasDocuments(qs []eval.Question) bool {
+	return slices.ContainsFunc(qs, func(q eval.Question) bool { return len(q.Evidence.Documents) > 0 })
+}
+
+// evalDocuments maps the documents of the --input output to their text
+// units, for document evidence, and checks that it holds every document
+// the questions name.
+func evalDocuments(ctx context.Context, input string, qs []eval.Question) (eval.Documents, error) {
+	if input == "" {
+		return nil, usagef("kgrag eval --input OUT --questions hotpotqa.json", "the questions' evidence is documents, which kgrag eval maps to text units from --input: give the output folder (--store is not read for it)")
+	}
+	ds, err := graphrag.Open(ctx, input)
+	if err != nil {
+		return nil, err
+	}
+	hrid := make(map[string]string, len(ds.TextUnits))
+	for _, u := range ds.TextUnits {
+		hrid[u.ID] = u.HumanReadableID
+	}
+	docs := eval.Documents{}
+	for _, d := range ds.Documents {
+		for _, id := range d.TextUnitIDs {
+			docs[d.Title] = append(docs[d.Title], id)
+			if h := hrid[id]; h != "" {
+				docs[d.Title] = append(docs[d.Title], h)
+			}
+		}
+	}
+	missing := 0
+	first := ""
+	for _, q := range qs {
+		for _, t := range q.Evidence.Documents {
+			if _, ok := docs[t]; !ok {
+				if missing == 0 {
+					first = t
+				}
+				missing++
+			}
+		}
+	}
+	if missing > 0 {
+		return nil, fmt.Errorf("eval: %d gold documents are not in %s (the first: %q): index the set's passages, written by --write-documents, with --title-column title", missing, input, first)
+	}
+	return docs, nil
 }
 
 // evalGraph runs modes over the graph a reads.
@@ -378,6 +469,10 @@ func writeModes(w io.Writer, g graphReport, answered bool) error {
 	for _, k := range kinds {
 		fmt.Fprintf(tw, "\t%s", strings.ToUpper(k))
 	}
+	parts := evalParts(g.Modes)
+	for _, p := range parts {
+		fmt.Fprintf(tw, "\t%s", p.name)
+	}
 	fmt.Fprint(tw, "\tMEAN TOKENS\tP50 MS\tQUESTIONS/S\tFAILED")
 	if answered {
 		fmt.Fprint(tw, "\tMODEL CALLS\tANSWER OVERLAP\tJUDGE 0-5")
@@ -392,6 +487,9 @@ func writeModes(w io.Writer, g graphReport, answered bool) error {
 			} else {
 				fmt.Fprint(tw, "\t-")
 			}
+		}
+		for _, p := range parts {
+			fmt.Fprintf(tw, "\t%s", orDash(p.of(s)))
 		}
 		fmt.Fprintf(tw, "\t%.0f\t%.1f\t%.1f\t%d", s.MeanTokens, s.P50Millis, s.PerSecond, s.Failed)
 		if answered {
@@ -419,6 +517,43 @@ func writeModes(w io.Writer, g graphReport, answered bool) error {
 		}
 	}
 	return nil
+}
+
+// evalPart is a column of the table: recall of one kind of evidence, or
+// recall@k.
+type evalPart struct {
+	name string
+	of   func(eval.Summary) *float64
+}
+
+// evalParts are the columns some mode of ms has a value for: quote,
+// entity, text unit and document recall apart, then recall@2 and @5.
+func evalParts(ms []eval.ModeReport) []evalPart {
+	all := []evalPart{
+		{"QUOTES", func(s eval.Summary) *float64 { return s.QuoteRecall }},
+		{"ENTITIES", func(s eval.Summary) *float64 { return s.EntityRecall }},
+		{"TEXT UNITS", func(s eval.Summary) *float64 { return s.TextUnitRecall }},
+		{"DOCUMENTS", func(s eval.Summary) *float64 { return s.DocumentRecall }},
+		{"R@2", func(s eval.Summary) *float64 { return s.RecallAt2 }},
+		{"R@5", func(s eval.Summary) *float64 { return s.RecallAt5 }},
+	}
+	var out []evalPart
+	for _, p := range all {
+		if slices.ContainsFunc(ms, func(m eval.ModeReport) bool { return p.of(m.Summary) != nil }) {
+			out = append(out, p)
+		}
+	}
+	// One kind alone is the context recall column again.
+	kinds := 0
+	for _, p := range out {
+		if !strings.HasPrefix(p.name, "R@") {
+			kinds++
+		}
+	}
+	if kinds == 1 {
+		out = slices.DeleteFunc(out, func(p evalPart) bool { return !strings.HasPrefix(p.name, "R@") })
+	}
+	return out
 }
 
 // recallOfKind is a mode's mean context recall over the questions of one

@@ -66,7 +66,9 @@ type indexRunOptions struct {
 	// method is indexer.MethodStandard or MethodFast; reports is
 	// reportsModel or reportsNone.
 	method, reports string
-	llm             llmOptions
+	// prune is the fast method's pruning preset (graphbuild.PruneGraphRAG...).
+	prune string
+	llm   llmOptions
 	// load and embed, when set, run kgrag load and kgrag embed on the
 	// output once it is written.
 	load  *loadOptions
@@ -133,6 +135,7 @@ Go straight on to a SPARQL store and the vector index, as 'kgrag load
 			&cli.StringFlag{Name: "input", Destination: &o.input, Aliases: []string{"i"}, Usage: "`DIR` of documents to index"},
 			&cli.StringFlag{Name: "output", Destination: &o.output, Aliases: []string{"o"}, Usage: "`DIR` to write the GraphRAG tables to (replaced when the run succeeds)"},
 			&cli.StringFlag{Name: "method", Destination: &o.method, Value: indexer.MethodStandard, Usage: "`HOW` entities and relationships are found: standard (the chat model extracts them, GraphRAG's standard method) or fast (noun phrases and their co-occurrence in a text unit, no model: GraphRAG's fast method)"},
+			&cli.StringFlag{Name: "prune", Destination: &o.prune, Value: graphbuild.PruneGraphRAG, Usage: "with --method fast: how the noun graph is pruned: graphrag (GraphRAG's defaults: phrases found in one text unit go, for long texts), or light (phrases found once stay: for short passages, where most names are found once)"},
 			&cli.StringFlag{Name: "reports", Destination: &o.reports, Value: reportsModel, Usage: "`WHO` writes the community reports: model (the chat model) or none (no reports: with --method fast, no model is called at all)"},
 			&cli.StringFlag{Name: "cache", Destination: &o.cache, Usage: "`DIR` of cached model replies (default: kgrag-cache beside --output)"},
 			&cli.FloatFlag{Name: "temperature", Destination: &o.temperature, Category: "model server", Value: 0, Usage: "sampling temperature of every call (GraphRAG's 0: the most repeatable)"},
@@ -421,6 +424,12 @@ func (o indexRunOptions) indexerOptions() (indexer.Options, error) {
 	opts.SummaryJoinUnder = o.summaryJoinUnder
 	opts.Keep = []string{defaultIndexDir}
 	opts.Method, opts.NoReports = o.method, o.reports == reportsNone
+	if o.prune != "" {
+		var err error
+		if opts.Prune, err = graphbuild.PrunePreset(o.prune); err != nil {
+			return opts, usagef("--prune light", "--prune: %v", err)
+		}
+	}
 	return opts, nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/kgrag/kgrag/internal/localsearch"
 	"github.com/kgrag/kgrag/internal/retrieval"
 	"github.com/kgrag/kgrag/internal/thoughtgraph"
+	"github.com/kgrag/kgrag/internal/walksearch"
 )
 
 // Result is one question answered: what `kgrag ask --json` prints, one
@@ -52,9 +53,15 @@ type Result struct {
 	// Neighbours are the kNN hits, nearest first, before the backend
 	// dropped unknown ids and kept top-k: entities, or in basic mode
 	// text units.
-	Neighbours []Hit    `json:"neighbours,omitempty"`
-	Context    *Context `json:"context,omitempty"`
-	Usage      *Usage   `json:"usage,omitempty"`
+	Neighbours []Hit `json:"neighbours,omitempty"`
+	// Ranking is the text units a mode that ranks them ranked, best
+	// first (by human-readable id, as Sources): basic search's nearest,
+	// the walk's highest scores; kgrag eval's recall@k reads it.
+	Ranking []Hit `json:"ranking,omitempty"`
+	// Seeds are the entities the walk started from (--mode walk).
+	Seeds   []walksearch.Seed `json:"seeds,omitempty"`
+	Context *Context          `json:"context,omitempty"`
+	Usage   *Usage            `json:"usage,omitempty"`
 	// Timings are milliseconds per phase: open (index, graph and token
 	// encoder), embed
 	// (the question), knn, retrieval (the context), llm, total.
@@ -285,7 +292,36 @@ func (r *Result) AddBasic(s *basicsearch.Result) {
 	for _, h := range s.Neighbours {
 		r.Neighbours = append(r.Neighbours, Hit{ID: h.ID, Score: h.Score})
 	}
+	// The ranking is by GraphRAG id in the index; records give both ids.
+	hr := map[string]string{}
+	for _, u := range s.Context.Units {
+		hr[u.TextUnitID] = u.ID
+	}
+	r.Ranking = r.Ranking[:0]
+	for _, h := range s.Ranking {
+		id := h.ID
+		if x, ok := hr[id]; ok {
+			id = x
+		}
+		r.Ranking = append(r.Ranking, Hit{ID: id, Score: h.Score})
+	}
 	r.Context = &Context{Text: s.Context.Text, Tokens: s.Context.Tokens, Records: records(nil, nil, nil, s.Context.Units)}
+	if r.Timings == nil {
+		r.Timings = map[string]float64{}
+	}
+	for k, v := range s.Timings {
+		r.Timings[k] = v
+	}
+}
+
+// AddWalk records a walk in r: its seeds, ranking, context and timings.
+func (r *Result) AddWalk(s *walksearch.Result) {
+	r.Seeds = s.Seeds
+	r.Ranking = r.Ranking[:0]
+	for _, x := range s.Ranking {
+		r.Ranking = append(r.Ranking, Hit{ID: x.ID, Score: float32(x.Score)})
+	}
+	r.Context = &Context{Text: s.Text, Tokens: s.Tokens, Records: records(nil, s.Entities, nil, s.Units)}
 	if r.Timings == nil {
 		r.Timings = map[string]float64{}
 	}

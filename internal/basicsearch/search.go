@@ -3,9 +3,13 @@ package basicsearch
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/kgrag/kgrag/embedindex"
+	"github.com/kgrag/kgrag/internal/lexical"
 	"github.com/kgrag/kgrag/internal/llm"
 	"github.com/kgrag/kgrag/internal/llmcall"
 	"github.com/kgrag/kgrag/internal/localsearch"
@@ -35,6 +39,18 @@ type Searcher struct {
 	chat llmcall.Streamer
 	b    *retrieval.BasicBuilder
 	opts Options
+	// units reads every text unit for the BM25 retrievers; lex is their
+	// index, built at the first question.
+	units retrieval.WalkLoader
+	mu    sync.Mutex
+	lex   *lexicalUnits
+}
+
+// lexicalUnits is a BM25 index of the graph's text units and their ids.
+type lexicalUnits struct {
+	idx *lexical.Index
+	ids []string // GraphRAG ids, by document number
+	hr  map[string]string
 }
 
 // New checks that idx was built with emb's model and returns a Searcher
@@ -50,14 +66,26 @@ func New(src retrieval.Backend, idx embedindex.Index, emb embedindex.Embedder, c
 	if err != nil {
 		return nil, err
 	}
-	return &Searcher{idx: idx, emb: emb, chat: chat, b: b, opts: opts}, nil
+	s := &Searcher{idx: idx, emb: emb, chat: chat, b: b, opts: opts}
+	if r := opts.Params.Retriever; r == retrieval.RetrieverBM25 || r == retrieval.RetrieverHybrid {
+		l, ok := src.(retrieval.WalkLoader)
+		if !ok {
+			return nil, fmt.Errorf("basicsearch: retriever %s needs every text unit of the graph, which %s cannot list", r, opts.Source)
+		}
+		s.units = l
+	}
+	return s, nil
 }
 
 // Result is what a search found and answered.
 type Result struct {
-	// Neighbours are the text units nearest the question, nearest first.
+	// Neighbours are the text units nearest the question, nearest first
+	// (none with the BM25 retriever).
 	Neighbours []embedindex.Hit
-	Context    *retrieval.BasicContext
+	// Ranking is the text units the retriever found, best first: the
+	// neighbours, BM25's hits or their fusion.
+	Ranking []embedindex.Hit
+	Context *retrieval.BasicContext
 	// Reply is the answer; zero after Context.
 	Reply localsearch.Reply
 	// Timings are milliseconds per phase: embed, knn, retrieval, llm.
@@ -81,13 +109,35 @@ func (e *NoTextUnitsError) Error() string {
 // the context. It calls no chat model.
 func (s *Searcher) Context(ctx context.Context, question string) (*Result, error) {
 	res := &Result{Timings: map[string]float64{}}
-	hits, err := localsearch.Neighbours(ctx, s.idx, s.emb, question, s.b.Params().K, res.Timings)
-	if err != nil {
-		return nil, err
+	p := s.b.Params()
+	var hits []embedindex.Hit
+	var err error
+	if p.Retriever != retrieval.RetrieverBM25 {
+		hits, err = localsearch.Neighbours(ctx, s.idx, s.emb, question, p.K, res.Timings)
+		if err != nil {
+			return nil, err
+		}
 	}
 	res.Neighbours = hits
-	ids := make([]string, len(hits))
-	for i, h := range hits {
+	res.Ranking = hits
+	if s.units != nil {
+		t := time.Now()
+		lex, err := s.lexical(ctx)
+		if err != nil {
+			return nil, err
+		}
+		var bm []embedindex.Hit
+		for _, h := range lex.idx.Search(question, p.K) {
+			bm = append(bm, embedindex.Hit{ID: lex.ids[h.Doc], Score: float32(h.Score)})
+		}
+		res.Ranking = bm
+		if p.Retriever == retrieval.RetrieverHybrid {
+			res.Ranking = Fuse(p.K, hits, bm)
+		}
+		res.Timings["lexical"] = ms(time.Since(t))
+	}
+	ids := make([]string, len(res.Ranking))
+	for i, h := range res.Ranking {
 		ids[i] = h.ID
 	}
 	t := time.Now()
@@ -100,6 +150,59 @@ func (s *Searcher) Context(ctx context.Context, question string) (*Result, error
 		return nil, &NoTextUnitsError{Neighbours: len(hits), Index: s.idx.Info().Path, Source: s.opts.Source}
 	}
 	return res, nil
+}
+
+// lexical is the BM25 index of the text units, built at the first call.
+func (s *Searcher) lexical(ctx context.Context) (*lexicalUnits, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lex != nil {
+		return s.lex, nil
+	}
+	g, err := s.units.WalkGraph(ctx)
+	if err != nil {
+		return nil, &localsearch.SourceError{Err: err}
+	}
+	l := &lexicalUnits{idx: lexical.New(), ids: make([]string, len(g.Units))}
+	for i, u := range g.Units {
+		l.idx.Add(u.Text)
+		l.ids[i] = u.TextUnitID
+	}
+	s.lex = l
+	return l, nil
+}
+
+// RRFK is reciprocal rank fusion's constant (Cormack, Clarke and
+// Büttcher, SIGIR 2009): a hit at rank r (from 1) of a list adds
+// 1/(RRFK+r).
+const RRFK = 60
+
+// Fuse joins rankings by reciprocal rank fusion and returns the k best,
+// best first (ties by id), scored by their fused score.
+func Fuse(k int, lists ...[]embedindex.Hit) []embedindex.Hit {
+	score := map[string]float64{}
+	for _, l := range lists {
+		for i, h := range l {
+			score[h.ID] += 1 / float64(RRFK+i+1)
+		}
+	}
+	out := make([]embedindex.Hit, 0, len(score))
+	for id, sc := range score {
+		out = append(out, embedindex.Hit{ID: id, Score: float32(sc)})
+	}
+	slices.SortFunc(out, func(a, b embedindex.Hit) int {
+		if a.Score != b.Score {
+			if a.Score > b.Score {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	if len(out) > k {
+		out = out[:k]
+	}
+	return out
 }
 
 // System is the system prompt of the answer call for a context.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/kgrag/kgrag/internal/answer"
 	"github.com/kgrag/kgrag/internal/basicsearch"
+	"github.com/kgrag/kgrag/internal/llm"
 	"github.com/kgrag/kgrag/internal/llmcall"
 	"github.com/kgrag/kgrag/internal/localsearch"
 	"github.com/kgrag/kgrag/internal/mode"
@@ -67,9 +68,15 @@ func (e *basic) Search(ctx context.Context, q Question, h Hooks, res *answer.Res
 	if err != nil {
 		return err
 	}
-	res.ChatModel = e.opts.Chat.Model
+	return answerOnce(ctx, e.chat, e.opts.Chat, system, q, h, res)
+}
+
+// answerOnce has the chat model answer q from system (the prompt with the
+// context) in one call, and records the reply in res.
+func answerOnce(ctx context.Context, chat llmcall.Streamer, o llm.ChatOptions, system string, q Question, h Hooks, res *answer.Result) error {
+	res.ChatModel = o.Model
 	t := time.Now()
-	reply, err := localsearch.Answer(ctx, e.chat, e.opts.Chat, system, q.Text, localsearch.Hooks{Answer: h.Answer, Reasoning: h.Reasoning})
+	reply, err := localsearch.Answer(ctx, chat, o, system, q.Text, localsearch.Hooks{Answer: h.Answer, Reasoning: h.Reasoning})
 	res.Timings["llm"] = ms(time.Since(t))
 	res.RecordReply(reply, err)
 	return err

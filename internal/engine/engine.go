@@ -8,7 +8,7 @@
 // and an Engine; the front ends take it from there.
 //
 // The modes themselves live in their search packages (localsearch,
-// globalsearch, driftsearch, basicsearch); an Engine adapts one to the
+// globalsearch, driftsearch, basicsearch, walksearch); an Engine adapts one to the
 // common shape: Plan, Context, Search.
 package engine
 
@@ -28,6 +28,7 @@ import (
 	"github.com/kgrag/kgrag/internal/mode"
 	"github.com/kgrag/kgrag/internal/retrieval"
 	"github.com/kgrag/kgrag/internal/tokens"
+	"github.com/kgrag/kgrag/internal/walksearch"
 )
 
 // Question is one question to a mode.
@@ -128,6 +129,7 @@ type Options struct {
 	GlobalParams retrieval.GlobalParams
 	Basic        basicsearch.Options
 	Drift        driftsearch.Options
+	Walk         walksearch.Options
 }
 
 // entry is one mode in the registry: its description and how its engine
@@ -152,6 +154,8 @@ func registry() []entry {
 			e.open = openDrift
 		case mode.Basic:
 			e.open = openBasic
+		case mode.Walk:
+			e.open = openWalk
 		}
 		out = append(out, e)
 	}

@@ -128,6 +128,10 @@ func fit(m mode.Mode, o Options, w Window, enc *tokens.Encoder, qTokens int) (fi
 		oh := over("basic_answer", prompts.BasicAnswer{ResponseType: o.Basic.ResponseType})
 		err = cut("the context budget (--max-context-tokens)", &o.Basic.Params.MaxContextTokens, oh)
 		setChat(&o.Basic.Chat, need(oh, o.Basic.Params.MaxContextTokens))
+	case mode.Walk:
+		oh := over("basic_answer", prompts.BasicAnswer{ResponseType: o.Walk.ResponseType})
+		err = cut("the context budget (--max-context-tokens)", &o.Walk.Params.MaxContextTokens, oh)
+		setChat(&o.Walk.Chat, need(oh, o.Walk.Params.MaxContextTokens))
 	case mode.Global:
 		mapOH := over("global_map", prompts.GlobalMap{MaxLength: o.Global.MapMaxLength})
 		redOH := over("global_reduce", prompts.GlobalReduce{ResponseType: o.Global.ResponseType, MaxLength: o.Global.ReduceMaxLength})

@@ -129,7 +129,7 @@ func TestEntityInReports(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if r := eval.ContextRecall(ev, tt.res); r.Found != tt.want || r.Total != 3 {
+			if r := eval.ContextRecall(ev, tt.res, nil); r.Found != tt.want || r.Total != 3 {
 				t.Errorf("recall %+v; want %d of 3", r, tt.want)
 			}
 		})
@@ -153,7 +153,7 @@ func TestQuoteMatching(t *testing.T) {
 		{"fog and foul air", false},
 	}
 	for _, tt := range tests {
-		r := eval.ContextRecall(eval.Evidence{Quotes: []string{tt.quote}}, ctx)
+		r := eval.ContextRecall(eval.Evidence{Quotes: []string{tt.quote}}, ctx, nil)
 		if got := r.Found == 1; got != tt.want {
 			t.Errorf("%q found %v; want %v", tt.quote, got, tt.want)
 		}

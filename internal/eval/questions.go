@@ -41,15 +41,20 @@ type Question struct {
 
 // Evidence is what the context should hold for the question to be
 // answerable: quotes of the source text, entities by title, text units
-// by id (GraphRAG's id or human_readable_id).
+// by id (GraphRAG's id or human_readable_id), documents by title (a
+// published multi-hop set's supporting passages, each indexed as one
+// document).
 type Evidence struct {
 	Quotes    []string `json:"quotes,omitempty" yaml:"quotes,omitempty"`
 	Entities  []string `json:"entities,omitempty" yaml:"entities,omitempty"`
 	TextUnits []string `json:"text_units,omitempty" yaml:"text_units,omitempty"`
+	Documents []string `json:"documents,omitempty" yaml:"documents,omitempty"`
 }
 
 // Items counts the pieces of evidence.
-func (e Evidence) Items() int { return len(e.Quotes) + len(e.Entities) + len(e.TextUnits) }
+func (e Evidence) Items() int {
+	return len(e.Quotes) + len(e.Entities) + len(e.TextUnits) + len(e.Documents)
+}
 
 // LineError is a question file's line that cannot be used.
 type LineError struct {

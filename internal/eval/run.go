@@ -15,6 +15,11 @@ type Result struct {
 	ID     string `json:"id"`
 	Kind   string `json:"kind,omitempty"`
 	Recall Recall `json:"context_recall"`
+	// RecallAt2 and RecallAt5 are the shares of the gold passages among
+	// the first 2 and 5 text units the mode ranked (see RecallAt); nil
+	// for a mode that ranks none or a question without such gold.
+	RecallAt2 *float64 `json:"recall_at_2,omitempty"`
+	RecallAt5 *float64 `json:"recall_at_5,omitempty"`
 	// Tokens is the size of the context the model was given (global
 	// search: its map batches together).
 	Tokens int `json:"context_tokens"`
@@ -50,9 +55,19 @@ type Summary struct {
 	Failed    int `json:"failed"`
 	// Recall is the mean of the questions' context recall, over the
 	// questions with evidence (a failed question counts 0).
-	Recall     float64 `json:"context_recall"`
-	MeanTokens float64 `json:"mean_context_tokens"`
-	LLMCalls   int     `json:"llm_calls"`
+	Recall float64 `json:"context_recall"`
+	// QuoteRecall, EntityRecall, TextUnitRecall and DocumentRecall are
+	// the means over the questions with evidence of that kind; RecallAt2
+	// and RecallAt5 the means of the questions' recall@k. Each is nil
+	// where no question has it.
+	QuoteRecall    *float64 `json:"quote_recall,omitempty"`
+	EntityRecall   *float64 `json:"entity_recall,omitempty"`
+	TextUnitRecall *float64 `json:"text_unit_recall,omitempty"`
+	DocumentRecall *float64 `json:"document_recall,omitempty"`
+	RecallAt2      *float64 `json:"recall_at_2,omitempty"`
+	RecallAt5      *float64 `json:"recall_at_5,omitempty"`
+	MeanTokens     float64  `json:"mean_context_tokens"`
+	LLMCalls       int      `json:"llm_calls"`
 	// Judged counts the answers the judge graded; Score is their mean
 	// (0-5), Overlap the mean string check where a reference was given.
 	Judged       int      `json:"judged,omitempty"`
@@ -74,6 +89,8 @@ type Options struct {
 	KeepContext bool
 	// Progress, when set, is called after each question.
 	Progress func(mode string, done, total int)
+	// Documents resolve document evidence to text units.
+	Documents Documents
 }
 
 // Run asks every question of qs of e. A question that fails is recorded
@@ -116,7 +133,13 @@ func ask(ctx context.Context, e engine.Engine, q Question, o Options) Result {
 		}
 		return r
 	}
-	r.Recall = ContextRecall(q.Evidence, res)
+	r.Recall = ContextRecall(q.Evidence, res, o.Documents)
+	if v, ok := RecallAt(q.Evidence, res, o.Documents, 2); ok {
+		r.RecallAt2 = &v
+	}
+	if v, ok := RecallAt(q.Evidence, res, o.Documents, 5); ok {
+		r.RecallAt5 = &v
+	}
 	if o.KeepContext {
 		r.Context, _ = contextOf(res)
 	}
@@ -187,6 +210,12 @@ func summarize(rs []Result, took time.Duration) Summary {
 	if scored > 0 {
 		s.Recall = recall / float64(scored)
 	}
+	s.QuoteRecall = mean(rs, func(r Result) (float64, bool) { return partShare(r.Recall.Quotes) })
+	s.EntityRecall = mean(rs, func(r Result) (float64, bool) { return partShare(r.Recall.Entities) })
+	s.TextUnitRecall = mean(rs, func(r Result) (float64, bool) { return partShare(r.Recall.TextUnits) })
+	s.DocumentRecall = mean(rs, func(r Result) (float64, bool) { return partShare(r.Recall.Documents) })
+	s.RecallAt2 = mean(rs, func(r Result) (float64, bool) { return deref(r.RecallAt2) })
+	s.RecallAt5 = mean(rs, func(r Result) (float64, bool) { return deref(r.RecallAt5) })
 	var score, overlap float64
 	overlaps := 0
 	for _, r := range rs {
@@ -216,4 +245,35 @@ func summarize(rs []Result, took time.Duration) Summary {
 		s.PerSecond = float64(len(rs)) / took.Seconds()
 	}
 	return s
+}
+
+// mean is the mean of f over the results it has a value for; nil when
+// none has.
+func mean(rs []Result, f func(Result) (float64, bool)) *float64 {
+	sum, n := 0.0, 0
+	for _, r := range rs {
+		if v, ok := f(r); ok {
+			sum += v
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	m := sum / float64(n)
+	return &m
+}
+
+func partShare(p *Part) (float64, bool) {
+	if p == nil {
+		return 0, false
+	}
+	return p.Share(), true
+}
+
+func deref(v *float64) (float64, bool) {
+	if v == nil {
+		return 0, false
+	}
+	return *v, true
 }

@@ -72,7 +72,7 @@ func TestShippedQuestionSets(t *testing.T) {
 				if titles == nil {
 					asText.Quotes = append(asText.Quotes, ev.Entities...)
 				}
-				if r := eval.ContextRecall(asText, whole); r.Found != r.Total {
+				if r := eval.ContextRecall(asText, whole, nil); r.Found != r.Total {
 					t.Errorf("%s: not in the text: %s", q.ID, strings.Join(r.Missing, "; "))
 				}
 				for _, e := range ev.Entities {

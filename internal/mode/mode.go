@@ -21,6 +21,7 @@ const (
 	SPARQLTemplates = "sparql-templates"
 	Subgraph        = "subgraph"
 	GraphOfThoughts = "graph-of-thoughts"
+	Walk            = "walk"
 )
 
 // Needs says what a mode reads besides the graph.
@@ -76,6 +77,8 @@ func All() []Mode {
 			About: "the NetworkX article's retrieval: the nearest nodes, all their text, their top relationships and community summaries"},
 		{Name: GraphOfThoughts, Needs: EntityIndex, ContextOnly: true,
 			About: "the NetworkX article's graph of thoughts: the model builds a small graph from the subgraph context, then answers from it"},
+		{Name: Walk, Needs: EntityIndex | TextUnitIndex, ContextOnly: true,
+			About: "a walk over the graph (HippoRAG's personalized PageRank) from the entities and text units that match the question: the text units it ranks highest, for questions that join two passages"},
 	}
 }
 

@@ -20,7 +20,36 @@ type BasicParams struct {
 	ColumnDelimiter  string
 	// Encoding names the tiktoken encoding that counts tokens.
 	Encoding string
+	// Retriever is how the text units are found: RetrieverGraphRAG (the
+	// default), RetrieverVector, RetrieverBM25 or RetrieverHybrid.
+	Retriever string
 }
+
+// The retrievers of basic search (kgrag ask --basic-retriever).
+const (
+	// RetrieverGraphRAG is GraphRAG's basic search: the K nearest text
+	// units, printed in table order, the table cut at the first that
+	// does not fit the budget (so under a small budget the nearest may
+	// be the ones left out).
+	RetrieverGraphRAG = "graphrag"
+	// RetrieverVector: the nearest text units, kept best first while
+	// they fit the budget (K at most).
+	RetrieverVector = "vector"
+	// RetrieverBM25: the text units of highest Okapi BM25 score.
+	RetrieverBM25 = "bm25"
+	// RetrieverHybrid: the vector and BM25 rankings joined by reciprocal
+	// rank fusion.
+	RetrieverHybrid = "hybrid"
+)
+
+// Retrievers are basic search's retrievers, the default first.
+func Retrievers() []string {
+	return []string{RetrieverGraphRAG, RetrieverVector, RetrieverBM25, RetrieverHybrid}
+}
+
+// ByRank says the context keeps the text units best first (every
+// retriever but GraphRAG's).
+func (p BasicParams) ByRank() bool { return p.Retriever != "" && p.Retriever != RetrieverGraphRAG }
 
 // DefaultBasicParams returns GraphRAG's basic search defaults (k 10,
 // max_context_tokens 12000) with kgrag's default encoding.
@@ -37,6 +66,8 @@ func (p BasicParams) Validate() error {
 		return fmt.Errorf("retrieval: basic params: max_context_tokens %d: must be > 0", p.MaxContextTokens)
 	case p.ColumnDelimiter == "":
 		return fmt.Errorf("retrieval: basic params: column delimiter is empty")
+	case p.Retriever != "" && !slices.Contains(Retrievers(), p.Retriever):
+		return fmt.Errorf("retrieval: basic params: retriever %q: want %s", p.Retriever, strings.Join(Retrievers(), ", "))
 	}
 	return nil
 }
@@ -110,19 +141,27 @@ func (b *BasicBuilder) BasicContext(ctx context.Context, ids []string) (*BasicCo
 	if err != nil {
 		return nil, fmt.Errorf("retrieval: basic: text units: %w", err)
 	}
-	slices.SortStableFunc(units, func(x, y TextUnitRecord) int { return compareIDs(x.ID, y.ID) })
 	d := b.p.ColumnDelimiter
 	header := "id" + d + "text\n"
 	used := b.enc.Count(header)
+	byRank := b.p.ByRank()
+	if !byRank {
+		slices.SortStableFunc(units, func(x, y TextUnitRecord) int { return compareIDs(x.ID, y.ID) })
+	}
 	kept := units[:0:0]
 	for _, u := range units {
 		n := b.enc.Count(u.ID + d + u.Text + "\n")
 		if used+n > b.p.MaxContextTokens {
+			if byRank {
+				continue // a shorter unit further down may take the room
+			}
 			break
 		}
 		used += n
 		kept = append(kept, u)
 	}
+	// Kept best first, printed in table order.
+	slices.SortStableFunc(kept, func(x, y TextUnitRecord) int { return compareIDs(x.ID, y.ID) })
 	var sb strings.Builder
 	sb.WriteString(header)
 	for _, u := range kept {

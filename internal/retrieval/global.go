@@ -235,7 +235,7 @@ func (b *GlobalBuilder) headerLine() string {
 	if p.IncludeCommunityRank {
 		h = append(h, "rank")
 	}
-	return csvRow(h, p.ColumnDelimiter)
+	return CSVRow(h, p.ColumnDelimiter)
 }
 
 // fields are a report's columns as printed.
@@ -261,7 +261,7 @@ func (b *GlobalBuilder) fields(r ReportRecord) []string {
 // line GraphRAG counts.
 func (b *GlobalBuilder) reportLine(r ReportRecord) (string, int) {
 	f := b.fields(r)
-	line := csvRow(f, b.p.ColumnDelimiter)
+	line := CSVRow(f, b.p.ColumnDelimiter)
 	if b.p.GraphRAGTokenCount {
 		return line, b.enc.Count(strings.Join(f, b.p.ColumnDelimiter) + "\n")
 	}

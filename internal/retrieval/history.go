@@ -76,9 +76,9 @@ func (b *Builder) historyTable(history []Turn, budget int) (table, int) {
 	var rows strings.Builder
 	kept, n := "", 0
 	for _, t := range qa {
-		rows.WriteString(csvRow([]string{RoleUser, t.question}, p.ColumnDelimiter))
+		rows.WriteString(CSVRow([]string{RoleUser, t.question}, p.ColumnDelimiter))
 		if p.HistoryAnswers && len(t.answers) > 0 {
-			rows.WriteString(csvRow([]string{RoleAssistant, strings.Join(t.answers, "\n")}, p.ColumnDelimiter))
+			rows.WriteString(CSVRow([]string{RoleAssistant, strings.Join(t.answers, "\n")}, p.ColumnDelimiter))
 		}
 		if b.enc.Count(header+rows.String()) > budget {
 			break

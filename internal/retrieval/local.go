@@ -232,7 +232,7 @@ func (b *Builder) reportSection(reports []ReportRecord, budget int) ([]ReportRec
 	if p.IncludeCommunityRank {
 		header = append(header, "rank")
 	}
-	chosen, t := fill(b.enc, "-----"+SectionReports+"-----\n"+csvRow(header, p.ColumnDelimiter), cands, budget,
+	chosen, t := fill(b.enc, "-----"+SectionReports+"-----\n"+CSVRow(header, p.ColumnDelimiter), cands, budget,
 		func(r ReportRecord) string {
 			body := r.FullContent
 			if p.UseCommunitySummary {
@@ -242,7 +242,7 @@ func (b *Builder) reportSection(reports []ReportRecord, budget int) ([]ReportRec
 			if p.IncludeCommunityRank {
 				row = append(row, pyFloat(r.Rank))
 			}
-			return csvRow(row, p.ColumnDelimiter)
+			return CSVRow(row, p.ColumnDelimiter)
 		})
 	if len(chosen) == 0 {
 		return nil, table{exact: true}
@@ -540,10 +540,10 @@ func (b *Builder) renderUnits(units []TextUnitRecord) string {
 	return sb.String()
 }
 
-// csvRow prints fields as pandas DataFrame.to_csv does with the default
+// CSVRow prints fields as pandas DataFrame.to_csv does with the default
 // QUOTE_MINIMAL: a field holding the delimiter, a double quote or a line
 // break is quoted, its quotes doubled.
-func csvRow(fields []string, delim string) string {
+func CSVRow(fields []string, delim string) string {
 	var sb strings.Builder
 	for i, f := range fields {
 		if i > 0 {

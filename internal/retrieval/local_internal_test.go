@@ -16,8 +16,8 @@ func TestCSVRow(t *testing.T) {
 		{[]string{"3", `say "hi"`, ""}, "3|\"say \"\"hi\"\"\"|\n"},
 	}
 	for _, tt := range tests {
-		if got := csvRow(tt.in, "|"); got != tt.want {
-			t.Errorf("csvRow(%q) = %q; want %q", tt.in, got, tt.want)
+		if got := CSVRow(tt.in, "|"); got != tt.want {
+			t.Errorf("CSVRow(%q) = %q; want %q", tt.in, got, tt.want)
 		}
 	}
 }

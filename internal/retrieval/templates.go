@@ -333,7 +333,7 @@ func seedTableOf[T any](enc *tokens.Encoder, header string, rows []T, line func(
 // render fills the four tables into the budget (see TemplatesContext).
 func (b *TemplatesBuilder) render(ents []EntityRecord, rels []RelationshipRecord, comms []TemplateCommunity, chunks []TemplateChunk) *TemplatesResult {
 	p := b.params
-	row := func(fields ...string) string { return csvRow(fields, p.ColumnDelimiter) }
+	row := func(fields ...string) string { return CSVRow(fields, p.ColumnDelimiter) }
 	header := func(section string, cols ...string) string { return "-----" + section + "-----\n" + row(cols...) }
 	// In fill priority.
 	tables := []*seedTable{

@@ -95,3 +95,15 @@ func Service(t testing.TB, name string) string {
 	}
 	return u
 }
+
+// HotpotQA100 returns the folder of the HotpotQA dev set
+// (../shared/testdata/multihop/hotpotqa-100: questions.json and
+// corpus.json), skipping or failing when it is missing.
+func HotpotQA100(t testing.TB) string {
+	t.Helper()
+	dir := filepath.Join(filepath.Dir(GraphRAGSamples(t)), "multihop", "hotpotqa-100")
+	if _, err := os.Stat(filepath.Join(dir, "questions.json")); err != nil {
+		SkipOrFail(t, "the HotpotQA questions are not at %s: %v", dir, err)
+	}
+	return dir
+}
