@@ -115,7 +115,7 @@ ollama_up() {
 # background, as soon as the models are up, while the stores start and
 # everything else is tested. Job control gives the job a process group
 # that cleanup can stop whole.
-real='^Test(AskRealModels|AskGlobalRealModel|EvalRealModels|EvalChristmasCarolRealEmbedder|IndexRealModel|IndexRealModelReports|PromptTuneRealModel|ModesSmallModel|ModesDefaultFlagsSmallWindow|EmbedWindowsFindLastThird|OllamaRealModels|ServeSmallWindowRealModel)$'
+real='^Test(AskRealModels|AskGlobalRealModel|EvalRealModels|EvalChristmasCarolRealEmbedder|IndexRealModel|IndexRealModelReports|PromptTuneRealModel|ModesSmallModel|ModesDefaultFlagsSmallWindow|EmbedWindowsFindLastThird|OllamaRealModels|ServeSmallWindowRealModel|MultihopRealEmbedder)$'
 real_log=$KGRAG_CACHE/test-real-models.log
 if ((all)); then
 	set -m

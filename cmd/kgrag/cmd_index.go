@@ -135,7 +135,7 @@ Go straight on to a SPARQL store and the vector index, as 'kgrag load
 			&cli.StringFlag{Name: "input", Destination: &o.input, Aliases: []string{"i"}, Usage: "`DIR` of documents to index"},
 			&cli.StringFlag{Name: "output", Destination: &o.output, Aliases: []string{"o"}, Usage: "`DIR` to write the GraphRAG tables to (replaced when the run succeeds)"},
 			&cli.StringFlag{Name: "method", Destination: &o.method, Value: indexer.MethodStandard, Usage: "`HOW` entities and relationships are found: standard (the chat model extracts them, GraphRAG's standard method) or fast (noun phrases and their co-occurrence in a text unit, no model: GraphRAG's fast method)"},
-			&cli.StringFlag{Name: "prune", Destination: &o.prune, Value: graphbuild.PruneGraphRAG, Usage: "with --method fast: how the noun graph is pruned: graphrag (GraphRAG's defaults: phrases found in one text unit go, for long texts), or light (phrases found once stay: for short passages, where most names are found once)"},
+			&cli.StringFlag{Name: "prune", Destination: &o.prune, Value: indexer.PruneAuto, Usage: "with --method fast: `HOW` the noun graph is pruned: graphrag (GraphRAG's defaults: phrases found in one text unit go; for long texts), light (phrases found once stay; for short passages, where most names are found once) or auto (light when the text units average under 300 words, else graphrag)"},
 			&cli.StringFlag{Name: "reports", Destination: &o.reports, Value: reportsModel, Usage: "`WHO` writes the community reports: model (the chat model) or none (no reports: with --method fast, no model is called at all)"},
 			&cli.StringFlag{Name: "cache", Destination: &o.cache, Usage: "`DIR` of cached model replies (default: kgrag-cache beside --output)"},
 			&cli.FloatFlag{Name: "temperature", Destination: &o.temperature, Category: "model server", Value: 0, Usage: "sampling temperature of every call (GraphRAG's 0: the most repeatable)"},
@@ -424,12 +424,12 @@ func (o indexRunOptions) indexerOptions() (indexer.Options, error) {
 	opts.SummaryJoinUnder = o.summaryJoinUnder
 	opts.Keep = []string{defaultIndexDir}
 	opts.Method, opts.NoReports = o.method, o.reports == reportsNone
-	if o.prune != "" {
-		var err error
-		if opts.Prune, err = graphbuild.PrunePreset(o.prune); err != nil {
+	if o.prune != "" && o.prune != indexer.PruneAuto {
+		if _, err := graphbuild.PrunePreset(o.prune); err != nil {
 			return opts, usagef("--prune light", "--prune: %v", err)
 		}
 	}
+	opts.PrunePreset = o.prune
 	return opts, nil
 }
 
@@ -475,8 +475,12 @@ func printIndexSummary(w io.Writer, sum *indexer.Summary, quiet bool) {
 	}
 	printExtraction(w, sum)
 	if f := sum.Fast; f != nil {
-		fmt.Fprintf(w, "noun graph  %d noun phrases, %d pairs in a text unit; pruned %d entities (the most connected: %q) and %d relationships, as GraphRAG prunes\n",
-			f.Phrases, f.Pairs, f.Pruned.Entities, f.Pruned.Ego, f.Pruned.Relationships)
+		how := "as GraphRAG prunes"
+		if f.Prune == graphbuild.PruneLight {
+			how = "keeping phrases found once (--prune light)"
+		}
+		fmt.Fprintf(w, "noun graph  %d noun phrases, %d pairs in a text unit; pruned %d entities (the most connected: %q) and %d relationships, %s\n",
+			f.Phrases, f.Pairs, f.Pruned.Entities, f.Pruned.Ego, f.Pruned.Relationships, how)
 	}
 	if n := len(sum.Input.Ignored); n > 0 {
 		fmt.Fprintf(w, "ignored %d files that are not .txt, .md, .csv or .pdf (first: %s)\n", n, sum.Input.Ignored[0])

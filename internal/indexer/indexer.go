@@ -80,11 +80,13 @@ type Options struct {
 	// Method is MethodStandard (the default, "" too) or MethodFast. The
 	// fast method finds entities with NounPhrases, relates them by
 	// co-occurrence (PMI weights, or the raw counts with RawEdgeWeights)
-	// and prunes the graph with Prune; it makes no summaries, and ignores
-	// Extraction, Embedder and SummaryJoinUnder.
+	// and prunes the graph with Prune, or with the preset PrunePreset
+	// names when it is set (PruneAuto: by the corpus's shape); it makes
+	// no summaries, and ignores Extraction, Embedder and SummaryJoinUnder.
 	Method         string
 	NounPhrases    nounphrase.Options
 	Prune          graphbuild.PruneOptions
+	PrunePreset    string
 	RawEdgeWeights bool
 	// NoReports leaves the communities without reports: with the fast
 	// method, no model is called at all and Run takes a nil model.

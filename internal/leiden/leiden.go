@@ -374,8 +374,15 @@ func (o *optimizer) moveNodes(g *Graph, comm []int32) error {
 			}
 		}
 		o.clearNeighbours()
-		if bestGain < 0 {
-			// Alone is better; cv is non-empty here (an emptied cv gains 0).
+		switch {
+		case bestGain >= 0:
+		case commN[cv] == 0:
+			// v was alone in cv, which is as good as any empty
+			// community: its gain is 0 but for rounding (commK[cv] is
+			// what is left of sums after subtracting kv, 1e-17 say).
+			best = cv
+		default:
+			// Alone is better.
 			best = o.empty[len(o.empty)-1]
 			o.empty = o.empty[:len(o.empty)-1]
 		}
