@@ -40,14 +40,4 @@ ready() {
 
 kg_venv_enter "${1:-}"
 
-base=${KGRAG_LEIDEN_PYTHON:-python3}
-command -v "$base" >/dev/null || kg_die "no $base found (set KGRAG_LEIDEN_PYTHON)"
-kg_log "installing ${PINS[*]} into $VENV with $("$base" --version 2>&1) (once)"
-rm -rf "$VENV"
-"$base" -m venv "$VENV" || kg_die "python venv failed in $VENV"
-"$PY" -m pip install --quiet --disable-pip-version-check "${PINS[@]}" >&2 ||
-	kg_die "pip install ${PINS[*]} failed"
-echo "${PINS[*]}" >"$STAMP"
-ready || kg_die "${PINS[*]} installed, but they do not import"
-kg_log "ready"
-echo "$PY"
+kg_venv_install "${KGRAG_LEIDEN_PYTHON:-python3}"

@@ -194,3 +194,20 @@ kg_venv_enter() {
 		exit 0
 	fi
 }
+
+# kg_venv_install BASE: after kg_venv_enter, make the venv at $VENV anew
+# with the interpreter BASE, pip install $PINS into it, record them in
+# $STAMP, check `ready` and print $PY.
+kg_venv_install() {
+	local base=$1
+	command -v "$base" >/dev/null || kg_die "no $base found"
+	kg_log "installing ${PINS[*]} into $VENV with $("$base" --version 2>&1) (once)"
+	rm -rf "$VENV"
+	"$base" -m venv "$VENV" || kg_die "python venv failed in $VENV"
+	"$PY" -m pip install --quiet --disable-pip-version-check "${PINS[@]}" >&2 ||
+		kg_die "pip install ${PINS[*]} failed"
+	echo "${PINS[*]}" >"$STAMP"
+	ready || kg_die "${PINS[*]} installed, but they do not import"
+	kg_log "ready"
+	echo "$PY"
+}

@@ -67,6 +67,7 @@ func steps() []step {
 		{"knn", (*bench).knn},
 		{"open", (*bench).open},
 		{"eval", (*bench).eval},
+		{"multihop", (*bench).multihop},
 	}
 }
 

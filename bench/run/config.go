@@ -53,8 +53,9 @@ type config struct {
 	KnnESMax                         int
 	OpenSizes                        []int
 	OpenDim, OpenQuestions, OpenPort int
-	// EvalPort is the eval step's test model server.
-	EvalPort                  int
+	// EvalPort is the eval step's test model server; MultihopPort the
+	// multihop step's real one.
+	EvalPort, MultihopPort    int
 	OpenServePort, OpenServeN int
 	OpenANN                   string
 }
@@ -99,6 +100,7 @@ Environment (flags override):
   BENCH_OPEN_N, BENCH_OPEN_DIM, BENCH_OPEN_QUESTIONS, BENCH_OPEN_ANN,
   BENCH_OPEN_LLMTEST_PORT, BENCH_OPEN_SERVE_PORT, BENCH_OPEN_SERVE_N  open step
   BENCH_EVAL_LLMTEST_PORT  eval step (default 11555)
+  BENCH_MULTIHOP_MODELS_PORT  multihop step's model server, scripts/models.sh (default 11565)
 `
 
 // envReader reads variables through get and keeps the first bad value.
@@ -208,6 +210,7 @@ func configFromEnv(lookup func(string) (string, bool)) (config, error) {
 		OpenQuestions:    e.int("BENCH_OPEN_QUESTIONS", 10),
 		OpenPort:         e.int("BENCH_OPEN_LLMTEST_PORT", 11545),
 		EvalPort:         e.int("BENCH_EVAL_LLMTEST_PORT", 11555),
+		MultihopPort:     e.int("BENCH_MULTIHOP_MODELS_PORT", 11565),
 		OpenServePort:    e.int("BENCH_OPEN_SERVE_PORT", 18775),
 		OpenServeN:       e.int("BENCH_OPEN_SERVE_N", 200),
 		OpenANN:          e.str("BENCH_OPEN_ANN", "off"),
