@@ -49,7 +49,7 @@ type evalOptions struct {
 // defaultEvalModes are the modes that build a context without a chat
 // model (graph-of-thoughts' context is subgraph's; DRIFT's comes from
 // answers, so it needs --answer).
-const defaultEvalModes = "local,global,basic,sparql-templates,subgraph"
+const defaultEvalModes = "local,global,basic,sparql-templates,subgraph,walk"
 
 // evalReport is kgrag eval --json's object.
 type evalReport struct {
