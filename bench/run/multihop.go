@@ -46,7 +46,9 @@ func multihopModes() []multihopRun {
 		{Label: "basic, BM25, k 20", Mode: "basic", Args: append([]string{"--basic-retriever", "bm25"}, k20...)},
 		{Label: "basic, hybrid (RRF), k 20", Mode: "basic", Args: append([]string{"--basic-retriever", "hybrid"}, k20...)},
 		{Label: "local", Mode: "local"},
+		{Label: "local, --entity-retriever hybrid", Mode: "local", Args: []string{"--entity-retriever", "hybrid"}},
 		{Label: "subgraph", Mode: "subgraph"},
+		{Label: "subgraph, --entity-retriever hybrid", Mode: "subgraph", Args: []string{"--entity-retriever", "hybrid"}},
 		{Label: "sparql-templates", Mode: "sparql-templates"},
 		{Label: "walk", Mode: "walk"},
 	}

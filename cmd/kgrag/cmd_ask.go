@@ -64,6 +64,8 @@ type askOptions struct {
 	basic      retrieval.BasicParams     // --mode basic
 	drift      driftsearch.Options       // --mode drift
 	walk       walksearch.Params         // --mode walk
+	// entityRetriever is how the entity modes find their start entities.
+	entityRetriever string
 
 	subQuestions []string // --sub-question, with --mode graph-of-thoughts
 
@@ -175,6 +177,8 @@ func askFlags(o *askOptions) []cli.Flag {
 		&cli.Int64Flag{Name: "community-level", Category: "retrieval", Value: p.CommunityLevel, Destination: &p.CommunityLevel, Usage: "deepest community `LEVEL` whose reports are used (sparql-templates mode: the one level ranked, default 0)"},
 		&cli.BoolFlag{Name: "roll-up-reports", Category: "retrieval", Destination: &p.RollUpReports, Usage: "offer only each entity's deepest community report up to --community-level, as GraphRAG 1.x did (2.x and 3.x offer every report up to the level)"},
 		&cli.IntFlag{Name: "max-context-tokens", Category: "retrieval", Value: p.MaxContextTokens, Destination: &p.MaxContextTokens, Usage: "token budget of the context (reports, entities, relationships, sources)"},
+		&cli.StringFlag{Name: "entity-retriever", Category: "retrieval", Value: localsearch.EntityRetrieverVector, Destination: &o.entityRetriever,
+			Usage: "`HOW` local, sparql-templates, subgraph and graph-of-thoughts find their start entities: vector (the nearest in the entity index, GraphRAG's) or hybrid (those and the entities of highest BM25 score over titles and descriptions, joined by reciprocal rank fusion)"},
 		&cli.StringFlag{Name: "encoding", Category: "retrieval", Value: p.Encoding, Destination: &p.Encoding, Usage: "tiktoken `ENCODING` that counts the budget: " + tokens.EncodingCL100K + " (GPT-4, GraphRAG before 3.x) or " + tokens.EncodingO200K + " (GPT-4o, GraphRAG 3.x's default)"},
 		&cli.IntFlag{Name: "top-k-entities", Category: "retrieval", Value: p.TopKEntities, Destination: &p.TopKEntities, Usage: "entities taken from the vector index (it is asked for twice as many; subgraph modes: the nearest nodes, default 12)"},
 		&cli.IntFlag{Name: "top-k-relationships", Category: "retrieval", Value: p.TopKRelationships, Destination: &p.TopKRelationships, Usage: "outside relationships kept per selected entity (sparql-templates: inside and outside relationships kept; subgraph modes: each, default 12)"},
@@ -512,7 +516,7 @@ func retrieved(opts askOptions, src source, before int, res *askResult, term ter
 // from the entities nearest the question.
 func (o askOptions) localOptions(source string) localsearch.Options {
 	return localsearch.Options{Mode: o.mode, Params: o.params, Templates: o.templates, Subgraph: o.subgraph, ResponseType: o.responseType,
-		Chat: o.chatOptions(), JSONMode: o.global.search.JSONMode, Source: source}
+		Chat: o.chatOptions(), JSONMode: o.global.search.JSONMode, Source: source, EntityRetriever: o.entityRetriever}
 }
 
 func (o askOptions) chatOptions() llm.ChatOptions {

@@ -230,15 +230,7 @@ func (x *Index) search(ctx context.Context, c *conn, vec []float32, k int) ([]em
 		// Elasticsearch scores cosine as (1+cos)/2 so scores stay positive.
 		hits = append(hits, embedindex.Hit{ID: h.Source.ID, Score: 2*h.Score - 1})
 	}
-	slices.SortStableFunc(hits, func(a, b embedindex.Hit) int {
-		if a.Score != b.Score {
-			if a.Score > b.Score {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
+	embedindex.SortHits(hits)
 	if len(hits) > k {
 		hits = hits[:k]
 	}

@@ -3,13 +3,9 @@ package basicsearch
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/kgrag/kgrag/embedindex"
-	"github.com/kgrag/kgrag/internal/lexical"
 	"github.com/kgrag/kgrag/internal/llm"
 	"github.com/kgrag/kgrag/internal/llmcall"
 	"github.com/kgrag/kgrag/internal/localsearch"
@@ -39,18 +35,8 @@ type Searcher struct {
 	chat llmcall.Streamer
 	b    *retrieval.BasicBuilder
 	opts Options
-	// units reads every text unit for the BM25 retrievers; lex is their
-	// index, built at the first question.
-	units retrieval.WalkLoader
-	mu    sync.Mutex
-	lex   *lexicalUnits
-}
-
-// lexicalUnits is a BM25 index of the graph's text units and their ids.
-type lexicalUnits struct {
-	idx *lexical.Index
-	ids []string // GraphRAG ids, by document number
-	hr  map[string]string
+	// lex ranks the text units by BM25 for the BM25 retrievers.
+	lex *retrieval.Lexical
 }
 
 // New checks that idx was built with emb's model and returns a Searcher
@@ -72,7 +58,7 @@ func New(src retrieval.Backend, idx embedindex.Index, emb embedindex.Embedder, c
 		if !ok {
 			return nil, fmt.Errorf("basicsearch: retriever %s needs every text unit of the graph, which %s cannot list", r, opts.Source)
 		}
-		s.units = l
+		s.lex = retrieval.NewLexical(l)
 	}
 	return s, nil
 }
@@ -120,19 +106,15 @@ func (s *Searcher) Context(ctx context.Context, question string) (*Result, error
 	}
 	res.Neighbours = hits
 	res.Ranking = hits
-	if s.units != nil {
+	if s.lex != nil {
 		t := time.Now()
-		lex, err := s.lexical(ctx)
+		bm, err := s.lex.TextUnits(ctx, question, p.K)
 		if err != nil {
-			return nil, err
-		}
-		var bm []embedindex.Hit
-		for _, h := range lex.idx.Search(question, p.K) {
-			bm = append(bm, embedindex.Hit{ID: lex.ids[h.Doc], Score: float32(h.Score)})
+			return nil, &localsearch.SourceError{Err: err}
 		}
 		res.Ranking = bm
 		if p.Retriever == retrieval.RetrieverHybrid {
-			res.Ranking = Fuse(p.K, hits, bm)
+			res.Ranking = embedindex.Fuse(p.K, hits, bm)
 		}
 		res.Timings["lexical"] = ms(time.Since(t))
 	}
@@ -150,59 +132,6 @@ func (s *Searcher) Context(ctx context.Context, question string) (*Result, error
 		return nil, &NoTextUnitsError{Neighbours: len(hits), Index: s.idx.Info().Path, Source: s.opts.Source}
 	}
 	return res, nil
-}
-
-// lexical is the BM25 index of the text units, built at the first call.
-func (s *Searcher) lexical(ctx context.Context) (*lexicalUnits, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.lex != nil {
-		return s.lex, nil
-	}
-	g, err := s.units.WalkGraph(ctx)
-	if err != nil {
-		return nil, &localsearch.SourceError{Err: err}
-	}
-	l := &lexicalUnits{idx: lexical.New(), ids: make([]string, len(g.Units))}
-	for i, u := range g.Units {
-		l.idx.Add(u.Text)
-		l.ids[i] = u.TextUnitID
-	}
-	s.lex = l
-	return l, nil
-}
-
-// RRFK is reciprocal rank fusion's constant (Cormack, Clarke and
-// Büttcher, SIGIR 2009): a hit at rank r (from 1) of a list adds
-// 1/(RRFK+r).
-const RRFK = 60
-
-// Fuse joins rankings by reciprocal rank fusion and returns the k best,
-// best first (ties by id), scored by their fused score.
-func Fuse(k int, lists ...[]embedindex.Hit) []embedindex.Hit {
-	score := map[string]float64{}
-	for _, l := range lists {
-		for i, h := range l {
-			score[h.ID] += 1 / float64(RRFK+i+1)
-		}
-	}
-	out := make([]embedindex.Hit, 0, len(score))
-	for id, sc := range score {
-		out = append(out, embedindex.Hit{ID: id, Score: float32(sc)})
-	}
-	slices.SortFunc(out, func(a, b embedindex.Hit) int {
-		if a.Score != b.Score {
-			if a.Score > b.Score {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
-	if len(out) > k {
-		out = out[:k]
-	}
-	return out
 }
 
 // System is the system prompt of the answer call for a context.

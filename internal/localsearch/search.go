@@ -64,7 +64,20 @@ type Options struct {
 	// Encoder counts tokens with Params.Encoding; nil builds one.
 	// Searchers of one graph share one (building it parses the BPE ranks).
 	Encoder *tokens.Encoder
+	// EntityRetriever is how the start entities are found:
+	// EntityRetrieverVector (GraphRAG's, the default) or
+	// EntityRetrieverHybrid.
+	EntityRetriever string
 }
+
+// How the start entities are found (kgrag ask --entity-retriever).
+const (
+	// EntityRetrieverVector: the nearest in the entity index (GraphRAG's).
+	EntityRetrieverVector = "vector"
+	// EntityRetrieverHybrid: the nearest and those of highest BM25 score
+	// over titles and descriptions, joined by reciprocal rank fusion.
+	EntityRetrieverHybrid = "hybrid"
+)
 
 // Searcher answers questions from one graph, one vector index, one
 // embedding model and one chat model. It is safe for concurrent use.
@@ -76,6 +89,8 @@ type Searcher struct {
 	templates *retrieval.TemplatesBuilder
 	subgraph  *retrieval.SubgraphBuilder
 	opts      Options
+	// lex ranks entities by their words, for EntityRetrieverHybrid.
+	lex *retrieval.Lexical
 }
 
 // New checks that the index was built with emb's model and builds the
@@ -90,6 +105,17 @@ func New(src retrieval.Source, idx embedindex.Index, emb embedindex.Embedder, ch
 	}
 	opts.Mode = mode.Canonical(opts.Mode)
 	s := &Searcher{idx: idx, emb: emb, chat: chat, opts: opts}
+	switch opts.EntityRetriever {
+	case "", EntityRetrieverVector:
+	case EntityRetrieverHybrid:
+		l, ok := src.(retrieval.WalkLoader)
+		if !ok {
+			return nil, fmt.Errorf("localsearch: entity retriever %s needs every entity of the graph, which %s cannot list", opts.EntityRetriever, opts.Source)
+		}
+		s.lex = retrieval.NewLexical(l)
+	default:
+		return nil, fmt.Errorf("localsearch: entity retriever %q: want %s or %s", opts.EntityRetriever, EntityRetrieverVector, EntityRetrieverHybrid)
+	}
 	enc, err := opts.Encoder, error(nil)
 	if enc == nil {
 		if enc, err = tokens.NewEncoder(opts.Params.Encoding); err != nil {
@@ -224,9 +250,19 @@ func (s *Searcher) neighbours() int {
 func (s *Searcher) Context(ctx context.Context, q Question) (*Result, error) {
 	res := &Result{Timings: map[string]float64{}}
 	info := s.idx.Info()
-	hits, err := Neighbours(ctx, s.idx, s.emb, retrieval.SearchText(q.Text, q.History, s.opts.Params.HistoryTurns), s.neighbours(), res.Timings)
+	text := retrieval.SearchText(q.Text, q.History, s.opts.Params.HistoryTurns)
+	hits, err := Neighbours(ctx, s.idx, s.emb, text, s.neighbours(), res.Timings)
 	if err != nil {
 		return nil, err
+	}
+	if s.lex != nil {
+		t := time.Now()
+		bm, err := s.lex.Entities(ctx, text, s.neighbours())
+		if err != nil {
+			return nil, &SourceError{err}
+		}
+		hits = embedindex.Fuse(s.neighbours(), hits, bm)
+		res.Timings["lexical"] = ms(time.Since(t))
 	}
 	res.Neighbours = hits
 	ids := make([]string, len(hits))
