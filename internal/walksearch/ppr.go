@@ -68,6 +68,13 @@ func newWalker(g *retrieval.WalkGraph, relShare float64) *walker {
 	return w
 }
 
+// The walk's iterations stop when the scores move less than tolerance
+// (L1: with damping 0.5 some 20 rounds), or after maxIterations.
+const (
+	maxIterations = 50
+	tolerance     = 1e-6
+)
+
 // rank is personalized PageRank from reset (a weight per node, summing to
 // 1): the walk goes on with probability damping and starts again from
 // reset otherwise; a node without successors hands its mass back to

@@ -205,7 +205,7 @@ func (s *Searcher) Context(ctx context.Context, question string) (*Result, error
 		return nil, errors.New("walksearch: nothing in the graph matches the question: no entity or text unit to start from")
 	}
 	res.Seeds = seeds
-	scores := g.w.rank(reset, p.Damping, 50, 1e-8)
+	scores := g.w.rank(reset, p.Damping, maxIterations, tolerance)
 	ne := len(g.Entities)
 	for j, u := range g.Units {
 		if sc := scores[ne+j]; sc > 0 {
