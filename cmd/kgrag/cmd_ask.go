@@ -30,6 +30,7 @@ const (
 	modeGlobal   = mode.Global
 	modeDrift    = mode.Drift
 	modeBasic    = mode.Basic
+	modeWalk     = mode.Walk
 	modeSPARQL   = mode.SPARQLTemplates
 	modeSeed     = "seed" // modeSPARQL's first name, still accepted
 	modeSubgraph = mode.Subgraph
@@ -273,7 +274,7 @@ func (o *askOptions) validate() error {
 	if err := o.basic.Validate(); err != nil && o.mode == modeBasic {
 		return usagef("kgrag ask --mode basic --top-k-text-units 10", "%s", flagNames(err.Error()))
 	}
-	if o.mode == mode.Walk {
+	if o.mode == modeWalk {
 		if err := o.walkOptions("").Params.Validate(); err != nil {
 			return usagef("kgrag ask --mode walk --help", "%s", err)
 		}
@@ -729,7 +730,7 @@ func modesHelp() string {
            call. Two calls; for questions that need several facts put together
            (yes/no, multi-part), with a model that writes JSON well enough.
            --json shows the graph built`,
-		mode.Walk: `   walk    a walk over the graph on HippoRAG's design, for questions whose
+		modeWalk: `   walk    a walk over the graph on HippoRAG's design, for questions whose
            answer joins two passages ("the director of the film shot in
            Leland"): the entities the question names (its noun phrases,
            BM25 over titles and descriptions, the vector index) and the text

@@ -44,7 +44,7 @@ func askContext(t *testing.T, opts askOptions) askResult {
 // kgrag load and checks that ask --store selects the same context records,
 // in the same order and with the same text, as ask --input.
 func TestAskStoreMatchesInput(t *testing.T) {
-	f := newAskFixture(t)
+	f := newAllTablesFixture(t) // the walk reads the text units' index too
 	for _, st := range []struct{ profile, env string }{{"oxigraph", "OXIGRAPH"}, {"fuseki", "FUSEKI"}} {
 		t.Run(st.profile, func(t *testing.T) {
 			url := test.Service(t, st.env)
@@ -66,7 +66,7 @@ func TestAskStoreMatchesInput(t *testing.T) {
 				}
 			})
 
-			for _, mode := range []string{modeLocal, modeSeed, modeSubgraph} {
+			for _, mode := range []string{modeLocal, modeSeed, modeSubgraph, modeWalk} {
 				for _, q := range askQuestions(t, f) {
 					memOpts := f.options(q)
 					memOpts.mode = mode
@@ -256,11 +256,11 @@ func TestAskTablesElasticsearch(t *testing.T) {
 		}
 		return new(decodeAsk(t, out.Bytes()))
 	}
-	for _, mode := range []string{modeBasic, modeDrift} {
+	for _, mode := range []string{modeBasic, modeWalk, modeDrift} {
 		flatRun, esRun := run(mode, indexOptions{path: flatDir}), run(mode, indexOptions{url: url, name: alias})
-		if mode == modeBasic {
+		if mode != modeDrift {
 			if d := cmp.Diff(flatRun.Context.Records, esRun.Context.Records); d != "" || len(flatRun.Context.Records.Sources) == 0 {
-				t.Errorf("basic: records differ (-flat +elasticsearch):\n%s", d)
+				t.Errorf("%s: records differ (-flat +elasticsearch):\n%s", mode, d)
 			}
 			continue
 		}

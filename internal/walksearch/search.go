@@ -88,22 +88,22 @@ func New(loader retrieval.WalkLoader, entities, units embedindex.Index, emb embe
 	return &Searcher{loader: loader, entIdx: entities, unIdx: units, emb: emb, chat: chat, enc: enc, phrases: x, opts: opts}, nil
 }
 
-// load reads the graph at the first question; a question whose context
-// ends while it reads leaves it for the next.
-func (s *Searcher) load(ctx context.Context) (*graph, error) {
+// load reads the graph at the first question (read says it did now); a
+// question whose context ends while it reads leaves it for the next.
+func (s *Searcher) load(ctx context.Context) (g *graph, read bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.g != nil {
-		return s.g, nil
+		return s.g, false, nil
 	}
 	wg, err := s.loader.WalkGraph(ctx)
 	if err != nil {
-		return nil, &localsearch.SourceError{Err: err}
+		return nil, false, &localsearch.SourceError{Err: err}
 	}
 	if len(wg.Units) == 0 {
-		return nil, fmt.Errorf("walksearch: %s holds no text units: the walk ranks text units", s.opts.Source)
+		return nil, false, fmt.Errorf("walksearch: %s holds no text units: the walk ranks text units", s.opts.Source)
 	}
-	g := &graph{WalkGraph: wg, w: newWalker(wg, s.opts.Params.RelationshipShare), units: lexical.New(), entities: lexical.New(),
+	g = &graph{WalkGraph: wg, w: newWalker(wg, s.opts.Params.RelationshipShare), units: lexical.New(), entities: lexical.New(),
 		byTitle: map[string]int32{}, entityID: map[string]int32{}, unitID: map[string]int32{}}
 	for i, u := range wg.Units {
 		g.units.Add(u.Text)
@@ -119,7 +119,7 @@ func (s *Searcher) load(ctx context.Context) (*graph, error) {
 		}
 	}
 	s.g = g
-	return g, nil
+	return g, true, nil
 }
 
 // titleKey is how a phrase of the question meets an entity's title: their
@@ -142,11 +142,15 @@ type Ranked struct {
 	Score          float64
 }
 
+// maxRanking is how many text units Result.Ranking keeps.
+const maxRanking = 100
+
 // Result is what a search found and answered.
 type Result struct {
 	// Seeds are the entities the walk started from, heaviest first.
 	Seeds []Seed
-	// Ranking is every text unit the walk reached, best first.
+	// Ranking is the text units the walk reached, best first: the first
+	// maxRanking (a walk over a large graph reaches thousands).
 	Ranking []Ranked
 	// Entities and Units are the context's records, in the order printed.
 	Entities []retrieval.EntityRecord
@@ -164,15 +168,11 @@ type Result struct {
 func (s *Searcher) Context(ctx context.Context, question string) (*Result, error) {
 	res := &Result{Timings: map[string]float64{}}
 	t := time.Now()
-	first := false
-	s.mu.Lock()
-	first = s.g == nil
-	s.mu.Unlock()
-	g, err := s.load(ctx)
+	g, read, err := s.load(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if first {
+	if read {
 		res.Timings["load"] = ms(time.Since(t))
 	}
 	p := s.opts.Params
@@ -183,6 +183,11 @@ func (s *Searcher) Context(ctx context.Context, question string) (*Result, error
 	}
 	if len(vecs) != 1 {
 		return nil, fmt.Errorf("embed the question: got %d vectors for 1 text", len(vecs))
+	}
+	for _, idx := range []embedindex.Index{s.entIdx, s.unIdx} {
+		if err := embedindex.Check(idx.Info(), s.emb.Model(), len(vecs[0])); err != nil {
+			return nil, err
+		}
 	}
 	res.Timings["embed"] = ms(time.Since(t))
 	t = time.Now()
@@ -217,6 +222,9 @@ func (s *Searcher) Context(ctx context.Context, question string) (*Result, error
 
 	t = time.Now()
 	s.build(g, scores, res)
+	if len(res.Ranking) > maxRanking {
+		res.Ranking = res.Ranking[:maxRanking]
+	}
 	res.Timings["retrieval"] = ms(time.Since(t))
 	return res, nil
 }
