@@ -34,5 +34,5 @@ func walkFlags(o *askOptions) []cli.Flag {
 func (o askOptions) walkOptions(source string) walksearch.Options {
 	p := o.walk
 	p.MaxContextTokens, p.Encoding = o.params.MaxContextTokens, o.params.Encoding
-	return walksearch.Options{Params: p, ResponseType: o.responseType, Chat: o.chatOptions(), Source: source}
+	return walksearch.Options{Params: p, ResponseType: o.responseType, Chat: o.chatOptions(), Source: source, RerankTop: o.rerankTop}
 }

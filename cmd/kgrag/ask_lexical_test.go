@@ -8,6 +8,7 @@ import (
 	"github.com/kgrag/kgrag/embedindex"
 	answerjson "github.com/kgrag/kgrag/internal/answer"
 	"github.com/kgrag/kgrag/internal/lexical"
+	"github.com/kgrag/kgrag/internal/llm/llmtest"
 )
 
 // TestAskLexicalRetrievers: --entity-retriever hybrid's start entities
@@ -92,5 +93,59 @@ func TestAskLexicalRetrievers(t *testing.T) {
 	hy := ask(t, "--mode", "basic", "--basic-retriever", "hybrid")
 	if !has(hy.Ranking, bm.Ranking[0].ID) || len(hy.Neighbours) == 0 {
 		t.Errorf("hybrid ranking %v; want bm25's first %s in it, and the kNN neighbours recorded", hy.Ranking, bm.Ranking[0].ID)
+	}
+}
+
+// TestAskRerank: --rerank-model reorders the walk's and basic search's
+// first --rerank-top text units by the server's scores (the test
+// server's llmtest.Rerank of the question and the unit's text, computed
+// here from the parquet output), best first, and sends one rerank
+// request a question; basic search's GraphRAG retriever refuses it.
+func TestAskRerank(t *testing.T) {
+	f := newAllTablesFixture(t)
+	q := "What does Bob Cratchit eat at Christmas dinner?"
+	base := []string{"ask", "-q", "--json", "--context-only", "--input", f.input, "--index", f.index, "--llm-url", f.srv.URL(), "--embed-model", askEmbedModel}
+	text := map[string]string{}
+	for _, u := range openOutput(t, f.input).TextUnits {
+		text[u.ID], text[u.HumanReadableID] = u.Text, u.Text
+	}
+	for _, args := range [][]string{{"--mode", "walk"}, {"--mode", "basic", "--basic-retriever", "hybrid"}} {
+		t.Run(args[1], func(t *testing.T) {
+			f.srv.Reset()
+			cmd := append(append(slices.Clone(base), args...), "--rerank-model", "test-reranker", "--rerank-top", "5", q)
+			stdout, stderr, code := runKgrag(t, cmd...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			r := decodeAsk(t, []byte(stdout))
+			if len(r.Ranking) < 5 {
+				t.Fatalf("ranking of %d units; want 5 or more", len(r.Ranking))
+			}
+			for i := 1; i < 5; i++ {
+				a, b := llmtest.Rerank(q, text[r.Ranking[i-1].ID]), llmtest.Rerank(q, text[r.Ranking[i].ID])
+				if a < b {
+					t.Errorf("ranking %d (%s, %.2f) before %d (%s, %.2f): want the reranker's order", i-1, r.Ranking[i-1].ID, a, i, r.Ranking[i].ID, b)
+				}
+			}
+			n := 0
+			for _, req := range f.srv.Requests() {
+				if strings.HasSuffix(req.Path, "/rerank") {
+					n++
+					if docs, _ := req.Extra["documents"].([]any); len(docs) != 5 || req.Model != "test-reranker" {
+						t.Errorf("rerank request with %d documents, model %q; want 5, test-reranker", len(docs), req.Model)
+					}
+				}
+			}
+			if n != 1 {
+				t.Errorf("%d rerank requests; want 1", n)
+			}
+			if _, ok := r.Timings["rerank"]; !ok {
+				t.Errorf("timings %v lack rerank", r.Timings)
+			}
+		})
+	}
+	_, stderr, code := runKgrag(t, append(slices.Clone(base), "--mode", "basic", "--rerank-model", "test-reranker", q)...)
+	if code != exitUsage || !strings.Contains(stderr, "--basic-retriever") {
+		t.Errorf("basic with GraphRAG's retriever and a reranker: exit %d, %q; want a usage error naming --basic-retriever", code, stderr)
 	}
 }

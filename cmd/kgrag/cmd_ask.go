@@ -15,6 +15,7 @@ import (
 	"github.com/kgrag/kgrag/internal/engine"
 	"github.com/kgrag/kgrag/internal/globalsearch"
 	"github.com/kgrag/kgrag/internal/llm"
+	"github.com/kgrag/kgrag/internal/llmcall"
 	"github.com/kgrag/kgrag/internal/localsearch"
 	"github.com/kgrag/kgrag/internal/mode"
 	"github.com/kgrag/kgrag/internal/retrieval"
@@ -67,6 +68,10 @@ type askOptions struct {
 	walk       walksearch.Params         // --mode walk
 	// entityRetriever is how the entity modes find their start entities.
 	entityRetriever string
+	// rerankModel, when set, reranks basic's and the walk's first
+	// rerankTop text units with the server's rerank endpoint.
+	rerankModel string
+	rerankTop   int
 
 	subQuestions []string // --sub-question, with --mode graph-of-thoughts
 
@@ -91,7 +96,7 @@ func newAskCommand(term terminal) *cli.Command {
 	opts := newAskOptions()
 	return &cli.Command{
 		Name:      "ask",
-		Usage:     "answer a question from the graph with a local LLM (GraphRAG local, global, DRIFT or basic search, or the articles' modes)",
+		Usage:     "answer a question from the graph with a local LLM (GraphRAG local, global, DRIFT or basic search, a graph walk, or the articles' modes)",
 		ArgsUsage: "QUESTION",
 		Description: `Answers QUESTION from a GraphRAG knowledge graph, as GraphRAG's local search
 does: the question is embedded, the nearest entities are found in the vector
@@ -157,13 +162,19 @@ Look before asking, or compare:
 	}
 }
 
+// defaultRerankTop is how many text units --rerank-model reranks: a
+// cross-encoder reads each pair whole, so twenty cost some twenty short
+// inferences a question.
+const defaultRerankTop = 20
+
 // newAskOptions are ask's options before the flags: the libraries'
 // defaults.
 func newAskOptions() *askOptions {
 	return &askOptions{mode: modeLocal, params: retrieval.DefaultParams(), chatModel: defaultChatModel,
 		responseType: prompts.DefaultResponseType,
 		global:       globalOptions{params: retrieval.DefaultGlobalParams(), search: globalsearch.DefaultOptions()},
-		basic:        retrieval.DefaultBasicParams(), drift: driftsearch.DefaultOptions(), walk: walksearch.DefaultParams()}
+		basic:        retrieval.DefaultBasicParams(), drift: driftsearch.DefaultOptions(), walk: walksearch.DefaultParams(),
+		rerankTop: defaultRerankTop}
 }
 
 // askFlags are ask's flags, bound to o's fields (their defaults are o's
@@ -180,6 +191,9 @@ func askFlags(o *askOptions) []cli.Flag {
 		&cli.IntFlag{Name: "max-context-tokens", Category: "retrieval", Value: p.MaxContextTokens, Destination: &p.MaxContextTokens, Usage: "token budget of the context (reports, entities, relationships, sources)"},
 		&cli.StringFlag{Name: "entity-retriever", Category: "retrieval", Value: localsearch.EntityRetrieverVector, Destination: &o.entityRetriever,
 			Usage: "`HOW` local, sparql-templates, subgraph and graph-of-thoughts find their start entities: vector (the nearest in the entity index, GraphRAG's) or hybrid (those and the entities of highest BM25 score over titles and descriptions, joined by reciprocal rank fusion)"},
+		&cli.StringFlag{Name: "rerank-model", Category: "retrieval", Destination: &o.rerankModel, Sources: cli.EnvVars("KGRAG_RERANK_MODEL"),
+			Usage: "reranker `NAME` at --llm-url's /rerank endpoint (llama-server with reranking on, vLLM, Jina- and Cohere-style APIs) that reorders the text units --mode walk and basic (--basic-retriever vector, bm25 or hybrid) found, before the context takes them; off when empty"},
+		&cli.IntFlag{Name: "rerank-top", Category: "retrieval", Value: o.rerankTop, Destination: &o.rerankTop, Usage: "with --rerank-model: how many of the first text units are reranked (`N`)"},
 		&cli.StringFlag{Name: "encoding", Category: "retrieval", Value: p.Encoding, Destination: &p.Encoding, Usage: "tiktoken `ENCODING` that counts the budget: " + tokens.EncodingCL100K + " (GPT-4, GraphRAG before 3.x) or " + tokens.EncodingO200K + " (GPT-4o, GraphRAG 3.x's default)"},
 		&cli.IntFlag{Name: "top-k-entities", Category: "retrieval", Value: p.TopKEntities, Destination: &p.TopKEntities, Usage: "entities taken from the vector index (it is asked for twice as many; subgraph modes: the nearest nodes, default 12)"},
 		&cli.IntFlag{Name: "top-k-relationships", Category: "retrieval", Value: p.TopKRelationships, Destination: &p.TopKRelationships, Usage: "outside relationships kept per selected entity (sparql-templates: inside and outside relationships kept; subgraph modes: each, default 12)"},
@@ -273,6 +287,12 @@ func (o *askOptions) validate() error {
 	}
 	if err := o.basic.Validate(); err != nil && o.mode == modeBasic {
 		return usagef("kgrag ask --mode basic --top-k-text-units 10", "%s", flagNames(err.Error()))
+	}
+	if o.mode == modeBasic && o.rerankModel != "" && !o.basic.ByRank() {
+		return usagef("kgrag ask --mode basic --basic-retriever hybrid --rerank-model bge-reranker-v2-m3", "--rerank-model reorders the text units, and basic search's default (GraphRAG's) prints them in table order: add --basic-retriever vector, bm25 or hybrid")
+	}
+	if o.rerankModel != "" && o.rerankTop < 2 {
+		return usagef("--rerank-top 20", "--rerank-top %d: a rerank needs two text units or more", o.rerankTop)
 	}
 	if o.mode == modeWalk {
 		if err := o.walkOptions("").Params.Validate(); err != nil {
@@ -439,7 +459,7 @@ func modeDeps(ctx context.Context, opts askOptions, client *llm.Client) (_ engin
 		}
 	}
 	m, _ := mode.Lookup(opts.mode)
-	deps := engine.Deps{Embedder: client.Embedder(), Chat: client}
+	deps := engine.Deps{Embedder: client.Embedder(), Chat: client, Rerank: opts.reranker(client)}
 	if opts.fit {
 		if deps.Window, err = chatWindow(ctx, client, opts.chatModel); err != nil {
 			return engine.Deps{}, nil, err
@@ -455,6 +475,17 @@ func modeDeps(ctx context.Context, opts askOptions, client *llm.Client) (_ engin
 		deps.SetIndex(t, idx)
 	}
 	return deps, release, nil
+}
+
+// reranker is the rerank model's scoring through client, or nil without
+// --rerank-model.
+func (o askOptions) reranker(client *llm.Client) llmcall.Reranker {
+	if o.rerankModel == "" {
+		return nil
+	}
+	return func(ctx context.Context, query string, docs []string) ([]float64, error) {
+		return client.Rerank(ctx, o.rerankModel, query, docs)
+	}
 }
 
 // engineOver opens the engine of opts.mode over a source already open (kgrag
@@ -663,7 +694,7 @@ func (o askOptions) engineOptions(source string) engine.Options {
 	bp := o.basic
 	bp.MaxContextTokens, bp.Encoding = o.params.MaxContextTokens, o.params.Encoding
 	return engine.Options{Local: o.localOptions(source), Global: so, GlobalParams: o.global.params,
-		Basic: basicsearch.Options{Params: bp, ResponseType: o.responseType, Chat: o.chatOptions(), Source: source},
+		Basic: basicsearch.Options{Params: bp, ResponseType: o.responseType, Chat: o.chatOptions(), Source: source, RerankTop: o.rerankTop},
 		Drift: o.driftOptions(source), Walk: o.walkOptions(source)}
 }
 

@@ -274,7 +274,7 @@ func (o serveOptions) load(ctx context.Context) (_ *serve.Graph, err error) {
 	if g.Reports, err = src.retrieval().CommunityReports(ctx, math.MaxInt64); err != nil {
 		return nil, src.wrap(fmt.Errorf("serve: read the community reports: %w", err))
 	}
-	deps := engine.Deps{Source: src.retrieval(), Name: src.name, Embedder: client.Embedder(), Chat: client, Encoder: enc}
+	deps := engine.Deps{Source: src.retrieval(), Name: src.name, Embedder: client.Embedder(), Chat: client, Encoder: enc, Rerank: a.reranker(client)}
 	if deps.Window, err = chatWindow(ctx, client, a.chatModel); err != nil {
 		return nil, err
 	}

@@ -24,6 +24,11 @@ type Options struct {
 	Chat         llm.ChatOptions
 	Source       string
 	Encoder      *tokens.Encoder
+	// Rerank, when set, reorders the first RerankTop text units found by
+	// a cross-encoder's scores (with a retriever that keeps them by rank:
+	// not GraphRAG's).
+	Rerank    llmcall.Reranker
+	RerankTop int
 }
 
 // Searcher answers questions from the text units of one graph with one
@@ -37,6 +42,8 @@ type Searcher struct {
 	opts Options
 	// lex ranks the text units by BM25 for the BM25 retrievers.
 	lex *retrieval.Lexical
+	// src reads the texts a rerank scores.
+	src retrieval.Backend
 }
 
 // New checks that idx was built with emb's model and returns a Searcher
@@ -45,6 +52,9 @@ func New(src retrieval.Backend, idx embedindex.Index, emb embedindex.Embedder, c
 	if err := embedindex.Check(idx.Info(), emb.Model(), 0); err != nil {
 		return nil, err
 	}
+	if opts.Rerank != nil && !opts.Params.ByRank() {
+		return nil, fmt.Errorf("basicsearch: a rerank reorders the text units, and GraphRAG's retriever prints them in table order: choose --basic-retriever vector, bm25 or hybrid")
+	}
 	if opts.ResponseType == "" {
 		opts.ResponseType = prompts.DefaultResponseType
 	}
@@ -52,7 +62,7 @@ func New(src retrieval.Backend, idx embedindex.Index, emb embedindex.Embedder, c
 	if err != nil {
 		return nil, err
 	}
-	s := &Searcher{idx: idx, emb: emb, chat: chat, b: b, opts: opts}
+	s := &Searcher{idx: idx, emb: emb, chat: chat, b: b, opts: opts, src: src}
 	if r := opts.Params.Retriever; r == retrieval.RetrieverBM25 || r == retrieval.RetrieverHybrid {
 		l, ok := src.(retrieval.WalkLoader)
 		if !ok {
@@ -118,6 +128,11 @@ func (s *Searcher) Context(ctx context.Context, question string) (*Result, error
 		}
 		res.Timings["lexical"] = ms(time.Since(t))
 	}
+	if s.opts.Rerank != nil {
+		if err := s.rerank(ctx, question, res); err != nil {
+			return nil, err
+		}
+	}
 	ids := make([]string, len(res.Ranking))
 	for i, h := range res.Ranking {
 		ids[i] = h.ID
@@ -132,6 +147,28 @@ func (s *Searcher) Context(ctx context.Context, question string) (*Result, error
 		return nil, &NoTextUnitsError{Neighbours: len(hits), Index: s.idx.Info().Path, Source: s.opts.Source}
 	}
 	return res, nil
+}
+
+// rerank reorders res.Ranking's first RerankTop text units by the
+// reranker's scores of their text.
+func (s *Searcher) rerank(ctx context.Context, question string, res *Result) error {
+	t := time.Now()
+	n := min(s.opts.RerankTop, len(res.Ranking))
+	ids := make([]string, n)
+	for i := range n {
+		ids[i] = res.Ranking[i].ID
+	}
+	units, err := s.src.TextUnits(ctx, ids)
+	if err != nil {
+		return &localsearch.SourceError{Err: fmt.Errorf("rerank: text units: %w", err)}
+	}
+	text := make(map[string]string, len(units))
+	for _, u := range units {
+		text[u.TextUnitID] = u.Text
+	}
+	res.Ranking, err = llmcall.Rerank(ctx, s.opts.Rerank, question, res.Ranking, n, func(h embedindex.Hit) string { return text[h.ID] })
+	res.Timings["rerank"] = ms(time.Since(t))
+	return err
 }
 
 // System is the system prompt of the answer call for a context.

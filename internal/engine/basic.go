@@ -25,6 +25,11 @@ type basic struct {
 func openBasic(m mode.Mode, d Deps, o Options) (Engine, error) {
 	bo := o.Basic
 	bo.Encoder = d.Encoder
+	if bo.Params.ByRank() {
+		// GraphRAG's retriever prints the units in table order: a rerank
+		// would change nothing (kgrag ask refuses the pair).
+		bo.Rerank = d.Rerank
+	}
 	if bo.Source == "" {
 		bo.Source = d.Name
 	}

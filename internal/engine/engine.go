@@ -109,6 +109,9 @@ type Deps struct {
 	Embedder                     embedindex.Embedder
 	// Chat is the chat model; nil builds engines for Plan and Context.
 	Chat llmcall.Streamer
+	// Rerank, when set, reranks the text units basic search (by rank)
+	// and the walk found.
+	Rerank llmcall.Reranker
 	// Encoder counts tokens with Options.Local.Params.Encoding; nil
 	// builds one per engine.
 	Encoder *tokens.Encoder

@@ -24,7 +24,7 @@ type walk struct {
 
 func openWalk(m mode.Mode, d Deps, o Options) (Engine, error) {
 	wo := o.Walk
-	wo.Encoder = d.Encoder
+	wo.Encoder, wo.Rerank = d.Encoder, d.Rerank
 	if wo.Source == "" {
 		wo.Source = d.Name
 	}

@@ -30,6 +30,10 @@ type Options struct {
 	Chat         llm.ChatOptions
 	Source       string
 	Encoder      *tokens.Encoder
+	// Rerank, when set, reorders the walk's first RerankTop text units
+	// by a cross-encoder's scores before the context takes them.
+	Rerank    llmcall.Reranker
+	RerankTop int
 }
 
 // Searcher answers questions by a walk over one graph. The graph is read
@@ -219,6 +223,15 @@ func (s *Searcher) Context(ctx context.Context, question string) (*Result, error
 	}
 	slices.SortStableFunc(res.Ranking, func(a, b Ranked) int { return cmpDesc(a.Score, b.Score) })
 	res.Timings["walk"] = ms(time.Since(t))
+	if s.opts.Rerank != nil {
+		t = time.Now()
+		res.Ranking, err = llmcall.Rerank(ctx, s.opts.Rerank, question, res.Ranking, s.opts.RerankTop,
+			func(r Ranked) string { return g.Units[g.unitID[r.TextUnitID]].Text })
+		if err != nil {
+			return nil, err
+		}
+		res.Timings["rerank"] = ms(time.Since(t))
+	}
 
 	t = time.Now()
 	s.build(g, scores, res)

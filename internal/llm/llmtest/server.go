@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -385,6 +386,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.serveEmbeddings(w, req)
+	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/rerank"):
+		if !s.known(w, req.Model) {
+			return
+		}
+		serveRerank(w, req)
 	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/chat/completions"):
 		if !s.known(w, req.Model) {
 			return
@@ -504,6 +510,44 @@ func (s *Server) serveEmbeddings(w http.ResponseWriter, req Request) {
 	}
 	out.Usage = map[string]int{"prompt_tokens": tokens, "total_tokens": tokens}
 	writeJSON(w, out)
+}
+
+// serveRerank answers a rerank request ({query, documents}) as llama-server
+// and vLLM do, best first: a document's score is Rerank's.
+func serveRerank(w http.ResponseWriter, req Request) {
+	query, _ := req.Extra["query"].(string)
+	docs, _ := req.Extra["documents"].([]any)
+	type result struct {
+		Index int     `json:"index"`
+		Score float64 `json:"relevance_score"`
+	}
+	results := make([]result, 0, len(docs))
+	for i, d := range docs {
+		text, _ := d.(string)
+		results = append(results, result{i, Rerank(query, text)})
+	}
+	sort.SliceStable(results, func(i, j int) bool { return results[i].Score > results[j].Score })
+	writeJSON(w, map[string]any{"model": req.Model, "results": results})
+}
+
+// Rerank is the server's relevance of doc to query: the share of the
+// query's distinct words the document holds, so that tests can tell the
+// order a rerank must give.
+func Rerank(query, doc string) float64 {
+	q := map[string]bool{}
+	for _, w := range words(query) {
+		q[w] = true
+	}
+	if len(q) == 0 {
+		return 0
+	}
+	held := map[string]bool{}
+	for _, w := range words(doc) {
+		if q[w] {
+			held[w] = true
+		}
+	}
+	return float64(len(held)) / float64(len(q))
 }
 
 // reply picks the scripted answer: the Respond function, the queue, then
