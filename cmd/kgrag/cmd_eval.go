@@ -206,11 +206,6 @@ func runEval(ctx context.Context, o evalOptions, term terminal) error {
 		}
 	}
 	eo := eval.Options{Answer: o.answer, Judge: judge, KeepContext: o.html != ""}
-	if hasDocuments(qs) {
-		if eo.Documents, err = evalDocuments(ctx, o.ask.input, qs); err != nil {
-			return err
-		}
-	}
 	var err1 error
 	rep.graphReport, err1 = evalGraph(ctx, o, o.ask, modes, qs, eo, client, term)
 	if err1 == nil && o.against != "" {
@@ -303,6 +298,13 @@ func evalDocuments(ctx context.Context, input string, qs []eval.Question) (eval.
 func evalGraph(ctx context.Context, o evalOptions, a askOptions, modes []string, qs []eval.Question, eo eval.Options,
 	client *llm.Client, term terminal) (graphReport, error) {
 	g := graphReport{Modes: []eval.ModeReport{}, Skipped: map[string]string{}}
+	if hasDocuments(qs) {
+		// Each graph maps the documents to its own text units.
+		var err error
+		if eo.Documents, err = evalDocuments(ctx, a.input, qs); err != nil {
+			return g, err
+		}
+	}
 	progress := term.tty && !o.ask.quiet && !o.json
 	eo.Progress = func(m string, done, total int) {
 		if progress {

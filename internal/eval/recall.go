@@ -53,21 +53,17 @@ func (r Recall) Share() float64 {
 const minSplitWords = 3
 
 // ContextRecall scores the context of res against ev:
-//
 //   - a quote is held when its words, in order, are in the context text
 //     (case and whitespace aside, and the context's table punctuation
 //     taken as space), or when it splits in two parts of at least
 //     minSplitWords words that each are (a quote the chunker cut across
 //     two text units, both of which the context holds);
-//
 //   - an entity is held when the context's records hold an entity of
 //     that title (case aside); global search hands the model community
 //     reports and no entity records, so there an entity is held when the
 //     reports name it (its title found as a quote is);
-//
 //   - a text unit is held when the context's sources hold it, by id or
-//     human-readable id.
-//
+//     human-readable id;
 //   - a document is held when the context's sources hold one of its text
 //     units (docs maps its title to them).
 //
