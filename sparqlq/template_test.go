@@ -53,12 +53,14 @@ func TestEmbeddedTemplates(t *testing.T) {
 		"graphs_list", "graphs_with_entities", "load_commit_insert", "load_commit_move", "load_commit_move_only", "load_state", "load_state_clear", "load_state_set",
 		"local_entities", "local_relationships", "local_reports", "local_text_units",
 		"lock_beat", "lock_committed", "lock_live", "lock_mark_committed", "lock_name_temp", "lock_remove", "lock_take", "lock_temps", "lock_unname_temp",
-		"relationships", "store_ping", "subgraph_relationships", "text_units"}
+		"relationships", "store_ping", "subgraph_relationships", "text_units",
+		"walk_entities", "walk_relationships", "walk_units"}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("TemplateNames() mismatch (-want +got):\n%s", diff)
 	}
 	// The data templates read one graph, optional (entities, ...) or
-	// required (the search ones, which use GRAPH, faster than FROM); the
+	// required (the search ones and the walk's, which use GRAPH, faster
+	// than FROM); the
 	// store's own requests (graph_, graphs_, load_, lock_, store_) name
 	// their graphs themselves.
 	data := func(name string) bool {
@@ -81,7 +83,8 @@ func TestEmbeddedTemplates(t *testing.T) {
 		if !data(name) {
 			continue
 		}
-		optional := !strings.HasPrefix(name, "local_") && !strings.HasPrefix(name, "global_") && !strings.HasPrefix(name, "entity_")
+		optional := !strings.HasPrefix(name, "local_") && !strings.HasPrefix(name, "global_") && !strings.HasPrefix(name, "entity_") &&
+			!strings.HasPrefix(name, "walk_")
 		found := false
 		for _, p := range tpl.Params() {
 			if p.Name == "graph" && p.Kind == sparqlq.KindIRI && p.Optional == optional {
