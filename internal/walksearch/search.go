@@ -1,6 +1,7 @@
 package walksearch
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -209,8 +210,8 @@ func (s *Searcher) Context(ctx context.Context, question string) (*Result, error
 	res.Timings["knn"] = ms(time.Since(t))
 
 	t = time.Now()
-	reset, seeds := s.seeds(g, question, entHits, unitHits)
-	if len(seeds) == 0 && !hasUnitSeed(reset, len(g.Entities)) {
+	reset, seeds, seeded := s.seeds(g, question, entHits, unitHits)
+	if !seeded {
 		return nil, errors.New("walksearch: nothing in the graph matches the question: no entity or text unit to start from")
 	}
 	res.Seeds = seeds
@@ -221,7 +222,7 @@ func (s *Searcher) Context(ctx context.Context, question string) (*Result, error
 			res.Ranking = append(res.Ranking, Ranked{ID: u.ID, TextUnitID: u.TextUnitID, Score: sc})
 		}
 	}
-	slices.SortStableFunc(res.Ranking, func(a, b Ranked) int { return cmpDesc(a.Score, b.Score) })
+	slices.SortStableFunc(res.Ranking, func(a, b Ranked) int { return cmp.Compare(b.Score, a.Score) })
 	res.Timings["walk"] = ms(time.Since(t))
 	if s.opts.Rerank != nil {
 		t = time.Now()
@@ -242,23 +243,15 @@ func (s *Searcher) Context(ctx context.Context, question string) (*Result, error
 	return res, nil
 }
 
-func hasUnitSeed(reset []float64, entities int) bool {
-	for _, v := range reset[entities:] {
-		if v > 0 {
-			return true
-		}
-	}
-	return false
-}
-
 // seeds is the walk's restart distribution: the entities the question
 // names, those the lexical and vector indexes find, each weighed by how
 // specific it is (HippoRAG's node specificity: one over the number of
 // text units it comes from), and the text units the two indexes find.
-func (s *Searcher) seeds(g *graph, question string, entHits, unitHits []embedindex.Hit) ([]float64, []Seed) {
+// seeded says some entity or text unit was.
+func (s *Searcher) seeds(g *graph, question string, entHits, unitHits []embedindex.Hit) (reset []float64, seeds []Seed, seeded bool) {
 	p := s.opts.Params
 	ne := len(g.Entities)
-	reset := make([]float64, ne+len(g.Units))
+	reset = make([]float64, ne+len(g.Units))
 	type seed struct {
 		w  float64
 		by []string
@@ -331,12 +324,12 @@ func (s *Searcher) seeds(g *graph, question string, entHits, unitHits []embedind
 		reset[int32(ne)+u] = unitShare * w / unitTotal
 	}
 	slices.SortFunc(out, func(a, b Seed) int {
-		if c := cmpDesc(a.Weight, b.Weight); c != 0 {
+		if c := cmp.Compare(b.Weight, a.Weight); c != 0 {
 			return c
 		}
 		return strings.Compare(a.Title, b.Title)
 	})
-	return reset, out
+	return reset, out, entTotal > 0 || unitTotal > 0
 }
 
 // normalized scales lexical hits to the best one's score (1), raised to
@@ -375,16 +368,6 @@ func normalizedHits(hits []embedindex.Hit, sharpness float64) []scoredID {
 	return out
 }
 
-func cmpDesc(a, b float64) int {
-	switch {
-	case a > b:
-		return -1
-	case a < b:
-		return 1
-	}
-	return 0
-}
-
 // build fills res's context: a table of the entities the walk went
 // through most (seeds among them), within EntityShare of the budget, then
 // the text units of highest score while they fit, best first.
@@ -400,7 +383,7 @@ func (s *Searcher) build(g *graph, scores []float64, res *Result) {
 			order = append(order, int32(i))
 		}
 	}
-	slices.SortStableFunc(order, func(a, b int32) int { return cmpDesc(scores[a], scores[b]) })
+	slices.SortStableFunc(order, func(a, b int32) int { return cmp.Compare(scores[b], scores[a]) })
 	entBudget := int(float64(p.MaxContextTokens) * p.EntityShare)
 	if len(order) > 0 && entBudget > 0 {
 		head := "-----Entities-----\nid" + d + "entity" + d + "description\n"
