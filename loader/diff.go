@@ -311,14 +311,24 @@ type change struct {
 	triples  int64     // distinct new triples
 }
 
-// diffWriter receives the new triples and sorts them into kept and new.
+// diffWriter receives the new triples and sorts them into kept and new;
+// with a counter it reports them, every batch, as compared.
 type diffWriter struct {
-	sn *snapshot
-	ch *change
-	k  keyer
+	sn      *snapshot
+	ch      *change
+	k       keyer
+	counter Counter
+	batch   int64
+	n       int64
 }
 
 func (w *diffWriter) WriteTriple(t rdf.Triple) error {
+	if w.counter != nil {
+		if w.n++; w.n == w.batch {
+			w.counter.Add(w.n)
+			w.n = 0
+		}
+	}
 	key, line, err := w.k.key(t)
 	if err != nil {
 		return err
@@ -341,6 +351,25 @@ func (w *diffWriter) WriteTriple(t rdf.Triple) error {
 	w.ch.inserted++
 	w.ch.inserts.Write(line)
 	return nil
+}
+
+// newDiffWriter returns a diffWriter; progress says whether it reports to
+// the store's counter (not where a replacement may follow and count the
+// same triples again).
+func (s *SPARQLStore) newDiffWriter(sn *snapshot, ch *change, progress bool) *diffWriter {
+	w := &diffWriter{sn: sn, ch: ch, batch: int64(s.batch)}
+	if progress {
+		w.counter = s.counter
+	}
+	return w
+}
+
+// flush reports the triples not yet reported.
+func (w *diffWriter) flush() {
+	if w.counter != nil && w.n > 0 {
+		w.counter.Add(w.n)
+		w.n = 0
+	}
 }
 
 // digestWriter passes triples on and keeps the digest of the distinct ones.
@@ -426,9 +455,11 @@ func (s *SPARQLStore) diff(ctx context.Context, graph string, fill func(w rdf.Wr
 			len(sn.triples), sn.digest, st.triples, st.digest), nil
 	}
 	ch := &change{added: make(map[tripleKey]struct{})}
-	if err := fill(&diffWriter{sn: sn, ch: ch}); err != nil {
+	dw := s.newDiffWriter(sn, ch, s.bounded) // bounded: no replacement follows
+	if err := fill(dw); err != nil {
 		return res, "", &Error{Op: "diff load", Graph: graph, Err: err, Hint: "the previous graph is unchanged"}
 	}
+	dw.flush()
 	if err := ctx.Err(); err != nil {
 		return res, "", s.opError("diff load", s.p.UpdateURL, graph, err, "the previous graph is unchanged")
 	}
@@ -437,17 +468,12 @@ func (s *SPARQLStore) diff(ctx context.Context, graph string, fill func(w rdf.Wr
 	if deleted == 0 && ch.inserted == 0 {
 		return res, "", nil // the graph is verified to hold the new triples already
 	}
-	if float64(deleted+ch.inserted) > o.MaxChange*float64(max(ch.triples, 1)) {
+	// On a store with bounded transactions a replacement is itself a
+	// difference (replaceBounded), so a large change goes as one too.
+	if !s.bounded && float64(deleted+ch.inserted) > o.MaxChange*float64(max(ch.triples, 1)) {
 		return res, fmt.Sprintf("the change (%d triples deleted, %d inserted) is over %.0f%% of the graph", deleted, ch.inserted, 100*o.MaxChange), nil
 	}
-	update, err := s.diffUpdate(graph, sn, ch)
-	if err != nil {
-		return res, "", &Error{Op: "diff load", Graph: graph, Err: err}
-	}
-	if err := s.sendDiff(ctx, graph, update, ch.digest); err != nil {
-		return res, "", err
-	}
-	return res, "", nil
+	return res, "", s.sendChange(ctx, "diff load", graph, sn, ch, deleted)
 }
 
 // diffUpdate builds the one update that applies the change and records
@@ -518,6 +544,17 @@ func (s *SPARQLStore) sendDiff(ctx context.Context, graph, update string, want s
 // replaceRecorded replaces graph whole, recording its digest in the
 // commit so that the next LoadDiff can send a difference.
 func (s *SPARQLStore) replaceRecorded(ctx context.Context, graph string, fill func(w rdf.Writer) error, reason string) (DiffResult, error) {
+	if s.bounded {
+		// A fill of the empty graph, or the difference from what it
+		// holds, checked against the store's count instead of a record.
+		res, err := s.replaceBounded(ctx, graph, fill)
+		if res.Replaced || err != nil {
+			res.Reason = reason
+		} else {
+			res.Reason = reason + "; " + res.Reason
+		}
+		return res, err
+	}
 	var dw *digestWriter
 	n, err := s.replaceGraph(ctx, graph, func(w rdf.Writer) error {
 		dw = &digestWriter{w: w, seen: make(map[tripleKey]struct{})}

@@ -86,16 +86,25 @@ func TestLoadDiff(t *testing.T) {
 				if _, err := s.ReplaceGraph(ctx, g, v1.fill); err != nil {
 					t.Fatal(err)
 				}
-			}, wantReplaced: "no record"},
-			{name: "too large", v: version{n: n, changed: few(seq(0, n/2)...)}, wantReplaced: "over 20%"},
+			}, wantReplaced: "no record", wantDel: 11, wantIns: 7},
+			{name: "too large", v: version{n: n, changed: few(seq(0, n/2)...)}, wantReplaced: "over 20%", wantDel: -1},
 		}
 		for _, st := range steps {
 			if st.before != nil {
 				st.before(t)
 			}
-			if rs.profile == "virtuoso" {
+			switch {
+			case rs.profile == "virtuoso":
 				// It writes doubles with 6 digits: every load is whole.
 				st.wantReplaced = "does not give its triples back exactly"
+			case rs.profile == "oxigraph" && st.name != "first":
+				// Bounded transactions: a plain load records its digest
+				// too, and any change goes as a difference, also one
+				// the record does not know (the foreign triple goes).
+				st.wantReplaced = ""
+				if st.name == "changed by someone else" {
+					st.wantDel, st.wantIns = 1, 0
+				}
 			}
 			res, err := s.LoadDiff(ctx, g, st.v.fill, loader.DiffOptions{})
 			if err != nil {
@@ -107,7 +116,7 @@ func TestLoadDiff(t *testing.T) {
 				t.Errorf("%s: replaced %v (%q); want a replacement because %q", st.name, res.Replaced, res.Reason, st.wantReplaced)
 			case st.wantReplaced == "" && res.Replaced:
 				t.Errorf("%s: replaced whole (%s); want a difference", st.name, res.Reason)
-			case st.wantReplaced == "" && (res.Deleted != st.wantDel || res.Inserted != st.wantIns):
+			case st.wantReplaced == "" && st.wantDel >= 0 && (res.Deleted != st.wantDel || res.Inserted != st.wantIns):
 				t.Errorf("%s: deleted %d, inserted %d; want %d, %d", st.name, res.Deleted, res.Inserted, st.wantDel, st.wantIns)
 			}
 			if _, err := s.ReplaceGraph(ctx, ref, st.v.fill); err != nil {

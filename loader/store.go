@@ -20,7 +20,10 @@ type Store interface {
 	// writes to w, atomically: readers see the old graph or the new one,
 	// and on any error (from fill, the store or ctx) the old graph stays as
 	// it was. It returns the number of triples written. Replacing with the
-	// same triples again is idempotent. fill must not keep w.
+	// same triples again is idempotent. fill must not keep w, and may be
+	// called more than once (a store that retries an upload it could
+	// not resume writes the triples again); it must write the same
+	// triples each time.
 	ReplaceGraph(ctx context.Context, graph string, fill func(w rdf.Writer) error) (int64, error)
 	// Count returns the number of triples in graph; 0 for a missing graph.
 	Count(ctx context.Context, graph string) (int64, error)

@@ -215,53 +215,16 @@ func TestReplaceVisibility(t *testing.T) {
 		if _, err := replaceN(ctx, s, g, oldN, "old"); err != nil {
 			t.Fatal(err)
 		}
-		stop := make(chan struct{})
-		var mu sync.Mutex
-		seen := map[int64]int{}
-		var wg sync.WaitGroup
-		for range 2 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					start := time.Now()
-					c, err := s.Count(ctx, g)
-					took := time.Since(start)
-					if err == nil {
-						mu.Lock()
-						seen[c]++
-						mu.Unlock()
-					}
-					// A pause between reads, as real readers leave, and the
-					// longer the slower the store answers: readers keeping a
-					// loaded Virtuoso busy most of the time kept its MOVE
-					// from committing within its 120 s limit (SR171), once
-					// even with 10 ms pauses.
-					time.Sleep(max(10*time.Millisecond, 2*took))
-				}
-			}()
-		}
+		w := watchCounts(ctx, s, g, 2)
 		if _, err := replaceN(ctx, s, g, newN, "new"); err != nil {
 			t.Fatal(err)
 		}
 		// Let the readers go on until one has read after the commit: under
 		// load a Virtuoso COUNT can take seconds.
-		for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); {
-			mu.Lock()
-			done := seen[newN] > 0
-			mu.Unlock()
-			if done {
-				break
-			}
+		for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline) && !w.saw(newN); {
 			time.Sleep(50 * time.Millisecond)
 		}
-		close(stop)
-		wg.Wait()
+		seen := w.stop()
 		t.Logf("%s: counts seen during replace: %v", rs.name, seen)
 		for c, n := range seen {
 			if c == oldN || c == newN {
@@ -560,7 +523,7 @@ func TestServerStoppedMidUpload(t *testing.T) {
 	}
 	var once sync.Once
 	s := openStore(t, "oxigraph", base, loader.Options{BatchSize: 5_000, Retries: 2, RetryBackoff: 50 * time.Millisecond,
-		Counter: loader.CounterFunc(func(int64) { once.Do(func() { sh("stop") }) })})
+		Upload: loader.UploadBatches, Counter: loader.CounterFunc(func(int64) { once.Do(func() { sh("stop") }) })})
 	_, err := replaceN(ctx, s, g, 60_000, "new")
 	if err == nil {
 		t.Fatal("no error although the server stopped")
@@ -698,4 +661,60 @@ func TestInsertDataMode(t *testing.T) {
 			},
 		})
 	})
+}
+
+// countWatcher counts a graph from readers in the background, as real
+// readers would, and tallies what they saw.
+type countWatcher struct {
+	mu   sync.Mutex
+	seen map[int64]int
+	done chan struct{}
+	wg   sync.WaitGroup
+}
+
+// watchCounts starts readers that count graph until stop.
+func watchCounts(ctx context.Context, s *loader.SPARQLStore, graph string, readers int) *countWatcher {
+	w := &countWatcher{seen: map[int64]int{}, done: make(chan struct{})}
+	for range readers {
+		w.wg.Add(1)
+		go func() {
+			defer w.wg.Done()
+			for {
+				select {
+				case <-w.done:
+					return
+				default:
+				}
+				start := time.Now()
+				c, err := s.Count(ctx, graph)
+				took := time.Since(start)
+				if err == nil {
+					w.mu.Lock()
+					w.seen[c]++
+					w.mu.Unlock()
+				}
+				// A pause between reads, as real readers leave, and the
+				// longer the slower the store answers: readers keeping a
+				// loaded Virtuoso busy most of the time kept its MOVE
+				// from committing within its 120 s limit (SR171), once
+				// even with 10 ms pauses.
+				time.Sleep(max(10*time.Millisecond, 2*took))
+			}
+		}()
+	}
+	return w
+}
+
+// saw reports whether a reader has seen count c.
+func (w *countWatcher) saw(c int64) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.seen[c] > 0
+}
+
+// stop ends the readers and returns what they saw: count -> times.
+func (w *countWatcher) stop() map[int64]int {
+	close(w.done)
+	w.wg.Wait()
+	return w.seen
 }

@@ -67,6 +67,11 @@ type Options struct {
 	// killed, whose lock would otherwise stand for LockStale. Use it only
 	// when no other load of the graph is running.
 	BreakLock bool
+	// MaxTransaction is the most triples one update may write; zero means
+	// the profile's (Quirks.MaxTransaction), negative means no limit.
+	// A load that would need a larger transaction fails before it changes
+	// anything, and says which load would fit.
+	MaxTransaction int64
 }
 
 // DefaultTimeout bounds each request when Options.Timeout is zero.
@@ -88,8 +93,10 @@ type SPARQLStore struct {
 	onLeft     func([]string)
 	breakLk    bool
 	timeout    time.Duration
-	stream     bool // one streamed PUT per graph (UploadMode)
-	streamBulk bool // LoadInPlace as one streamed POST to the bulk path (Quirks.StreamBulk)
+	stream     bool  // one streamed PUT per graph (UploadMode)
+	streamBulk bool  // LoadInPlace as one streamed POST to the bulk path (Quirks.StreamBulk)
+	maxTx      int64 // most triples one update may write; 0: no limit
+	bounded    bool  // ReplaceGraph takes replaceBounded
 }
 
 var _ Store = (*SPARQLStore)(nil)
@@ -143,6 +150,17 @@ func Open(p Profile, o Options) (*SPARQLStore, error) {
 	if s.batch <= 0 {
 		s.batch = DefaultBatchSize
 	}
+	switch {
+	case o.MaxTransaction > 0:
+		s.maxTx = o.MaxTransaction
+	case o.MaxTransaction == 0:
+		s.maxTx = p.Quirks.MaxTransaction
+	}
+	// Bounded replacement needs the bulk path (empty graphs), a query
+	// endpoint and the Graph Store Protocol (reading the graph back), and
+	// a limit to keep; --upload batches or stream asks for the other paths.
+	s.bounded = s.maxTx > 0 && o.Upload == UploadAuto && gsp && p.Caps.Update && p.QueryURL != "" &&
+		p.Quirks.BulkParam != "" && p.Quirks.AtomicBulk
 	s.concurrent = max(cmp.Or(o.ConcurrentBatches, p.Quirks.ConcurrentBatches), 1)
 	switch {
 	case s.retries == 0:
@@ -259,6 +277,9 @@ func (s *SPARQLStore) dropsByGSP() bool {
 // dropOnce drops graph with one request: DROP SILENT GRAPH, or a Graph
 // Store Protocol DELETE (404 counts as done).
 func (s *SPARQLStore) dropOnce(ctx context.Context, graph string) error {
+	if !s.dropsByGSP() && s.maxTx > 0 && s.p.QueryURL != "" {
+		return s.dropSteps(ctx, graph)
+	}
 	if !s.dropsByGSP() {
 		u, err := sparqlq.Bound("graph_drop", sparqlq.Params{"graph": sparqlq.IRIParam(graph)})
 		if err != nil {

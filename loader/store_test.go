@@ -234,7 +234,7 @@ func TestReplaceGSPBatches(t *testing.T) {
 		if tt.profile == "fuseki" {
 			base += "/ds"
 		}
-		s := openStore(t, tt.profile, base, loader.Options{BatchSize: 3, Upload: loader.UploadBatches})
+		s := openStore(t, tt.profile, base, loader.Options{MaxTransaction: -1, BatchSize: 3, Upload: loader.UploadBatches})
 		if _, err := replaceN(context.Background(), s, "http://ex/g", 7, ""); err != nil {
 			t.Fatal(err)
 		}
@@ -249,7 +249,7 @@ func TestReplaceGSPBatches(t *testing.T) {
 
 func TestReplaceEmptyDrops(t *testing.T) {
 	f := &fakeStore{}
-	s := openStore(t, "oxigraph", newFake(t, f), loader.Options{})
+	s := openStore(t, "oxigraph", newFake(t, f), loader.Options{MaxTransaction: -1})
 	if n, err := replaceN(context.Background(), s, "http://ex/g", 0, ""); err != nil || n != 0 {
 		t.Fatalf("ReplaceGraph(empty) = %d, %v", n, err)
 	}
@@ -307,7 +307,7 @@ func TestRetryPolicy(t *testing.T) {
 				}
 				return false
 			}}
-			s := openStore(t, "oxigraph", newFake(t, f), loader.Options{Retries: 3, RetryBackoff: time.Millisecond})
+			s := openStore(t, "oxigraph", newFake(t, f), loader.Options{MaxTransaction: -1, Retries: 3, RetryBackoff: time.Millisecond})
 			_, err := replaceN(context.Background(), s, "http://ex/g", 5, "")
 			if (err != nil) != tt.wantErr || calls.Load() != tt.wantCalls {
 				t.Errorf("err = %v after %d calls; want error %v after %d", err, calls.Load(), tt.wantErr, tt.wantCalls)
@@ -343,7 +343,7 @@ func TestCommitLostAnswer(t *testing.T) {
 		}
 		return false
 	}
-	s := openStore(t, "oxigraph", newFake(t, f), loader.Options{RetryBackoff: time.Millisecond})
+	s := openStore(t, "oxigraph", newFake(t, f), loader.Options{MaxTransaction: -1, RetryBackoff: time.Millisecond})
 	if _, err := replaceN(context.Background(), s, "http://ex/g", 5, ""); err != nil {
 		t.Fatalf("ReplaceGraph: %v", err)
 	}
@@ -354,7 +354,7 @@ func TestCommitLostAnswer(t *testing.T) {
 
 func TestFillErrorNoRequests(t *testing.T) {
 	f := &fakeStore{}
-	s := openStore(t, "oxigraph", newFake(t, f), loader.Options{BatchSize: 100})
+	s := openStore(t, "oxigraph", newFake(t, f), loader.Options{MaxTransaction: -1, BatchSize: 100})
 	boom := errors.New("boom")
 	_, err := s.ReplaceGraph(context.Background(), "http://ex/g", func(w rdf.Writer) error {
 		if err := storetest.Write(w, 10, ""); err != nil {
@@ -371,7 +371,7 @@ func TestFillErrorNoRequests(t *testing.T) {
 }
 
 func TestBadGraphIRI(t *testing.T) {
-	s := openStore(t, "oxigraph", "http://127.0.0.1:1", loader.Options{})
+	s := openStore(t, "oxigraph", "http://127.0.0.1:1", loader.Options{MaxTransaction: -1})
 	for _, g := range []string{"", "http://ex/a b", "http://ex/>; DROP ALL; <x"} {
 		if _, err := replaceN(context.Background(), s, g, 1, ""); err == nil {
 			t.Errorf("ReplaceGraph(%q): no error", g)
@@ -388,7 +388,7 @@ func TestErrorHidesSecrets(t *testing.T) {
 		return true
 	}}
 	base := strings.Replace(newFake(t, f), "http://", "http://user:hunter2@", 1)
-	s := openStore(t, "oxigraph", base, loader.Options{Auth: sparqlq.BearerAuth("tok-secret")})
+	s := openStore(t, "oxigraph", base, loader.Options{MaxTransaction: -1, Auth: sparqlq.BearerAuth("tok-secret")})
 	_, err := replaceN(context.Background(), s, "http://ex/g", 3, "")
 	if err == nil {
 		t.Fatal("no error")
@@ -425,7 +425,7 @@ func TestLoadInPlace(t *testing.T) {
 		w.WriteHeader(http.StatusNoContent)
 		return true
 	}
-	s := openStore(t, "oxigraph", newFake(t, f), loader.Options{BatchSize: 3, Retries: -1, Upload: loader.UploadBatches})
+	s := openStore(t, "oxigraph", newFake(t, f), loader.Options{MaxTransaction: -1, BatchSize: 3, Retries: -1, Upload: loader.UploadBatches})
 	_, err := s.LoadInPlace(context.Background(), "http://ex/g", func(w rdf.Writer) error {
 		return storetest.Write(w, 10, "")
 	})
@@ -650,7 +650,7 @@ func TestLoadInPlaceStream(t *testing.T) {
 				return true
 			}
 			var progress atomic.Int64
-			s := openStore(t, "oxigraph", newFake(t, f), loader.Options{BatchSize: 100, Retries: 3, RetryBackoff: time.Millisecond,
+			s := openStore(t, "oxigraph", newFake(t, f), loader.Options{MaxTransaction: -1, BatchSize: 100, Retries: 3, RetryBackoff: time.Millisecond,
 				Counter: loader.CounterFunc(func(n int64) { progress.Add(n) })})
 			got, err := s.LoadInPlace(context.Background(), "http://ex/g", func(w rdf.Writer) error {
 				if err := storetest.Write(w, triples, ""); err != nil {

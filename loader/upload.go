@@ -72,6 +72,10 @@ func (s *SPARQLStore) replaceGraph(ctx context.Context, graph string, fill func(
 	if s.stream {
 		return s.replaceByStream(ctx, "replace graph", graph, fill, record)
 	}
+	if s.bounded { // records the digest whatever record says
+		res, err := s.replaceBounded(ctx, graph, fill)
+		return res.Triples, err
+	}
 	tmp, err := tempGraph(graph)
 	if err != nil {
 		return 0, &Error{Op: "replace graph", Graph: graph, Err: err}
@@ -115,6 +119,16 @@ func (s *SPARQLStore) replaceGraph(ctx context.Context, graph string, fill func(
 			}
 		}
 		return 0, nil
+	}
+	if s.maxTx > 0 {
+		// The swap deletes the old graph and writes the new one twice.
+		old, err := s.Count(ctx, graph)
+		if err == nil {
+			err = s.fits("replace graph (commit)", graph, old+2*u.total)
+		}
+		if err != nil {
+			return 0, s.abort(ctx, u, err, nil, lk)
+		}
 	}
 	sent := time.Now()
 	if lk == nil {

@@ -49,7 +49,7 @@ func mustParse(t *testing.T, text string) *sparqlq.Template {
 func TestEmbeddedTemplates(t *testing.T) {
 	names := sparqlq.TemplateNames()
 	want := []string{"communities", "community_reports", "entities", "entity_by_number", "entity_lookup",
-		"global_reports", "graph_count_entities", "graph_count_triples", "graph_drop", "graph_has_entities", "graph_has_triples",
+		"global_reports", "graph_count_entities", "graph_count_triples", "graph_delete_some", "graph_drop", "graph_has_entities", "graph_has_triples",
 		"graphs_list", "graphs_with_entities", "load_commit_insert", "load_commit_move", "load_commit_move_only", "load_state", "load_state_clear", "load_state_set",
 		"local_entities", "local_relationships", "local_reports", "local_text_units",
 		"lock_beat", "lock_committed", "lock_live", "lock_mark_committed", "lock_name_temp", "lock_remove", "lock_take", "lock_temps", "lock_unname_temp",

@@ -91,7 +91,7 @@ Environment (flags override):
   BENCH_INDEX_COUNT, BENCH_INDEX_WORDS, BENCH_INDEX_CONCURRENCY  index and fast steps
   BENCH_SERVE_N, BENCH_SERVE_SOAK, BENCH_SERVE_ASK_N, BENCH_SERVE_PORT,
   BENCH_LLMTEST_PORT                             serve step
-  BENCH_DIFF_STORES                              diff step (oxigraph fuseki)
+  BENCH_DIFF_STORES                              diff step (oxigraph fuseki virtuoso)
   BENCH_KNN_N, BENCH_KNN_DIM, BENCH_KNN_QUERIES, BENCH_KNN_ES,
   BENCH_KNN_ES_MAX, BENCH_KNN_OPENS,
   BENCH_KNN_ES_CLUSTER (node URLs; "start", the default: the one
@@ -173,7 +173,7 @@ func configFromEnv(lookup func(string) (string, bool)) (config, error) {
 		RDFLibMax:     e.int("BENCH_RDFLIB_MAX", 100000),
 		Stores:        e.list("BENCH_STORES", "oxigraph fuseki virtuoso"),
 		RetStores:     e.list("BENCH_RETRIEVAL_STORES", "oxigraph fuseki"),
-		DiffStores:    e.list("BENCH_DIFF_STORES", "oxigraph fuseki"),
+		DiffStores:    e.list("BENCH_DIFF_STORES", "oxigraph fuseki virtuoso"),
 		UploadBatches: strings.Fields(strSet(lookup, "BENCH_UPLOAD_BATCHES", "fuseki")),
 		SkipAtomic:    e.list("BENCH_SKIP_ATOMIC", ""),
 		SkipKgrag:     e.list("BENCH_SKIP_KGRAG", ""),

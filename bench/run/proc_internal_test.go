@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -78,5 +80,34 @@ func TestExecUsage(t *testing.T) {
 	defer cancel()
 	if _, err := b.measure(ctx, "slow", nil, "sleep", "5"); err == nil {
 		t.Errorf("measure of a cancelled command: no error")
+	}
+}
+
+// TestWatchStore samples this test's own process as a server, and a
+// directory with no pid file as a server that did not start.
+func TestWatchStore(t *testing.T) {
+	dir := t.TempDir()
+	if w := watchStore(dir); !math.IsNaN(w.Stop()) {
+		t.Error("peak without a pid file is a number; want NaN")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "server.pid"), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	own, ok := treeRSS(os.Getpid())
+	if !ok || own <= 0 {
+		t.Fatalf("treeRSS(self) = %v, %v", own, ok)
+	}
+	w := watchStore(dir)
+	time.Sleep(300 * time.Millisecond)
+	// VmHWM bounds what any sample can have seen.
+	status, _ := os.ReadFile("/proc/self/status")
+	var hwm float64
+	for _, line := range strings.Split(string(status), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
+			hwm, _ = strconv.ParseFloat(f[1], 64)
+		}
+	}
+	if peak := w.Stop(); peak <= 0 || peak > hwm/1024+1 {
+		t.Errorf("peak = %.1f MB; want above 0 and at most the process's high-water mark %.1f MB", peak, hwm/1024)
 	}
 }

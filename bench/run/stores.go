@@ -23,7 +23,8 @@ type storeLoad struct {
 	InStore   num    `json:"triples_in_store"` // SPARQL COUNT afterwards
 	RSSMB     num    `json:"peak_rss_mb"`      // the loading process's
 	RSSNote   string `json:"rss_note,omitempty"`
-	Note      string `json:"note,omitempty"` // why it did not run
+	StoreRSS  num    `json:"store_peak_rss_mb"` // the server's, where it runs during the load
+	Note      string `json:"note,omitempty"`    // why it did not run
 }
 
 // ran reports whether the load ran and succeeded.
@@ -34,8 +35,12 @@ func (l storeLoad) cells() string {
 	if l.Note != "" {
 		return l.Note
 	}
-	return fmt.Sprintf("%s s | %s | %s | %s | %s%s", f(float64(l.Wall), 2), f(float64(l.TriplesPS), 0),
-		fmtInt(float64(l.Reported)), fmtInt(float64(l.InStore)), f(float64(l.RSSMB), 0), l.RSSNote)
+	store := "(server stopped)"
+	if !math.IsNaN(float64(l.StoreRSS)) {
+		store = f(float64(l.StoreRSS), 0)
+	}
+	return fmt.Sprintf("%s s | %s | %s | %s | %s%s | %s", f(float64(l.Wall), 2), f(float64(l.TriplesPS), 0),
+		fmtInt(float64(l.Reported)), fmtInt(float64(l.InStore)), f(float64(l.RSSMB), 0), l.RSSNote, store)
 }
 
 type storesResult struct {
@@ -47,7 +52,7 @@ type storesResult struct {
 // instance of store (mode "atomic" or "in-place"; --upload upload when
 // given) and counts it.
 func (b *bench) storeKgrag(ctx context.Context, store, mode, upload, loader string) (storeLoad, error) {
-	l := storeLoad{Store: store, Loader: loader, Wall: num(math.NaN())}
+	l := storeLoad{Store: store, Loader: loader, Wall: num(math.NaN()), StoreRSS: num(math.NaN())}
 	synth, err := b.synthSet(ctx)
 	if err != nil {
 		return l, err
@@ -75,7 +80,9 @@ func (b *bench) storeKgrag(ctx context.Context, store, mode, upload, loader stri
 	if upload != "" {
 		args = append(args, "--upload", upload)
 	}
+	w := watchStore(b.storeDir(store + "-kgrag"))
 	u, err := b.measure(ctx, tag, nil, b.kgrag, args...)
+	l.StoreRSS = num(w.Stop())
 	if err != nil {
 		return l, err
 	}
@@ -90,12 +97,15 @@ func (b *bench) storeKgrag(ctx context.Context, store, mode, upload, loader stri
 	return l, nil
 }
 
+// storeDir is the directory of the store instance NAME.
+func (b *bench) storeDir(name string) string { return filepath.Join(b.out, "stores", name) }
+
 // freshStore starts store on a free port over an empty OUT/stores/NAME;
 // done stops it and removes the directory, and is to be called whether
 // or not the store started.
 func (b *bench) freshStore(ctx context.Context, store, name string) (port int, done func(), err error) {
 	port = b.storePort(store)
-	dir := filepath.Join(b.out, "stores", name)
+	dir := b.storeDir(name)
 	os.RemoveAll(dir)
 	done = func() {
 		b.serverStop(store, port, dir)
@@ -147,7 +157,7 @@ func lastMatch(re *regexp.Regexp, files ...string) string {
 // storeBulk is the store's own bulk loader on kgrag's Turtle into a fresh
 // store, then a server on it to count; cmd says what ran.
 func (b *bench) storeBulk(ctx context.Context, store string) (l storeLoad, cmd string, err error) {
-	l = storeLoad{Store: store, Loader: "bulk loader", Wall: num(math.NaN())}
+	l = storeLoad{Store: store, Loader: "bulk loader", Wall: num(math.NaN()), StoreRSS: num(math.NaN())}
 	ttl, err := b.synthTTL(ctx)
 	if err != nil {
 		return l, "", err
@@ -178,7 +188,10 @@ func (b *bench) storeBulk(ctx context.Context, store string) (l storeLoad, cmd s
 		}
 		reported = strings.ReplaceAll(lastMatch(re, b.runFile(tag+".out"), b.runFile(tag+".err")), ",", "")
 	case "virtuoso":
-		if u, cmd, err = b.virtuosoBulk(ctx, port, dir, ttl, tag); err != nil || cmd == "" {
+		var peak float64
+		u, cmd, peak, err = b.virtuosoBulk(ctx, port, dir, ttl, tag)
+		l.StoreRSS = num(peak)
+		if err != nil || cmd == "" {
 			if err == nil {
 				l.Note = "not run: virtuoso did not start (" + lastLine(b.runFile("virtuoso-start.log"), 120) + ")"
 			}
@@ -230,28 +243,31 @@ func (b *bench) storeBulk(ctx context.Context, store string) (l storeLoad, cmd s
 // virtuosoBulk starts Virtuoso on dir and runs ld_dir and rdf_loader_run
 // through isql on ttl; cmd is "" when the server did not start (then it is
 // stopped again).
-func (b *bench) virtuosoBulk(ctx context.Context, port int, dir, ttl, tag string) (u usage, cmd string, err error) {
+func (b *bench) virtuosoBulk(ctx context.Context, port int, dir, ttl, tag string) (u usage, cmd string, peak float64, err error) {
 	const store = "virtuoso"
+	peak = math.NaN()
 	if err := b.serverStart(ctx, store, port, dir); err != nil {
 		b.serverStop(store, port, dir)
-		return u, "", ctx.Err()
+		return u, "", peak, ctx.Err()
 	}
 	// ld_dir reads only from DirsAllowed, which holds the instance dir.
 	load := filepath.Join(dir, "load")
 	if err := os.MkdirAll(load, 0o755); err != nil {
-		return u, "", err
+		return u, "", peak, err
 	}
 	if os.Link(ttl, filepath.Join(load, "graph.ttl")) != nil {
 		if _, err := b.exec(ctx, cmdSpec{}, "cp", ttl, filepath.Join(load, "graph.ttl")); err != nil {
-			return u, "", err
+			return u, "", peak, err
 		}
 	}
 	cmd = fmt.Sprintf("isql: ld_dir('DIR', 'graph.ttl', '%s'); rdf_loader_run(); checkpoint;", graphIRI)
 	isql := filepath.Join(b.repo, "scripts", "virtuoso.sh")
+	w := watchStore(dir)
 	u, err = b.measure(ctx, tag, nil, isql, "isql", "--port", strconv.Itoa(port), "--dir", dir,
 		fmt.Sprintf("exec=ld_dir('%s', 'graph.ttl', '%s'); rdf_loader_run(); checkpoint;", load, graphIRI))
+	peak = w.Stop()
 	if err != nil || u.RC != 0 {
-		return u, cmd, err
+		return u, cmd, peak, err
 	}
 	out, _ := b.combined(ctx, isql, "isql", "--port", strconv.Itoa(port), "--dir", dir,
 		"exec=SELECT 'LLERR', ll_file, ll_error FROM DB.DBA.LOAD_LIST WHERE ll_error IS NOT NULL;")
@@ -262,7 +278,7 @@ func (b *bench) virtuosoBulk(ctx context.Context, port int, dir, ttl, tag string
 			break
 		}
 	}
-	return u, cmd, nil
+	return u, cmd, peak, nil
 }
 
 // appendFile appends s to file, best effort: it is a log.
@@ -377,11 +393,12 @@ func (b *bench) stores(ctx context.Context) (string, any, error) {
 
 kgrag reads the parquet files, maps and uploads to a running server (fresh store; the time includes conversion;
 RSS is kgrag's own). The bulk loader reads kgrag's Turtle file (%s MB) into a fresh store with the server
-stopped (Virtuoso: server running, loader driven by isql). "triples reported" = what the loader prints
+stopped (Virtuoso: server running, loader driven by isql). "store's peak RSS" = the server's resident memory,
+its children included, sampled every 200 ms during the load. "triples reported" = what the loader prints
 (the SPARQL count where it prints none); "in store" = SPARQL COUNT of the graph afterwards.
 
-| store | loader | wall | triples/s | triples reported | in store | peak RSS MB |
-|---|---|---|---|---|---|---|
+| store | loader | wall | triples/s | triples reported | in store | peak RSS MB | store's peak RSS MB |
+|---|---|---|---|---|---|---|---|
 `, f(mb(fileSize(ttl)), 1))
 	sb.WriteString(strings.Join(rows, "") + "\n" + targetTable("store", res.Targets) + "\nCommands:\n\n```\n")
 	batch := ""

@@ -260,8 +260,10 @@ func TestLoadKilled(t *testing.T) {
 			input := filepath.Join(test.GraphRAGSamples(t), "v3")
 			graph := fmt.Sprintf("http://kgrag.test/killed/%d/%s", time.Now().UnixNano(), st.profile)
 			args := func(store string, extra ...string) []string {
+				// Batches into a temporary graph, also on Oxigraph, whose
+				// default takes no temporary graph (TestBoundedFillStopped).
 				return append([]string{"load", "-q", "--input", input, "--store", store, "--store-type", st.profile,
-					"--graph", graph, "--batch-size", "500"}, extra...)
+					"--graph", graph, "--batch-size", "500", "--upload", "batches"}, extra...)
 			}
 			direct := openTestStore(t, st.profile, base)
 			t.Cleanup(func() { _ = direct.Drop(context.Background(), graph) })
@@ -330,7 +332,7 @@ func TestLoadInterrupted(t *testing.T) {
 			direct := openTestStore(t, st.profile, base)
 			t.Cleanup(func() { _ = direct.Drop(context.Background(), graph) })
 			cmd := exec.Command(os.Args[0], "load", "-q", "--input", filepath.Join(test.GraphRAGSamples(t), "v3"), "--store", slow,
-				"--store-type", st.profile, "--graph", graph, "--batch-size", "500")
+				"--store-type", st.profile, "--graph", graph, "--batch-size", "500", "--upload", "batches")
 			cmd.Env = append(os.Environ(), "KGRAG_TEST_RUN_MAIN=1")
 			var errb strings.Builder
 			cmd.Stderr = &errb

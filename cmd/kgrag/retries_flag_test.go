@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/kgrag/kgrag/internal/indexer/indexertest"
 	"github.com/kgrag/kgrag/internal/llm/llmtest"
@@ -146,8 +147,11 @@ func TestRetriesReachTheirClient(t *testing.T) {
 				"--llm-url", l, "--load", "--store", s, "--store-type", "oxigraph", "--graph", graph, "--retries", "2"}
 		}, 0, 0, "--retries is ambiguous in kgrag index"},
 	}
-	for _, tt := range tests {
+	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			// A graph of its own, empty: the first load of a graph goes to
+			// the bulk path (/store) on Oxigraph, which the proxy counts.
+			graph = fmt.Sprintf("http://kgrag.test/retries/%d/%d", time.Now().UnixNano(), i)
 			cs := newCountingStore(t, base, tt.storeFail)
 			srv := llmtest.Start(t, llmtest.Config{Dim: askDim})
 			indexertest.Script(srv)

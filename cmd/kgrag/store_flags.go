@@ -39,6 +39,7 @@ type storeOptions struct {
 	diffMax       float64 // the largest change sent as one
 	breakLock     bool    // remove other loads' locks of the graph first
 	upload        string  // loader.UploadMode by name
+	maxTx         int64   // most triples one update may write (0: the store's)
 }
 
 // storeFlags are the flags of the commands that write to a store, bound
@@ -56,6 +57,7 @@ func storeFlags(o *storeOptions) []cli.Flag {
 		&cli.IntFlag{Name: "batch-size", Destination: &o.batchSize, Category: "store", Value: loader.DefaultBatchSize, Usage: "triples per upload request (batches)"},
 		&cli.IntFlag{Name: "concurrent-batches", Destination: &o.concurrent, Category: "store", Usage: "batch requests in flight at once (batches; 0: the store's choice, 2 on Virtuoso, which runs each request on one core, else 1)"},
 		&cli.StringFlag{Name: "upload", Destination: &o.upload, Category: "store", Value: "auto", Usage: "how the graph travels: batches (into a temporary graph, swapped in by one update), stream (the whole graph as one Graph Store Protocol PUT, which the store must run as one transaction) or auto (batches, as Fuseki commits the part of a stream that arrived when a connection drops; but --in-place on Oxigraph goes as one stream to its bulk loader)"},
+		&cli.Int64Flag{Name: "max-transaction", Destination: &o.maxTx, Category: "store", Usage: "most `TRIPLES` one update may write (0: the store's limit, " + fmt.Sprint(loader.OxigraphMaxTransaction) + " on Oxigraph, which holds a transaction in memory, about 3 KB a triple; none elsewhere; -1: no limit). Under a limit an empty graph is filled by the bulk loader, atomically, and a full one changed by its difference; a load needing more fails before it changes anything"},
 		&cli.IntFlag{Name: "store-retries", Destination: &o.retries, Category: "store", Value: 5, Usage: "retries of a request to the store that failed transiently (connection reset, timeout, 5xx, 429); 0 for none"},
 		retriesAlias("store-retries"),
 		&cli.DurationFlag{Name: "timeout", Destination: &o.timeout, Category: "store", Value: loader.DefaultTimeout, Usage: "time limit of each request"},
@@ -170,6 +172,7 @@ func (o storeOptions) open(counter loader.Counter, notes io.Writer) (*loader.SPA
 		OnLeftovers:       onLeft,
 		BreakLock:         o.breakLock,
 		Upload:            mode,
+		MaxTransaction:    o.maxTx,
 	})
 	if err != nil && mode == loader.UploadStream {
 		return nil, usagef("--upload batches", "%v", err)
@@ -223,6 +226,11 @@ func describeDiff(d loader.DiffResult) string {
 	switch {
 	case d.Replaced:
 		return fmt.Sprintf("kgrag: --diff: replaced the graph whole (%d triples): %s", d.Triples, d.Reason)
+	case d.Reason != "":
+		// A difference without a matching record (a store with bounded
+		// transactions): checked against the store's own count.
+		return fmt.Sprintf("kgrag: --diff: sent a difference of %d triples deleted and %d inserted, in one update; the graph holds %d triples (%d read back: %s)",
+			d.Deleted, d.Inserted, d.Triples, d.Read, d.Reason)
 	case d.Deleted == 0 && d.Inserted == 0:
 		return fmt.Sprintf("kgrag: --diff: the graph already held these %d triples (read back and checked against the last load's record); nothing sent", d.Triples)
 	}
