@@ -15,18 +15,18 @@ import (
 
 // diffLoad is one store's full load and --diff of the 1% change.
 type diffLoad struct {
-	Store    string `json:"store"`
-	Full     num    `json:"full_s"`
-	FullRSS  num    `json:"full_peak_rss_mb"`
-	FullSRSS num    `json:"full_store_peak_rss_mb"`
-	Diff     num    `json:"diff_s"`
-	DiffRSS  num    `json:"diff_peak_rss_mb"`
-	DiffSRSS num    `json:"diff_store_peak_rss_mb"`
-	Deleted  string `json:"deleted"`
-	Inserted string `json:"inserted"`
-	InStore  num    `json:"triples_in_store"`
-	Percent  num    `json:"diff_percent_of_full"`
-	Note     string `json:"note,omitempty"`
+	Store    string   `json:"store"`
+	Full     num      `json:"full_s"`
+	FullRSS  num      `json:"full_peak_rss_mb"`
+	FullSRSS storeMem `json:"full_store_peak_rss"`
+	Diff     num      `json:"diff_s"`
+	DiffRSS  num      `json:"diff_peak_rss_mb"`
+	DiffSRSS storeMem `json:"diff_store_peak_rss"`
+	Deleted  string   `json:"deleted"`
+	Inserted string   `json:"inserted"`
+	InStore  num      `json:"triples_in_store"`
+	Percent  num      `json:"diff_percent_of_full"`
+	Note     string   `json:"note,omitempty"`
 }
 
 type diffResult struct {
@@ -124,7 +124,8 @@ func (b *bench) diff(ctx context.Context) (string, any, error) {
 		"and relationships (description and weight) changed (%s). Into a fresh store: `--diff` of the base\n"+
 		"(no record yet, so a full atomic replacement), then `--diff` of the changed copy. Target: the difference\n"+
 		"under 5%% of the full load's time. The graph is then counted against the changed copy's N-Triples.\n\n"+
-		"Peak resident memory of kgrag and of the store's server (sampled every 200 ms) beside each time.\n\n"+
+		"Peak resident memory of kgrag and of the store's server beside each time (the server's own pages, sampled every 200 ms;\n"+
+		"in brackets with the pages of the files it maps, which the kernel reclaims).\n\n"+
 		"| store | full atomic load | --diff of the 1%% change | triples deleted / inserted | graph after (of the changed copy's) | diff / full |\n"+
 		"|---|---|---|---|---|---|\n", note)
 	sb.WriteString(strings.Join(rows, "") + "\n")
@@ -147,8 +148,8 @@ func (l diffLoad) row(want float64) string {
 		ins = fmtInt(n)
 	}
 	p := float64(l.Percent)
-	return row(l.Store, fmt.Sprintf("%s s (kgrag %s MB, store %s MB)", f(float64(l.Full), 2), f(float64(l.FullRSS), 0), f(float64(l.FullSRSS), 0)),
-		fmt.Sprintf("%s s (kgrag %s MB, store %s MB)", f(float64(l.Diff), 2), f(float64(l.DiffRSS), 0), f(float64(l.DiffSRSS), 0)),
+	return row(l.Store, fmt.Sprintf("%s s (kgrag %s MB, store %s MB)", f(float64(l.Full), 2), f(float64(l.FullRSS), 0), l.FullSRSS),
+		fmt.Sprintf("%s s (kgrag %s MB, store %s MB)", f(float64(l.Diff), 2), f(float64(l.DiffRSS), 0), l.DiffSRSS),
 		del+" / "+ins, fmtInt(float64(l.InStore))+" of "+fmtInt(want), fmt.Sprintf("%s%% (%s)", f(p, 1), verdict(p, lt, 5)))
 }
 
@@ -157,7 +158,7 @@ func (l diffLoad) row(want float64) string {
 // changed copy with --diff, and counts the graph.
 func (b *bench) diffStore(ctx context.Context, s, base, changed string, want float64) (diffLoad, error) {
 	nan := num(math.NaN())
-	l := diffLoad{Store: s, Full: nan, FullRSS: nan, FullSRSS: nan, Diff: nan, DiffRSS: nan, DiffSRSS: nan}
+	l := diffLoad{Store: s, Full: nan, FullRSS: nan, FullSRSS: noMem(), Diff: nan, DiffRSS: nan, DiffSRSS: noMem()}
 	port, done, err := b.freshStore(ctx, s, s+"-diff")
 	defer done()
 	if err != nil {
@@ -165,24 +166,24 @@ func (b *bench) diffStore(ctx context.Context, s, base, changed string, want flo
 		return l, ctx.Err()
 	}
 	url := storeURL(s, port)
-	load := func(tag, input string) (usage, float64, error) {
+	load := func(tag, input string) (usage, storeMem, error) {
 		w := watchStore(b.storeDir(s + "-diff"))
 		u, err := b.measure(ctx, tag, nil, b.kgrag, "load", "--input", input, "--store", url, "--store-type", s, "--graph", graphIRI, "--diff")
-		return u, w.Stop(), err
+		return u, w.mem(), err
 	}
 	u, peak, err := load("diff-"+s+"-full", base)
 	if err != nil || u.RC != 0 {
 		l.Note = "failed: " + b.why("diff-"+s+"-full", u.RC)
 		return l, err
 	}
-	l.Full, l.FullRSS, l.FullSRSS = num(u.Wall), num(u.RSSMB), num(peak)
+	l.Full, l.FullRSS, l.FullSRSS = num(u.Wall), num(u.RSSMB), peak
 	tag := "diff-" + s + "-diff"
 	u, peak, err = load(tag, changed)
 	if err != nil || u.RC != 0 {
 		l.Note = "failed: " + b.why(tag, u.RC)
 		return l, err
 	}
-	l.Diff, l.DiffRSS, l.DiffSRSS = num(u.Wall), num(u.RSSMB), num(peak)
+	l.Diff, l.DiffRSS, l.DiffSRSS = num(u.Wall), num(u.RSSMB), peak
 	errText, _ := os.ReadFile(b.runFile(tag + ".err"))
 	if m := regexp.MustCompile(`difference of ([0-9]+) triples deleted and ([0-9]+) inserted`).FindSubmatch(errText); m != nil {
 		l.Deleted, l.Inserted = string(m[1]), string(m[2])

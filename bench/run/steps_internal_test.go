@@ -135,9 +135,9 @@ func TestLeidenRow(t *testing.T) {
 }
 
 func TestDiffRow(t *testing.T) {
-	l := diffLoad{Store: "oxigraph", Full: 100, FullRSS: 400, FullSRSS: 1900, Diff: 4, DiffRSS: 250, DiffSRSS: 1800,
+	l := diffLoad{Store: "oxigraph", Full: 100, FullRSS: 400, FullSRSS: storeMem{1900, 1950}, Diff: 4, DiffRSS: 250, DiffSRSS: storeMem{500, 20000},
 		Deleted: "12345", Inserted: "12000", InStore: 1000000, Percent: 4}
-	if got, want := l.row(1000000), "| oxigraph | 100.00 s (kgrag 400 MB, store 1900 MB) | 4.00 s (kgrag 250 MB, store 1800 MB) | 12,345 / 12,000 | 1,000,000 of 1,000,000 | 4.0% (met) |\n"; got != want {
+	if got, want := l.row(1000000), "| oxigraph | 100.00 s (kgrag 400 MB, store 1900 MB) | 4.00 s (kgrag 250 MB, store 500 (20000 with mapped files) MB) | 12,345 / 12,000 | 1,000,000 of 1,000,000 | 4.0% (met) |\n"; got != want {
 		t.Errorf("row = %q; want %q", got, want)
 	}
 	l = diffLoad{Store: "fuseki", Full: num(math.NaN()), Note: "not run: fuseki did not start"}

@@ -15,16 +15,16 @@ import (
 
 // storeLoad is one load of the synthetic set into a store.
 type storeLoad struct {
-	Store     string `json:"store"`
-	Loader    string `json:"loader"`
-	Wall      num    `json:"wall_s"`
-	TriplesPS num    `json:"triples_per_s"`
-	Reported  num    `json:"triples_reported"` // what the loader printed
-	InStore   num    `json:"triples_in_store"` // SPARQL COUNT afterwards
-	RSSMB     num    `json:"peak_rss_mb"`      // the loading process's
-	RSSNote   string `json:"rss_note,omitempty"`
-	StoreRSS  num    `json:"store_peak_rss_mb"` // the server's, where it runs during the load
-	Note      string `json:"note,omitempty"`    // why it did not run
+	Store     string   `json:"store"`
+	Loader    string   `json:"loader"`
+	Wall      num      `json:"wall_s"`
+	TriplesPS num      `json:"triples_per_s"`
+	Reported  num      `json:"triples_reported"` // what the loader printed
+	InStore   num      `json:"triples_in_store"` // SPARQL COUNT afterwards
+	RSSMB     num      `json:"peak_rss_mb"`      // the loading process's
+	RSSNote   string   `json:"rss_note,omitempty"`
+	StoreMem  storeMem `json:"store_peak_rss"` // the server's, where it runs during the load
+	Note      string   `json:"note,omitempty"` // why it did not run
 }
 
 // ran reports whether the load ran and succeeded.
@@ -36,8 +36,8 @@ func (l storeLoad) cells() string {
 		return l.Note
 	}
 	store := "(server stopped)"
-	if !math.IsNaN(float64(l.StoreRSS)) {
-		store = f(float64(l.StoreRSS), 0)
+	if !math.IsNaN(float64(l.StoreMem.Anon)) {
+		store = l.StoreMem.String()
 	}
 	return fmt.Sprintf("%s s | %s | %s | %s | %s%s | %s", f(float64(l.Wall), 2), f(float64(l.TriplesPS), 0),
 		fmtInt(float64(l.Reported)), fmtInt(float64(l.InStore)), f(float64(l.RSSMB), 0), l.RSSNote, store)
@@ -52,7 +52,7 @@ type storesResult struct {
 // instance of store (mode "atomic" or "in-place"; --upload upload when
 // given) and counts it.
 func (b *bench) storeKgrag(ctx context.Context, store, mode, upload, loader string) (storeLoad, error) {
-	l := storeLoad{Store: store, Loader: loader, Wall: num(math.NaN()), StoreRSS: num(math.NaN())}
+	l := storeLoad{Store: store, Loader: loader, Wall: num(math.NaN()), StoreMem: noMem()}
 	synth, err := b.synthSet(ctx)
 	if err != nil {
 		return l, err
@@ -82,7 +82,7 @@ func (b *bench) storeKgrag(ctx context.Context, store, mode, upload, loader stri
 	}
 	w := watchStore(b.storeDir(store + "-kgrag"))
 	u, err := b.measure(ctx, tag, nil, b.kgrag, args...)
-	l.StoreRSS = num(w.Stop())
+	l.StoreMem = w.mem()
 	if err != nil {
 		return l, err
 	}
@@ -157,7 +157,7 @@ func lastMatch(re *regexp.Regexp, files ...string) string {
 // storeBulk is the store's own bulk loader on kgrag's Turtle into a fresh
 // store, then a server on it to count; cmd says what ran.
 func (b *bench) storeBulk(ctx context.Context, store string) (l storeLoad, cmd string, err error) {
-	l = storeLoad{Store: store, Loader: "bulk loader", Wall: num(math.NaN()), StoreRSS: num(math.NaN())}
+	l = storeLoad{Store: store, Loader: "bulk loader", Wall: num(math.NaN()), StoreMem: noMem()}
 	ttl, err := b.synthTTL(ctx)
 	if err != nil {
 		return l, "", err
@@ -188,9 +188,7 @@ func (b *bench) storeBulk(ctx context.Context, store string) (l storeLoad, cmd s
 		}
 		reported = strings.ReplaceAll(lastMatch(re, b.runFile(tag+".out"), b.runFile(tag+".err")), ",", "")
 	case "virtuoso":
-		var peak float64
-		u, cmd, peak, err = b.virtuosoBulk(ctx, port, dir, ttl, tag)
-		l.StoreRSS = num(peak)
+		u, cmd, l.StoreMem, err = b.virtuosoBulk(ctx, port, dir, ttl, tag)
 		if err != nil || cmd == "" {
 			if err == nil {
 				l.Note = "not run: virtuoso did not start (" + lastLine(b.runFile("virtuoso-start.log"), 120) + ")"
@@ -243,9 +241,9 @@ func (b *bench) storeBulk(ctx context.Context, store string) (l storeLoad, cmd s
 // virtuosoBulk starts Virtuoso on dir and runs ld_dir and rdf_loader_run
 // through isql on ttl; cmd is "" when the server did not start (then it is
 // stopped again).
-func (b *bench) virtuosoBulk(ctx context.Context, port int, dir, ttl, tag string) (u usage, cmd string, peak float64, err error) {
+func (b *bench) virtuosoBulk(ctx context.Context, port int, dir, ttl, tag string) (u usage, cmd string, peak storeMem, err error) {
 	const store = "virtuoso"
-	peak = math.NaN()
+	peak = noMem()
 	if err := b.serverStart(ctx, store, port, dir); err != nil {
 		b.serverStop(store, port, dir)
 		return u, "", peak, ctx.Err()
@@ -265,7 +263,7 @@ func (b *bench) virtuosoBulk(ctx context.Context, port int, dir, ttl, tag string
 	w := watchStore(dir)
 	u, err = b.measure(ctx, tag, nil, isql, "isql", "--port", strconv.Itoa(port), "--dir", dir,
 		fmt.Sprintf("exec=ld_dir('%s', 'graph.ttl', '%s'); rdf_loader_run(); checkpoint;", load, graphIRI))
-	peak = w.Stop()
+	peak = w.mem()
 	if err != nil || u.RC != 0 {
 		return u, cmd, peak, err
 	}
@@ -393,8 +391,8 @@ func (b *bench) stores(ctx context.Context) (string, any, error) {
 
 kgrag reads the parquet files, maps and uploads to a running server (fresh store; the time includes conversion;
 RSS is kgrag's own). The bulk loader reads kgrag's Turtle file (%s MB) into a fresh store with the server
-stopped (Virtuoso: server running, loader driven by isql). "store's peak RSS" = the server's resident memory,
-its children included, sampled every 200 ms during the load. "triples reported" = what the loader prints
+stopped (Virtuoso: server running, loader driven by isql). "store's peak RSS" = the server's own (anonymous) resident memory,
+its children included, sampled every 200 ms during the load, and in brackets with the pages of the files it maps (TDB2's), which the kernel reclaims. "triples reported" = what the loader prints
 (the SPARQL count where it prints none); "in store" = SPARQL COUNT of the graph afterwards.
 
 | store | loader | wall | triples/s | triples reported | in store | peak RSS MB | store's peak RSS MB |

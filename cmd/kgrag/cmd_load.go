@@ -83,6 +83,11 @@ interrupted load leaves the previous graph as it was:
    kgrag load --input ./output --store http://localhost:3030/ds --graph http://example.org/kg
    kgrag load --input ./output --store-type graphdb --store http://localhost:7200/repositories/kg \
        --graph http://example.org/kg --with-ontology
+Oxigraph holds a transaction in memory, so there no update writes more than
+--max-transaction triples (1,000,000, about 3 GB of its memory): an empty
+graph goes to its bulk loader, which adds it all at once, and a full one is
+read back and changed by its difference, atomically either way; a change
+too large for one transaction fails before anything is sent.
 --upload stream sends the whole graph instead as one streamed Graph Store
 Protocol PUT, which Fuseki's TDB2 runs as one transaction: no temporary
 graph and no copy, several times faster (1.13 times tdb2.tdbloader on 6.8 M
