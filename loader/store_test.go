@@ -467,6 +467,30 @@ func TestVirtuosoTransactionLimit(t *testing.T) {
 	}
 }
 
+// TestFusekiHeap: Fuseki out of heap in the swap (the answer a 2 GB heap
+// gave at 6.8 M triples) is not retried, and the message names what
+// fits: more heap, or the streamed PUT.
+func TestFusekiHeap(t *testing.T) {
+	var commits atomic.Int64
+	f := &fakeStore{askAnswer: true}
+	f.hook = func(w http.ResponseWriter, r *http.Request, body string) bool {
+		if strings.Contains(body, "INSERT") && strings.Contains(body, "WHERE") {
+			commits.Add(1)
+			http.Error(w, "Java heap space", http.StatusBadRequest)
+			return true
+		}
+		return false
+	}
+	s := openStore(t, "fuseki", newFake(t, f)+"/ds", loader.Options{BatchSize: 5, RetryBackoff: time.Millisecond})
+	_, err := replaceN(context.Background(), s, "http://ex/g", 7, "")
+	if err == nil || !strings.Contains(err.Error(), "ran out of Java heap") || !strings.Contains(err.Error(), "--upload stream") {
+		t.Fatalf("ReplaceGraph = %v; want a hint naming the heap and --upload stream", err)
+	}
+	if n := commits.Load(); n != 1 {
+		t.Errorf("commit sent %d times; want 1", n)
+	}
+}
+
 // TestConcurrentBatches: with ConcurrentBatches n, n batch requests are in
 // flight together (never more; zero is the virtuoso profile's 2), every
 // triple lands once, and a failure reports as sent exactly the triples the
