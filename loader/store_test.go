@@ -222,14 +222,16 @@ func TestReplaceInsertData(t *testing.T) {
 func TestReplaceGSPBatches(t *testing.T) {
 	tests := []struct {
 		profile    string
+		full       bool // the graph holds triples (every ASK says so)
 		wantCommit string
 	}{
-		{"oxigraph", "MOVE GRAPH"},
-		{"fuseki", "INSERT { GRAPH <http://ex/g> { ?s ?p ?o } } WHERE"},
-		{"virtuoso", "MOVE GRAPH <http://ex/g#kgrag-tmp-"},
+		{"oxigraph", false, "MOVE GRAPH"},
+		{"fuseki", true, "INSERT { GRAPH <http://ex/g> { ?s ?p ?o } } WHERE"},
+		{"fuseki", false, "MOVE GRAPH <http://ex/g#kgrag-tmp-"}, // exact into an empty graph, and streamed
+		{"virtuoso", false, "MOVE GRAPH <http://ex/g#kgrag-tmp-"},
 	}
 	for _, tt := range tests {
-		f := &fakeStore{}
+		f := &fakeStore{askAnswer: tt.full}
 		base := newFake(t, f)
 		if tt.profile == "fuseki" {
 			base += "/ds"

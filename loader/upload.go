@@ -248,6 +248,15 @@ func (s *SPARQLStore) commit(ctx context.Context, graph, tmp string, lk *loadLoc
 		name = "load_commit_move_only"
 	case CommitInsert:
 		name = "load_commit_insert"
+		// Into an empty graph a MOVE is exact on TDB2 (its loss needs a
+		// graph that held triples) and streams, where the INSERT holds
+		// the whole graph in Fuseki's heap: 649,000 triples moved with no
+		// growth of its own memory against 306 MB for the INSERT, and a
+		// 2 GB heap could not INSERT 6.8 M. The lock keeps other loads
+		// out between this look and the swap.
+		if empty, err := s.graphEmpty(ctx, graph); err == nil && empty {
+			name = "load_commit_move_only"
+		}
 	}
 	update, err := sparqlq.Bound(name, sparqlq.Params{"graph": sparqlq.IRIParam(graph), "temp": sparqlq.IRIParam(tmp)})
 	if err != nil {
@@ -303,6 +312,20 @@ func (s *SPARQLStore) commit(ctx context.Context, graph, tmp string, lk *loadLoc
 	}
 	return s.opError("replace graph (commit)", s.p.UpdateURL, graph, err,
 		fmt.Sprintf("outcome unknown: the swap had not happened %s later, and the store may still run it; <%s> holds the previous graph or, once it does, the new one; load again to be sure", cleanupTimeout, graph))
+}
+
+// graphEmpty reports whether graph holds no triple.
+func (s *SPARQLStore) graphEmpty(ctx context.Context, graph string) (bool, error) {
+	ask, err := sparqlq.Bound("graph_has_triples", sparqlq.Params{"graph": sparqlq.IRIParam(graph)})
+	if err != nil {
+		return false, err
+	}
+	var has bool
+	err = s.retry(ctx, "look at graph", func(ctx context.Context) error {
+		has, err = s.c.Ask(ctx, ask)
+		return err
+	})
+	return !has, err
 }
 
 // updateChecked sends an update that runs as one transaction, retrying
