@@ -124,8 +124,7 @@ func (b *bench) diff(ctx context.Context) (string, any, error) {
 		"The synthetic dataset written twice by bench/diffload: as it is, and with 1%% of its entities (description)\n"+
 		"and relationships (description and weight) changed (%s). Into a fresh store: `--diff` of the base\n"+
 		"(no record yet, so a full atomic replacement), then `--diff` of the changed copy. Target: the difference\n"+
-		"under 5%% of the full load's time. The graph is then counted against the changed copy's N-Triples. On Fuseki\n"+
-		"with --upload stream: the swap of batches holds the whole graph in Fuseki's heap (the stores step).\n\n"+
+		"under 5%% of the full load's time. The graph is then counted against the changed copy's N-Triples.\n\n"+
 		"Peak resident memory of kgrag and of the store's server beside each time (the server's own pages, sampled every 200 ms;\n"+
 		"in brackets with the pages of the files it maps, which the kernel reclaims).\n\n"+
 		"| store | full atomic load | --diff of the 1%% change | triples deleted / inserted | graph after (of the changed copy's) | diff / full |\n"+
@@ -169,11 +168,6 @@ func (b *bench) diffStore(ctx context.Context, s, base, changed string, want flo
 	}
 	url := storeURL(s, port)
 	args := []string{"load", "--store", url, "--store-type", s, "--graph", graphIRI, "--diff"}
-	if s == "fuseki" {
-		// The swap of batches holds the graph in Fuseki's heap (a 2 GB heap
-		// runs out at 6.8 M triples); the streamed PUT does not.
-		args = append(args, "--upload", "stream")
-	}
 	load := func(tag, input string) (usage, storeMem, error) {
 		w := watchStore(b.storeDir(s + "-diff"))
 		u, err := b.measure(ctx, tag, nil, b.kgrag, append(slices.Clone(args), "--input", input)...)
