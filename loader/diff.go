@@ -523,7 +523,7 @@ func (s *SPARQLStore) sendDiff(ctx context.Context, graph, update string, want s
 		st, err := s.loadState(ctx, graph)
 		return err == nil && st.ok && st.digest == want.String(), err
 	}
-	err := s.updateChecked(ctx, "send difference", update, landed)
+	err := s.updateChecked(ctx, "send difference", update, true, landed)
 	if err == nil {
 		return nil
 	}

@@ -101,6 +101,10 @@ func transient(parent context.Context, err error) bool {
 	if err == nil || parent.Err() != nil {
 		return false
 	}
+	var uo *outcomeUnknown
+	if errors.As(err, &uo) {
+		return false // the store may have run it: not to be sent again
+	}
 	var se *sparqlq.StatusError
 	if errors.As(err, &se) {
 		return se.Temporary() && !transactionTooLarge(se)

@@ -354,6 +354,33 @@ func TestCommitLostAnswer(t *testing.T) {
 	}
 }
 
+// TestCommitOutlastsRequest: the store runs the swap for longer than a
+// request may take and commits after the client gave up waiting. The swap
+// must not be sent again (a second MOVE of the temporary graph, gone by
+// then, would empty the graph): the load watches for the commit mark and
+// succeeds.
+func TestCommitOutlastsRequest(t *testing.T) {
+	var commits atomic.Int32
+	f := &fakeStore{}
+	f.hook = func(w http.ResponseWriter, r *http.Request, body string) bool {
+		if strings.Contains(body, "MOVE") {
+			commits.Add(1)
+			time.Sleep(600 * time.Millisecond) // past the client's timeout
+			f.lockRequest(w, r, body)          // commits, mark and all
+			return true
+		}
+		return false
+	}
+	s := openStore(t, "oxigraph", newFake(t, f), loader.Options{MaxTransaction: -1, Timeout: 200 * time.Millisecond,
+		RetryBackoff: time.Millisecond})
+	if _, err := replaceN(context.Background(), s, "http://ex/g", 5, ""); err != nil {
+		t.Fatalf("ReplaceGraph: %v", err)
+	}
+	if n := commits.Load(); n != 1 {
+		t.Errorf("commit sent %d times; want 1 (it was still running when the request timed out)", n)
+	}
+}
+
 func TestFillErrorNoRequests(t *testing.T) {
 	f := &fakeStore{}
 	s := openStore(t, "oxigraph", newFake(t, f), loader.Options{MaxTransaction: -1, BatchSize: 100})

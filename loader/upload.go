@@ -8,10 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/kgrag/kgrag/internal/redact"
@@ -284,7 +286,7 @@ func (s *SPARQLStore) commit(ctx context.Context, graph, tmp string, lk *loadLoc
 		has, err := s.c.Ask(ctx, left)
 		return err == nil && !has, err
 	}
-	err = s.updateChecked(ctx, "commit", update, done)
+	err = s.updateChecked(ctx, "commit", update, false, done)
 	if err == nil {
 		return nil
 	}
@@ -305,13 +307,17 @@ func (s *SPARQLStore) commit(ctx context.Context, graph, tmp string, lk *loadLoc
 		}
 	}
 	// Interrupted, or no answer: the store may be running the swap still.
-	// Watch for it to land rather than drop the temporary graph under it.
-	if awaitDone(cctx, done) {
+	// Watch for it to land rather than drop the temporary graph under it,
+	// as long as a request may take (a swap of millions of triples can
+	// outlast the request that sent it).
+	wctx, wcancel := context.WithTimeout(context.WithoutCancel(ctx), max(cleanupTimeout, s.timeout))
+	defer wcancel()
+	if awaitDone(wctx, done) {
 		s.log.Info("the swap happened although its answer was lost or the load interrupted", "graph", graph)
 		return nil
 	}
 	return s.opError("replace graph (commit)", s.p.UpdateURL, graph, err,
-		fmt.Sprintf("outcome unknown: the swap had not happened %s later, and the store may still run it; <%s> holds the previous graph or, once it does, the new one; load again to be sure", cleanupTimeout, graph))
+		fmt.Sprintf("outcome unknown: the swap had not happened %s later, and the store may still run it; <%s> holds the previous graph or, once it does, the new one; load again to be sure", max(cleanupTimeout, s.timeout), graph))
 }
 
 // graphEmpty reports whether graph holds no triple.
@@ -331,7 +337,16 @@ func (s *SPARQLStore) graphEmpty(ctx context.Context, graph string) (bool, error
 // updateChecked sends an update that runs as one transaction, retrying
 // transient failures; before a retry it asks done whether a lost answer
 // hid a success, so that the update is not applied twice.
-func (s *SPARQLStore) updateChecked(ctx context.Context, what, update string, done func(context.Context) (bool, error)) error {
+//
+// done cannot tell an update the store is still running from one it never
+// got: after a timeout or a connection that broke once the request went
+// out, the store may commit it a moment later. An update that is not
+// repeatable (the swap: a second MOVE of a temporary graph already moved
+// would empty the graph) is then not sent again; the error is an
+// *outcomeUnknown and the caller watches done instead. A repeatable one
+// (a difference: DELETE DATA and INSERT DATA of sets, and the record) may
+// land twice to the same effect.
+func (s *SPARQLStore) updateChecked(ctx context.Context, what, update string, repeatable bool, done func(context.Context) (bool, error)) error {
 	attempts := 0
 	return s.retry(ctx, what, func(ctx context.Context) error {
 		attempts++
@@ -340,8 +355,28 @@ func (s *SPARQLStore) updateChecked(ctx context.Context, what, update string, do
 				return nil
 			}
 		}
-		return s.c.Update(ctx, update)
+		err := s.c.Update(ctx, update)
+		if err != nil && !repeatable && ctx.Err() == nil && mayHaveRun(err) {
+			return &outcomeUnknown{err}
+		}
+		return err
 	})
+}
+
+// outcomeUnknown wraps the error of a request the store may have run or be
+// running; retry does not send it again.
+type outcomeUnknown struct{ err error }
+
+func (e *outcomeUnknown) Error() string { return e.err.Error() }
+func (e *outcomeUnknown) Unwrap() error { return e.err }
+
+// mayHaveRun reports whether a failed request may have reached the store:
+// not when the store answered (a status: one transaction, which failed
+// whole) or the connection was never made.
+func mayHaveRun(err error) bool {
+	var se *sparqlq.StatusError
+	var dns *net.DNSError
+	return !errors.As(err, &se) && !errors.Is(err, syscall.ECONNREFUSED) && !errors.As(err, &dns)
 }
 
 // awaitDone watches, after an interruption or a lost answer, for an update

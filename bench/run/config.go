@@ -172,7 +172,7 @@ func configFromEnv(lookup func(string) (string, bool)) (config, error) {
 		MemLimit:      strSet(lookup, "BENCH_CONVERT_MEMLIMIT", "900MiB"),
 		RDFLibMax:     e.int("BENCH_RDFLIB_MAX", 100000),
 		Stores:        e.list("BENCH_STORES", "oxigraph fuseki virtuoso"),
-		RetStores:     e.list("BENCH_RETRIEVAL_STORES", "oxigraph fuseki"),
+		RetStores:     e.list("BENCH_RETRIEVAL_STORES", "oxigraph fuseki virtuoso"),
 		DiffStores:    e.list("BENCH_DIFF_STORES", "oxigraph fuseki virtuoso"),
 		UploadBatches: strings.Fields(strSet(lookup, "BENCH_UPLOAD_BATCHES", "fuseki")),
 		SkipAtomic:    e.list("BENCH_SKIP_ATOMIC", ""),
