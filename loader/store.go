@@ -157,7 +157,7 @@ func hintFor(err error, endpoint string) string {
 		return fmt.Sprintf("the store answered HTTP %d: it ran out of Java heap. Fuseki's swap of the temporary graph "+
 			"(INSERT … WHERE, exact where its MOVE is not) holds the whole graph in its heap: 6.8 M triples did not fit in 2 GB. "+
 			"Give Fuseki more heap (JVM_ARGS=-Xmx…), or load with --upload stream: one TDB2 transaction streamed to disk, "+
-			"which loaded the same graph with 2 GB in 132 s", se.StatusCode)
+			"which loaded the same graph with 2 GB in about two minutes", se.StatusCode)
 	case errors.As(err, &se):
 		return fmt.Sprintf("the store answered HTTP %d", se.StatusCode)
 	case errors.Is(err, context.Canceled):
