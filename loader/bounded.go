@@ -117,8 +117,8 @@ func (s *SPARQLStore) fillAgain(ctx context.Context, graph string, r *streamResu
 	case !transient(ctx, r.sendErr):
 		return false
 	}
-	n, err := s.Count(ctx, graph)
-	return err == nil && n == 0
+	empty, err := s.graphEmpty(ctx, graph)
+	return err == nil && empty
 }
 
 // unfill builds the error of a failed bulk fill of an empty graph and,
@@ -139,7 +139,7 @@ func (s *SPARQLStore) unfill(ctx context.Context, graph string, r *streamResult)
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	hint := "the graph is empty, as it was"
-	if n, err := s.Count(cctx, graph); err != nil || n > 0 {
+	if empty, err := s.graphEmpty(cctx, graph); err != nil || !empty {
 		if err == nil {
 			err = s.Drop(cctx, graph)
 		}
@@ -171,17 +171,11 @@ func (s *SPARQLStore) replaceByDiff(ctx context.Context, graph string, n int64, 
 			fmt.Errorf("the store returned %d of the graph's %d triples when read back", sn.read, n),
 			"the previous graph is unchanged; the difference cannot be computed against part of it")
 	}
-	ch := &change{added: make(map[tripleKey]struct{})}
-	dw := s.newDiffWriter(sn, ch, true)
-	if err := fill(dw); err != nil {
-		return res, &Error{Op: op, Graph: graph, Err: err, Hint: "the previous graph is unchanged"}
+	ch, err := s.compare(ctx, op, graph, sn, fill, true)
+	if err != nil {
+		return res, err
 	}
-	dw.flush()
-	if err := ctx.Err(); err != nil {
-		return res, s.opError(op, s.p.UpdateURL, graph, err, "the previous graph is unchanged")
-	}
-	res.Deleted = int64(len(sn.triples)) - (ch.triples - ch.inserted)
-	res.Inserted, res.Triples = ch.inserted, ch.triples
+	res.Deleted, res.Inserted, res.Triples = ch.deleted(sn), ch.inserted, ch.triples
 	return res, s.sendChange(ctx, op, graph, sn, ch, res.Deleted)
 }
 

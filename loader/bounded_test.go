@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -19,8 +20,14 @@ import (
 // without an answer, which the store may still be adding.
 func TestFillAgain(t *testing.T) {
 	count := "0"
+	// A store whose graph holds count triples, asked by COUNT or by ASK.
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
 		w.Header().Set("Content-Type", "application/sparql-results+json")
+		if strings.Contains(r.Form.Get("query"), "ASK") {
+			fmt.Fprintf(w, `{"boolean":%v}`, count != "0")
+			return
+		}
 		fmt.Fprintf(w, `{"head":{"vars":["n"]},"results":{"bindings":[{"n":{"type":"literal","datatype":"http://www.w3.org/2001/XMLSchema#integer","value":%q}}]}}`, count)
 	}))
 	t.Cleanup(srv.Close)

@@ -353,6 +353,26 @@ func (w *diffWriter) WriteTriple(t rdf.Triple) error {
 	return nil
 }
 
+// compare sorts what fill writes against the snapshot sn: the change to
+// send, and the new graph's digest. progress is as for newDiffWriter.
+func (s *SPARQLStore) compare(ctx context.Context, op, graph string, sn *snapshot, fill func(rdf.Writer) error, progress bool) (*change, error) {
+	ch := &change{added: make(map[tripleKey]struct{})}
+	dw := s.newDiffWriter(sn, ch, progress)
+	if err := fill(dw); err != nil {
+		return nil, &Error{Op: op, Graph: graph, Err: err, Hint: "the previous graph is unchanged"}
+	}
+	dw.flush()
+	if err := ctx.Err(); err != nil {
+		return nil, s.opError(op, s.p.UpdateURL, graph, err, "the previous graph is unchanged")
+	}
+	return ch, nil
+}
+
+// deleted is the number of triples of sn that the new graph lacks.
+func (ch *change) deleted(sn *snapshot) int64 {
+	return int64(len(sn.triples)) - (ch.triples - ch.inserted)
+}
+
 // newDiffWriter returns a diffWriter; progress says whether it reports to
 // the store's counter (not where a replacement may follow and count the
 // same triples again).
@@ -454,16 +474,11 @@ func (s *SPARQLStore) diff(ctx context.Context, graph string, fill func(w rdf.Wr
 		return res, fmt.Sprintf("the graph is not the one the last load left (it holds %d triples, digest %s; the load left %d, digest %s): changed by someone else",
 			len(sn.triples), sn.digest, st.triples, st.digest), nil
 	}
-	ch := &change{added: make(map[tripleKey]struct{})}
-	dw := s.newDiffWriter(sn, ch, s.bounded) // bounded: no replacement follows
-	if err := fill(dw); err != nil {
-		return res, "", &Error{Op: "diff load", Graph: graph, Err: err, Hint: "the previous graph is unchanged"}
+	ch, err := s.compare(ctx, "diff load", graph, sn, fill, s.bounded) // bounded: no replacement follows
+	if err != nil {
+		return res, "", err
 	}
-	dw.flush()
-	if err := ctx.Err(); err != nil {
-		return res, "", s.opError("diff load", s.p.UpdateURL, graph, err, "the previous graph is unchanged")
-	}
-	deleted := int64(len(sn.triples)) - (ch.triples - ch.inserted)
+	deleted := ch.deleted(sn)
 	res.Deleted, res.Inserted, res.Triples = deleted, ch.inserted, ch.triples
 	if deleted == 0 && ch.inserted == 0 {
 		return res, "", nil // the graph is verified to hold the new triples already
