@@ -72,6 +72,11 @@ type Options struct {
 	// A load that would need a larger transaction fails before it changes
 	// anything, and says which load would fit.
 	MaxTransaction int64
+	// ReadReplicas are the base URLs of further copies of the store,
+	// same kind, which the client's queries go to when the store cannot
+	// be reached (sparqlq.Config.Replicas). For readers only: a load must
+	// read the copy it writes to, so loads leave it empty.
+	ReadReplicas []string
 }
 
 // DefaultTimeout bounds each request when Options.Timeout is zero.
@@ -130,7 +135,19 @@ func Open(p Profile, o Options) (*SPARQLStore, error) {
 	case stream && !gsp:
 		return nil, fmt.Errorf("loader: profile %q: a streamed upload needs the Graph Store Protocol", p.Name)
 	}
+	var replicas []string
+	for _, base := range o.ReadReplicas {
+		rp, err := ProfileFor(p.Name, base)
+		if err != nil {
+			return nil, err
+		}
+		if o.Auth != nil {
+			rp = rp.withAuthSuffix()
+		}
+		replicas = append(replicas, rp.QueryURL)
+	}
 	c, err := sparqlq.New(sparqlq.Config{
+		Replicas:     replicas,
 		QueryURL:     p.QueryURL,
 		UpdateURL:    p.UpdateURL,
 		QueryMethod:  p.Quirks.QueryMethod,

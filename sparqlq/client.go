@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -80,6 +81,10 @@ type Config struct {
 	UserAgent string
 	// MaxErrorBody bounds StatusError.Body; zero means DefaultMaxErrorBody.
 	MaxErrorBody int
+	// Replicas are the query endpoints of further copies of the store
+	// that QueryURL reaches. A query that cannot reach the endpoint in use
+	// goes to the next one (see Client.query); updates never move.
+	Replicas []string
 }
 
 // Client talks to one SPARQL store. It is safe for concurrent use; build it
@@ -95,6 +100,12 @@ type Client struct {
 	userAgent    string
 	maxErrBody   int
 	secrets      redact.Secrets // what no error may show
+
+	// queries are QueryURL and the Replicas; cur indexes the one in use
+	// and moves counts how often it changed.
+	queries []string
+	cur     atomic.Int32
+	moves   atomic.Uint64
 }
 
 // New returns a Client for cfg. It fails when an endpoint URL does not parse
@@ -114,11 +125,18 @@ func New(cfg Config) (*Client, error) {
 	if c.updateURL == "" {
 		c.updateURL = c.queryURL
 	}
-	c.secrets = redact.New().URL(c.queryURL).URL(c.updateURL)
+	if len(cfg.Replicas) > 0 && c.queryURL == "" {
+		return nil, errors.New("sparqlq: replicas need a QueryURL")
+	}
+	c.queries = append([]string{c.queryURL}, cfg.Replicas...)
+	c.secrets = redact.New().URL(c.updateURL)
+	for _, u := range c.queries {
+		c.secrets = c.secrets.URL(u)
+	}
 	if c.auth != nil {
 		c.secrets = c.auth.mask(c.secrets)
 	}
-	for _, u := range []string{c.queryURL, c.updateURL} {
+	for _, u := range append([]string{c.updateURL}, c.queries...) {
 		if u == "" {
 			continue
 		}
@@ -171,8 +189,16 @@ func NewHTTPClient(caFile string) (*http.Client, error) {
 	return &http.Client{Transport: tr}, nil
 }
 
-// QueryURL returns the query endpoint.
-func (c *Client) QueryURL() string { return c.queryURL }
+// QueryURL returns the query endpoint in use: the first, or the replica
+// queries moved to.
+func (c *Client) QueryURL() string { return c.queries[c.cur.Load()] }
+
+// QueryURLs returns every query endpoint, the first and the replicas.
+func (c *Client) QueryURLs() []string { return slices.Clone(c.queries) }
+
+// Moves is how many times queries moved to another replica: a reader
+// that must read one copy of the data checks it did not change.
+func (c *Client) Moves() uint64 { return c.moves.Load() }
 
 // UpdateURL returns the update endpoint.
 func (c *Client) UpdateURL() string { return c.updateURL }
@@ -220,7 +246,7 @@ func (c *Client) Select(ctx context.Context, query string) (*Results, error) {
 		return nil, err
 	}
 	if res.Boolean != nil {
-		return nil, fmt.Errorf("sparqlq: select %s: got a boolean result; use Ask", redact.URL(c.queryURL))
+		return nil, fmt.Errorf("sparqlq: select %s: got a boolean result; use Ask", redact.URL(c.QueryURL()))
 	}
 	return res, nil
 }
@@ -232,7 +258,7 @@ func (c *Client) Ask(ctx context.Context, query string) (bool, error) {
 		return false, err
 	}
 	if res.Boolean == nil {
-		return false, fmt.Errorf("sparqlq: ask %s: result holds no boolean", redact.URL(c.queryURL))
+		return false, fmt.Errorf("sparqlq: ask %s: result holds no boolean", redact.URL(c.QueryURL()))
 	}
 	return *res.Boolean, nil
 }
@@ -247,19 +273,17 @@ func (c *Client) Read(ctx context.Context, query string, maxBytes int64) (*Resul
 // ErrTooLarge: an answer over the bytes Read allows.
 var ErrTooLarge = errors.New("answer too large")
 
-// query runs query; maxBytes, when not 0, bounds the answer read.
-func (c *Client) query(ctx context.Context, op, query string, maxBytes int64) (*Results, error) {
-	if c.queryURL == "" {
-		return nil, fmt.Errorf("sparqlq: %s: no query endpoint configured", op)
-	}
-	req, err := c.newQueryRequest(ctx, query)
+// queryAt runs query at endpoint; maxBytes, when not 0, bounds the
+// answer read.
+func (c *Client) queryAt(ctx context.Context, endpoint, op, query string, maxBytes int64) (*Results, error) {
+	req, err := c.newQueryRequest(ctx, endpoint, query)
 	if err != nil {
-		return nil, fmt.Errorf("sparqlq: %s %s: %w", op, redact.URL(c.queryURL), err)
+		return nil, fmt.Errorf("sparqlq: %s %s: %w", op, redact.URL(endpoint), err)
 	}
 	req.Header.Set("Accept", "application/sparql-results+json, application/sparql-results+xml;q=0.9")
 	resp, err := c.Do(req)
 	if err != nil {
-		return nil, c.wrapOp(op, c.queryURL, err)
+		return nil, c.wrapOp(op, endpoint, err)
 	}
 	defer resp.Body.Close()
 	body := io.Reader(resp.Body)
@@ -270,25 +294,25 @@ func (c *Client) query(ctx context.Context, op, query string, maxBytes int64) (*
 	}
 	res, err := ReadResults(body, resp.Header.Get("Content-Type"))
 	if lr != nil && lr.N <= 0 {
-		return nil, fmt.Errorf("sparqlq: %s %s: %w: over %d bytes", op, redact.URL(c.queryURL), ErrTooLarge, maxBytes)
+		return nil, fmt.Errorf("sparqlq: %s %s: %w: over %d bytes", op, redact.URL(endpoint), ErrTooLarge, maxBytes)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("sparqlq: %s %s: %w", op, redact.URL(c.queryURL), err)
+		return nil, fmt.Errorf("sparqlq: %s %s: %w", op, redact.URL(endpoint), c.secrets.Error(err))
 	}
 	return res, nil
 }
 
-func (c *Client) newQueryRequest(ctx context.Context, query string) (*http.Request, error) {
+func (c *Client) newQueryRequest(ctx context.Context, endpoint, query string) (*http.Request, error) {
 	m := c.queryMethod
 	if m == MethodAuto {
 		m = MethodGET
-		if len(c.queryURL)+len(url.QueryEscape(query))+8 > MaxGetURL {
+		if len(endpoint)+len(url.QueryEscape(query))+8 > MaxGetURL {
 			m = MethodPOSTForm
 		}
 	}
 	switch m {
 	case MethodGET:
-		u, err := url.Parse(c.queryURL)
+		u, err := url.Parse(endpoint)
 		if err != nil {
 			return nil, err
 		}
@@ -298,13 +322,13 @@ func (c *Client) newQueryRequest(ctx context.Context, query string) (*http.Reque
 		return http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	case MethodPOSTForm:
 		form := url.Values{"query": {query}}.Encode()
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.queryURL, strings.NewReader(form))
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form))
 		if err == nil {
 			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		}
 		return req, err
 	default:
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.queryURL, strings.NewReader(query))
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(query))
 		if err == nil {
 			req.Header.Set("Content-Type", "application/sparql-query")
 		}
