@@ -109,7 +109,7 @@ func openSource(ctx context.Context, opts askOptions, warn io.Writer) (source, e
 	if err := checkGraph(ctx, c, opts.store); err != nil {
 		return source{}, err
 	}
-	return source{name: fmt.Sprintf("<%s> at %s", opts.store.graph, redact.URL(opts.store.url)),
+	return source{name: fmt.Sprintf("<%s> at %s", opts.store.graph, redact.URLs(opts.store.url)),
 		src: retrieval.NewSPARQLSource(c, opts.store.graph), store: counter, c: c, graph: opts.store.graph}, nil
 }
 
@@ -122,11 +122,16 @@ func storeClient(o storeOptions) (*sparqlq.Client, *sparqlq.CountingTransport, e
 	}
 	counter := &sparqlq.CountingTransport{Base: hc.Transport}
 	hc.Transport = counter
-	p, err := loader.ProfileFor(o.storeType, o.url)
+	eps := o.endpoints()
+	if len(eps) == 0 {
+		return nil, nil, usagef("--store http://localhost:3030/ds", "--store names no URL")
+	}
+	p, err := loader.ProfileFor(o.storeType, eps[0])
 	if err != nil {
 		return nil, nil, usagef("--store http://localhost:3030/ds", "%v", err)
 	}
-	st, err := loader.Open(p, loader.Options{Auth: o.auth(), HTTPClient: hc, Timeout: o.timeout})
+	// Copies of the store: a query that cannot reach one goes to the next.
+	st, err := loader.Open(p, loader.Options{Auth: o.auth(), HTTPClient: hc, Timeout: o.timeout, ReadReplicas: eps[1:]})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -150,7 +155,7 @@ func checkGraph(ctx context.Context, c *sparqlq.Client, o storeOptions) error {
 	}
 	if !ok {
 		return fmt.Errorf("ask: graph <%s> at %s holds no gr:Entity: check --graph, or load it with kgrag load --input DIR --store %s --graph %s",
-			o.graph, redact.URL(o.url), redact.URL(o.url), o.graph)
+			o.graph, redact.URLs(o.url), redact.URLs(o.url), o.graph)
 	}
 	return nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/kgrag/kgrag/internal/mode"
 	"github.com/kgrag/kgrag/internal/retrieval"
 	"github.com/kgrag/kgrag/internal/tokens"
+	"github.com/kgrag/kgrag/loader"
 	"github.com/urfave/cli/v3"
 )
 
@@ -327,6 +328,24 @@ func checkStore(ctx context.Context, opts doctorOptions, how doctor.How) checkRe
 	}
 	if err := validateAskStore(&o); err != nil {
 		return fail(usageFix(err), "%v", err)
+	}
+	eps := o.endpoints()
+	if len(eps) > 1 {
+		// Copies of the store: each is checked, and their load records
+		// compared (a copy that missed a load answers from the last).
+		var copies []doctor.Copy
+		for _, u := range eps {
+			cp := doctor.Copy{URL: u}
+			c, _, err := storeClient(o.at(u))
+			if err != nil {
+				return fail(usageFix(err), "%v", err)
+			}
+			if cp.Result = doctor.Store(ctx, c, o.storeType, u, o.graph, how); cp.Result.Status == checkOK {
+				cp.Stamp, _ = loader.Stamp(ctx, c, o.graph)
+			}
+			copies = append(copies, cp)
+		}
+		return doctor.Copies(copies, how)
 	}
 	c, _, err := storeClient(o)
 	if err != nil {

@@ -604,7 +604,7 @@ func reachStore(ctx context.Context, o storeOptions) error {
 		return err
 	}
 	if _, err := c.Ask(ctx, q); err != nil {
-		return storeError(fmt.Errorf("store %s: %w", redact.URL(o.url), err))
+		return storeError(fmt.Errorf("store %s: %w", redact.URLs(o.url), err))
 	}
 	return nil
 }

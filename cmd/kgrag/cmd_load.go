@@ -203,7 +203,7 @@ func runLoad(ctx context.Context, opts loadOptions, term terminal) error {
 	switch {
 	case opts.store.url != "":
 		res, err = loadStore(ctx, opts, eo, term, showProgress)
-		dest = fmt.Sprintf("graph <%s> of %s", opts.store.graph, redact.URL(opts.store.url))
+		dest = fmt.Sprintf("graph <%s> of %s", opts.store.graph, redact.URLs(opts.store.url))
 	default:
 		// Store uploads count what the store accepted; files count what
 		// was written.

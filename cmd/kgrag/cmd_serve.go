@@ -260,7 +260,12 @@ func (o serveOptions) load(ctx context.Context) (_ *serve.Graph, err error) {
 	if src.c != nil {
 		// Before anything is read: a load committing while the rest is
 		// read then shows as a changed stamp (serve reads it again).
-		g.Stamp = func(ctx context.Context) (string, error) { return loader.Stamp(ctx, src.c, src.graph) }
+		// With copies of the store, queries that moved to another copy
+		// may have read another load: the move changes the stamp too.
+		g.Stamp = func(ctx context.Context) (string, error) {
+			st, err := loader.Stamp(ctx, src.c, src.graph)
+			return fmt.Sprintf("%s@%d", st, src.c.Moves()), err
+		}
 		if g.StampAtLoad, err = g.Stamp(ctx); err != nil {
 			return nil, src.wrap(fmt.Errorf("serve: read the store's load record: %w", err))
 		}

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -95,6 +96,67 @@ func Store(ctx context.Context, c *sparqlq.Client, kind, url, graph string, how 
 		return failed(r, fix, "%s: graph <%s> holds no gr:Entity", where, graph)
 	}
 	r.Status, r.Detail = OK, fmt.Sprintf("%s: graph <%s> holds %d entities", where, graph, n)
+	return r
+}
+
+// Copy is what was found of one copy of a store: its check, and the
+// load record it holds of the graph (loader.Stamp; "" for none).
+type Copy struct {
+	URL    string
+	Result Result
+	Stamp  string
+}
+
+// Copies sums up the checks of the copies of one store (--store A,B).
+// It is OK when every copy answers, holds the graph and the same load of
+// it; Warn when readers still have a copy but one is down or empty (one
+// more fault stops them), or when the copies hold different loads
+// (readers get the one of the copy they reach); Failed when no copy
+// holds the graph.
+func Copies(copies []Copy, how How) Result {
+	r := Result{Name: "store"}
+	var up, down []string
+	stamps := map[string][]string{}
+	for i, c := range copies {
+		name := fmt.Sprintf("copy %d", i+1)
+		if c.Result.Status != OK {
+			down = append(down, name+": "+c.Result.Detail)
+			if r.Fix == "" {
+				r.Fix = c.Result.Fix
+			}
+			continue
+		}
+		up = append(up, fmt.Sprintf("%s: %s", name, c.Result.Detail))
+		stamps[c.Stamp] = append(stamps[c.Stamp], fmt.Sprint(i+1))
+	}
+	switch {
+	case len(up) == 0:
+		r.Status = Failed
+	case len(down) > 0:
+		r.Status = Warn
+	case len(stamps) > 1 || stamps[""] != nil:
+		r.Status = Warn
+		r.Fix = "load every copy again with --diff: each is sent only its difference"
+	default:
+		r.Status = OK
+	}
+	parts := append(up, down...)
+	if len(up) > 1 && len(stamps) > 1 {
+		var groups []string
+		for _, st := range slices.Sorted(maps.Keys(stamps)) {
+			what := "the load recorded as " + st
+			if st == "" {
+				what = "no load record"
+			}
+			who := "copies " + strings.Join(stamps[st], ", ") + " hold"
+			if len(stamps[st]) == 1 {
+				who = "copy " + stamps[st][0] + " holds"
+			}
+			groups = append(groups, who+" "+what)
+		}
+		parts = append(parts, "the copies hold different loads: "+strings.Join(groups, "; "))
+	}
+	r.Detail = strings.Join(parts, "; ")
 	return r
 }
 

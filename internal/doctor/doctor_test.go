@@ -50,3 +50,43 @@ func TestModels(t *testing.T) {
 		})
 	}
 }
+
+func TestCopies(t *testing.T) {
+	ok := func(n int) doctor.Result {
+		return doctor.Result{Status: doctor.OK, Detail: "graph <g> holds " + strings.Repeat("1", n) + " entities"}
+	}
+	down := doctor.Result{Status: doctor.Failed, Detail: "no answer at http://b/ds/query", Fix: "start the store"}
+	tests := []struct {
+		name   string
+		copies []doctor.Copy
+		status string
+		holds  []string
+	}{
+		{"alike", []doctor.Copy{{URL: "http://a/ds", Result: ok(2), Stamp: "d1/9"}, {URL: "http://b/ds", Result: ok(2), Stamp: "d1/9"}},
+			doctor.OK, []string{"copy 1: graph <g> holds 11", "copy 2: graph <g> holds 11"}},
+		{"one down", []doctor.Copy{{URL: "http://a/ds", Result: ok(2), Stamp: "d1/9"}, {URL: "http://b/ds", Result: down}},
+			doctor.Warn, []string{"copy 2: no answer at http://b/ds/query"}},
+		{"both down", []doctor.Copy{{URL: "http://a/ds", Result: down}, {URL: "http://b/ds", Result: down}},
+			doctor.Failed, []string{"copy 1: no answer", "copy 2: no answer"}},
+		{"different loads", []doctor.Copy{{URL: "http://a/ds", Result: ok(2), Stamp: "d2/9"}, {URL: "http://b/ds", Result: ok(2), Stamp: "d1/9"}},
+			doctor.Warn, []string{"copy 2 holds the load recorded as d1/9", "copy 1 holds the load recorded as d2/9"}},
+		{"no records", []doctor.Copy{{URL: "http://a/ds", Result: ok(2)}, {URL: "http://b/ds", Result: ok(2)}},
+			doctor.Warn, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := doctor.Copies(tt.copies, doctor.How{})
+			if r.Status != tt.status {
+				t.Errorf("status %s, want %s: %s", r.Status, tt.status, r.Detail)
+			}
+			for _, h := range tt.holds {
+				if !strings.Contains(r.Detail, h) {
+					t.Errorf("detail %q does not hold %q", r.Detail, h)
+				}
+			}
+			if r.Status != doctor.OK && r.Fix == "" {
+				t.Errorf("status %s with no fix", r.Status)
+			}
+		})
+	}
+}
