@@ -6,7 +6,8 @@
 #
 # Starts Oxigraph, Fuseki, Virtuoso and Elasticsearch with scripts/services.sh (installing
 # them when missing), a three-node Elasticsearch cluster with
-# scripts/es-cluster.sh and the model server with scripts/models.sh, exports
+# scripts/es-cluster.sh, two Fuseki copies with scripts/fuseki-replicas.sh
+# and the model server with scripts/models.sh, exports
 # KGRAG_TEST_* from their env files, runs go test, and stops the services it
 # started itself (those already running are left running). With ./...
 # the tests with the real models run in a go test of their own, started
@@ -25,6 +26,7 @@ started=()
 models_started=0
 ollama_started=0
 cluster_started=0
+copies_started=0
 real_pid=""
 # deps marks the end of the installs the real-model tests need.
 deps=$KGRAG_CACHE/test-deps.$$
@@ -38,6 +40,9 @@ cleanup() {
 	fi
 	if ((cluster_started)); then
 		"$here/es-cluster.sh" stop || true
+	fi
+	if ((copies_started)); then
+		"$here/fuseki-replicas.sh" stop || true
 	fi
 	if ((models_started)); then
 		"$here/models.sh" stop || true
@@ -193,6 +198,21 @@ else
 	fi
 fi
 phase "Elasticsearch cluster up"
+# Two Fuseki copies of one store for the tests that kill one under a load
+# or under questions (scripts/fuseki-replicas.sh; ~5 s, 1.5 GB of heap).
+if urls=$("$here/fuseki-replicas.sh" status 2>/dev/null); then
+	export KGRAG_TEST_FUSEKI_REPLICAS=$urls
+else
+	copies_started=1
+	if urls=$("$here/fuseki-replicas.sh" start); then
+		export KGRAG_TEST_FUSEKI_REPLICAS=$urls
+	elif [[ ${KGRAG_TEST_DISALLOW_SKIP:-} == 1 ]]; then
+		kg_die "the Fuseki copies did not start (KGRAG_TEST_DISALLOW_SKIP=1)"
+	else
+		kg_log "warning: the Fuseki copies did not start; their tests will skip"
+	fi
+fi
+phase "Fuseki copies up"
 ((all)) || models_up
 # The external tools (installed by the real-model job with ./...), then
 # the venvs and programs of the other tests: independent installs that
@@ -242,7 +262,7 @@ fi
 # When a test fails, the stores' own logs say whether one of them stalled
 # (a checkpoint, a full thread pool): CI keeps only this output.
 show_logs() {
-	for n in oxigraph fuseki virtuoso elasticsearch models es-cluster/node1 es-cluster/node2 es-cluster/node3; do
+	for n in oxigraph fuseki virtuoso elasticsearch models es-cluster/node1 es-cluster/node2 es-cluster/node3 fuseki-replicas/copy1 fuseki-replicas/copy2; do
 		local f=$KGRAG_RUN/$n/server.log
 		[[ -s $f ]] || continue
 		echo "---- last lines of $f"

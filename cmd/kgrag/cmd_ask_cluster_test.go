@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -17,64 +16,15 @@ import (
 	"github.com/kgrag/kgrag/graphrag"
 	"github.com/kgrag/kgrag/internal/embedtext"
 	"github.com/kgrag/kgrag/internal/llm/llmtest"
-	"github.com/kgrag/kgrag/internal/test"
 )
 
 // esCluster is the three-node cluster of scripts/es-cluster.sh: node N
-// is named kgrag-N and listens at urls[N-1].
-type esCluster struct {
-	urls   []string
-	script string
-	down   map[int]bool
-}
+// is named kgrag-N.
+type esCluster struct{ *scriptNodes }
 
 func newESCluster(t *testing.T) *esCluster {
 	t.Helper()
-	all := test.Service(t, "ES_CLUSTER")
-	c := &esCluster{urls: strings.Split(all, ","), script: filepath.Join(test.RepoRoot(t), "scripts", "es-cluster.sh"), down: map[int]bool{}}
-	if len(c.urls) != 3 {
-		t.Fatalf("KGRAG_TEST_ES_CLUSTER = %q; want three node URLs", all)
-	}
-	// Whatever fails, the next test finds three nodes.
-	t.Cleanup(func() {
-		for n := range c.down {
-			c.restart(t, n)
-		}
-	})
-	return c
-}
-
-func (c *esCluster) all() string { return strings.Join(c.urls, ",") }
-
-func (c *esCluster) run(t *testing.T, args ...string) {
-	t.Helper()
-	out, err := exec.Command(c.script, args...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("es-cluster.sh %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-}
-
-// kill sends node n SIGKILL, as a crash or the OOM killer would.
-func (c *esCluster) kill(t *testing.T, n int) {
-	t.Helper()
-	c.run(t, "kill", strconv.Itoa(n))
-	c.down[n] = true
-}
-
-func (c *esCluster) restart(t *testing.T, n int) {
-	t.Helper()
-	c.run(t, "restart", strconv.Itoa(n))
-	delete(c.down, n)
-}
-
-// live is the URL of a node that is up.
-func (c *esCluster) live() string {
-	for i, u := range c.urls {
-		if !c.down[i+1] {
-			return u
-		}
-	}
-	return ""
+	return &esCluster{newScriptNodes(t, "ES_CLUSTER", "es-cluster.sh", 3)}
 }
 
 // get decodes the JSON of a GET through node url.
