@@ -93,7 +93,7 @@ func storeFlags(o *storeOptions) []cli.Flag {
 		&cli.BoolFlag{Name: "in-place", Destination: &o.inPlace, Category: "store", Usage: "load straight into --graph through the store's bulk path: much faster on Oxigraph, where the graph goes as one streamed request to its bulk loader (--upload batches: in batches), but NOT atomic (readers see the graph empty or filling up; a failed load leaves it empty or incomplete); on Fuseki with --upload stream it is the same atomic streamed PUT as without it"},
 		&cli.BoolFlag{Name: "diff", Destination: &o.diff, Category: "store", Usage: "send only the difference between what --graph holds and the new mapping, as one atomic update; the graph is read back and checked against what the last --diff load recorded, and replaced whole when it cannot be sure (see 'Updating a graph' in docs/stores.md)"},
 		&cli.FloatFlag{Name: "diff-max", Destination: &o.diffMax, Category: "store", Value: loader.DefaultDiffMax, Usage: "with --diff: the largest change, as a `FRACTION` of the graph, sent as a difference; a larger one replaces the graph whole (not on Oxigraph, where a replacement is itself a difference, up to --max-transaction)"},
-		&cli.StringFlag{Name: "replicated-by", Destination: &o.replicatedBy, Category: "store", Value: replicatedByKgrag, Usage: "with several --store URLs, `WHO` copies a load to each: kgrag (it loads every copy in turn, each atomically; for stores that do not replicate: single Fusekis, Oxigraph) or store (the load goes to the first copy that answers and the store replicates it: Fuseki with RDF Delta, GraphDB, Virtuoso or Stardog clusters)", Sources: cli.EnvVars("KGRAG_REPLICATED_BY")},
+		&cli.StringFlag{Name: "replicated-by", Destination: &o.replicatedBy, Category: "store", Value: replicatedByKgrag, Usage: "with several --store URLs, `WHO` copies a load to each: kgrag (it loads every copy at once, each atomically and with its load record; for stores that do not replicate: single Fusekis, Oxigraph; use --diff, so that a copy that missed a load gets only its difference) or store (the load goes to the first copy that answers and the store replicates it: Fuseki with RDF Delta, GraphDB, Virtuoso or Stardog clusters)", Sources: cli.EnvVars("KGRAG_REPLICATED_BY")},
 		&cli.StringFlag{Name: "ontology-graph", Destination: &o.ontologyGraph, Category: "store", Value: ontology.OntologyIRI, Usage: "named graph `IRI` that --with-ontology loads the ontology into"},
 	}
 }
@@ -233,7 +233,7 @@ func (o storeOptions) open(counter loader.Counter, notes io.Writer) (*loader.SPA
 
 // loadStore loads the input into the store's named graph as the options
 // say, and with --diff says what the load did. Copies of a store (several
-// --store URLs) are each loaded in turn, or only the first that answers
+// --store URLs) are all loaded at once, or only the first that answers
 // when the store replicates itself (--replicated-by store).
 //
 // A load never moves to another copy once it has sent anything: the
