@@ -68,6 +68,7 @@ func steps() []step {
 		{"open", (*bench).open},
 		{"eval", (*bench).eval},
 		{"multihop", (*bench).multihop},
+		{"replicas", (*bench).replicas},
 	}
 }
 

@@ -65,41 +65,49 @@ func (b *bench) countLines(ctx context.Context, name string, args ...string) (fl
 	return n, cmd.Wait()
 }
 
+// diffCopies writes the synthetic dataset twice with bench/diffload (once
+// as it is, once with 1% of its entities and relationships changed), or
+// finds the copies an earlier run wrote. note says why not when writing
+// failed.
+func (b *bench) diffCopies(ctx context.Context) (base, changed, note string, err error) {
+	synth, err := b.synthSet(ctx)
+	if err != nil {
+		return "", "", "", err
+	}
+	base = filepath.Join(b.out, "data", filepath.Base(synth)+"-diff-base")
+	changed = filepath.Join(b.out, "data", filepath.Base(synth)+"-diff-1pct")
+	if _, err := os.Stat(filepath.Join(changed, ".complete")); err == nil {
+		return base, changed, "", nil
+	}
+	os.RemoveAll(base)
+	os.RemoveAll(changed)
+	out, errf := b.runFile("diffload.out"), b.runFile("diffload.err")
+	ok, err := b.goRun(ctx, out, errf, "./bench/diffload", "-in", synth, "-out", base, "-fraction", "0")
+	if err != nil {
+		return "", "", "", err
+	}
+	if ok {
+		u, err := b.exec(ctx, cmdSpec{stdout: out, appendOut: true, stderr: errf, appendErr: true},
+			"go", "run", "./bench/diffload", "-in", synth, "-out", changed, "-fraction", "0.01")
+		if err != nil {
+			return "", "", "", err
+		}
+		ok = u.RC == 0
+	}
+	if !ok {
+		return base, changed, "failed to write the changed copy: " + lastLine(errf, 300), nil
+	}
+	return base, changed, "", os.WriteFile(filepath.Join(changed, ".complete"), nil, 0o644)
+}
+
 func (b *bench) diff(ctx context.Context) (string, any, error) {
 	b.logf("diff: 1%% of entities and relationships changed, loaded with --diff")
-	synth, err := b.synthSet(ctx)
+	base, changed, note, err := b.diffCopies(ctx)
 	if err != nil {
 		return "", nil, err
 	}
-	base := filepath.Join(b.out, "data", filepath.Base(synth)+"-diff-base")
-	changed := filepath.Join(b.out, "data", filepath.Base(synth)+"-diff-1pct")
 	var res diffResult
 	var rows []string
-	note := ""
-	if _, err := os.Stat(filepath.Join(changed, ".complete")); err != nil {
-		os.RemoveAll(base)
-		os.RemoveAll(changed)
-		out, errf := b.runFile("diffload.out"), b.runFile("diffload.err")
-		ok, err := b.goRun(ctx, out, errf, "./bench/diffload", "-in", synth, "-out", base, "-fraction", "0")
-		if err != nil {
-			return "", nil, err
-		}
-		if ok {
-			u, err := b.exec(ctx, cmdSpec{stdout: out, appendOut: true, stderr: errf, appendErr: true},
-				"go", "run", "./bench/diffload", "-in", synth, "-out", changed, "-fraction", "0.01")
-			if err != nil {
-				return "", nil, err
-			}
-			ok = u.RC == 0
-		}
-		if ok {
-			if err := os.WriteFile(filepath.Join(changed, ".complete"), nil, 0o644); err != nil {
-				return "", nil, err
-			}
-		} else {
-			note = "failed to write the changed copy: " + lastLine(errf, 300)
-		}
-	}
 	if note == "" {
 		if note = lastLine(b.runFile("diffload.out"), 1000); note == "" {
 			note = "copies reused"

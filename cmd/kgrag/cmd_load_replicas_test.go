@@ -453,3 +453,40 @@ func TestReplicasLag(t *testing.T) {
 	t.Logf("commit on one copy to visibility on the other over %d one-entity diffs: p50 %v, p95 %v (min %v, max %v)",
 		rounds, p(0.5), p(0.95), lags[0].Round(time.Millisecond), lags[len(lags)-1].Round(time.Millisecond))
 }
+
+// TestStoreCopiesValidate: what --store A,B and --replicated-by accept.
+func TestStoreCopiesValidate(t *testing.T) {
+	tests := []struct {
+		name, url, kind, by string
+		wantKind            string
+		wantErr             string
+		wantEndpoints       int
+	}{
+		{"two Fusekis", "http://a:3030/ds, http://b:3030/ds", "", "", "fuseki", "", 2},
+		{"repeated", "http://a:3030/ds,http://a:3030/ds,", "", "", "fuseki", "", 1},
+		{"two kinds", "http://a:3030/ds,http://b:7878", "", "", "", "copies of one store are of one kind", 0},
+		{"kind given", "http://a:9999/ds,http://b:9998/ds", "fuseki", "store", "fuseki", "", 2},
+		{"unknown second", "http://a:3030/ds,http://b:1234/x", "", "", "", "cannot tell what kind of store http://b:1234/x", 0},
+		{"commas only", ",", "", "", "", "--store names no URL", 0},
+		{"bad replicated-by", "http://a:3030/ds,http://b:3030/ds", "", "raft", "", "--replicated-by must be kgrag or store", 0},
+		{"not a URL", "http://a:3030/ds,ftp://b/ds", "fuseki", "", "", "not an http(s) URL", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := storeOptions{url: tt.url, storeType: tt.kind, replicatedBy: tt.by, graph: "http://example.org/g", authScheme: "basic", batchSize: 1}
+			err := o.validate()
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err %v, want one with %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.storeType != tt.wantKind || len(o.endpoints()) != tt.wantEndpoints {
+				t.Errorf("kind %q, %d endpoints; want %q, %d", o.storeType, len(o.endpoints()), tt.wantKind, tt.wantEndpoints)
+			}
+		})
+	}
+}
