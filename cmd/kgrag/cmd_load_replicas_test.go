@@ -219,9 +219,26 @@ func TestReplicasFaults(t *testing.T) {
 				}
 			})
 		}
-		time.Sleep(time.Second)
+		// Until enough answers came from each side of the kill, as fast as
+		// the machine allows.
+		answered := func(edition, n int) {
+			t.Helper()
+			for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+				mu.Lock()
+				got := editions[edition]
+				mu.Unlock()
+				if got >= n {
+					return
+				}
+				if time.Now().After(deadline) {
+					t.Errorf("only %d answers from edition %d in 60 s", got, edition)
+					return
+				}
+			}
+		}
+		answered(2, 8)
 		copies.kill(t, 1)
-		time.Sleep(3 * time.Second)
+		answered(1, 16)
 		stop()
 		wg.Wait()
 		t.Logf("8 clients, copy 1 killed under them: editions answered %v, %d failed, %d mixed", editions, len(failures), mixed)
