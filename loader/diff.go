@@ -255,6 +255,10 @@ func (s *SPARQLStore) readGraph(ctx context.Context, graph string) (*snapshot, e
 		if err != nil {
 			return err
 		}
+		// Unlinked at once where the system allows (the open file stays
+		// readable), so that a load killed now leaves no spool behind;
+		// close removes it elsewhere.
+		_ = os.Remove(f.Name())
 		sn = &snapshot{triples: make(map[tripleKey]oldTriple), spool: f}
 		resp, err := s.getGraph(ctx, graph, "application/n-triples, text/plain;q=0.5")
 		if err != nil || resp == nil { // no response: no such graph, empty

@@ -182,7 +182,8 @@ func killedDiffLoad(t *testing.T, profile, storeURL string, st *loader.SPARQLSto
 			"--graph", live, "--diff", "--base", "http://kgrag.test/carol/"}, extra...)
 	}
 	cmd := exec.Command(os.Args[0], args(via, before, "--diff-max", "0.5")...)
-	cmd.Env = append(os.Environ(), "KGRAG_TEST_RUN_MAIN=1")
+	tmp := t.TempDir() // the killed load's temporary files
+	cmd.Env = append(os.Environ(), "KGRAG_TEST_RUN_MAIN=1", "TMPDIR="+tmp)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -198,6 +199,9 @@ func killedDiffLoad(t *testing.T, profile, storeURL string, st *loader.SPARQLSto
 	}
 	cmd.Wait()
 	storetest.SameGraphs(t, st, live, full)
+	if left, _ := filepath.Glob(filepath.Join(tmp, "kgrag-diff-*")); len(left) > 0 {
+		t.Errorf("the killed load left its spool of the graph read back: %v", left)
+	}
 
 	_, stderr, code := runKgrag(t, args(storeURL, out, "--break-lock")...)
 	if code != 0 || !strings.Contains(stderr, "already held these") {
