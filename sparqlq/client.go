@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -91,7 +90,6 @@ type Config struct {
 // once and reuse it. The zero Client is not usable: call New.
 type Client struct {
 	hc           *http.Client
-	queryURL     string
 	updateURL    string
 	queryMethod  Method
 	updateMethod Method
@@ -101,8 +99,8 @@ type Client struct {
 	maxErrBody   int
 	secrets      redact.Secrets // what no error may show
 
-	// queries are QueryURL and the Replicas; cur indexes the one in use
-	// and moves counts how often it changed.
+	// queries are Config.QueryURL and the Replicas; cur indexes the one
+	// in use and moves counts how often it changed.
 	queries []string
 	cur     atomic.Int32
 	moves   atomic.Uint64
@@ -113,7 +111,6 @@ type Client struct {
 func New(cfg Config) (*Client, error) {
 	c := &Client{
 		hc:           cfg.HTTPClient,
-		queryURL:     cfg.QueryURL,
 		updateURL:    cfg.UpdateURL,
 		queryMethod:  cfg.QueryMethod,
 		updateMethod: cfg.UpdateMethod,
@@ -123,12 +120,12 @@ func New(cfg Config) (*Client, error) {
 		maxErrBody:   cfg.MaxErrorBody,
 	}
 	if c.updateURL == "" {
-		c.updateURL = c.queryURL
+		c.updateURL = cfg.QueryURL
 	}
-	if len(cfg.Replicas) > 0 && c.queryURL == "" {
+	if len(cfg.Replicas) > 0 && cfg.QueryURL == "" {
 		return nil, errors.New("sparqlq: replicas need a QueryURL")
 	}
-	c.queries = append([]string{c.queryURL}, cfg.Replicas...)
+	c.queries = append([]string{cfg.QueryURL}, cfg.Replicas...)
 	c.secrets = redact.New().URL(c.updateURL)
 	for _, u := range c.queries {
 		c.secrets = c.secrets.URL(u)
@@ -192,9 +189,6 @@ func NewHTTPClient(caFile string) (*http.Client, error) {
 // QueryURL returns the query endpoint in use: the first, or the replica
 // queries moved to.
 func (c *Client) QueryURL() string { return c.queries[c.cur.Load()] }
-
-// QueryURLs returns every query endpoint, the first and the replicas.
-func (c *Client) QueryURLs() []string { return slices.Clone(c.queries) }
 
 // Moves is how many times queries moved to another replica: a reader
 // that must read one copy of the data checks it did not change.

@@ -240,7 +240,7 @@ func (o storeOptions) open(counter loader.Counter, notes io.Writer) (*loader.SPA
 // batches it wrote to a temporary graph are on the copy it wrote them to
 // (another may not have them yet), a difference was computed against
 // that copy's graph, and the swap must not run twice. A copy that refuses
-// the first request (its ping) has been sent nothing, so the load may
+// the first request (reachStore's ping) has been sent nothing, so the load may
 // start there instead.
 func loadStore(ctx context.Context, opts loadOptions, eo export.Options, term terminal, showProgress bool) (export.Result, error) {
 	eps := opts.store.endpoints()
@@ -252,7 +252,7 @@ func loadStore(ctx context.Context, opts loadOptions, eo export.Options, term te
 		for _, u := range eps {
 			o := opts
 			o.store = opts.store.at(u)
-			if err := pingStore(ctx, o.store); err != nil {
+			if err := reachStore(ctx, o.store); err != nil {
 				down = append(down, err)
 				continue
 			}
@@ -354,22 +354,6 @@ func copyLeft(o storeOptions) string {
 		return "with --in-place it may hold part of the new graph; load it again"
 	}
 	return "it holds the graph it held before (each load commits whole or not at all); the next load brings it up to date, with --diff by its difference alone"
-}
-
-// pingStore asks the store a trivial query: whether it answers at all.
-func pingStore(ctx context.Context, o storeOptions) error {
-	c, _, err := storeClient(o)
-	if err != nil {
-		return err
-	}
-	q, err := sparqlq.Bound("store_ping", sparqlq.Params{})
-	if err != nil {
-		return err
-	}
-	if _, err := c.Ask(ctx, q); err != nil {
-		return fmt.Errorf("%s: %w", redact.URL(o.url), err)
-	}
-	return nil
 }
 
 // loadStoreAt is loadStore into one store.
