@@ -4,10 +4,7 @@ import (
 	"context"
 	"encoding/csv"
 	"fmt"
-	"io"
 	"math"
-	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -148,22 +145,11 @@ func (b *bench) replicas(ctx context.Context) (string, any, error) {
 // loadRecord is the digest kgrag recorded for graphIRI at the query
 // endpoint q ("" for none): it changes in the commit of each --diff load.
 func (b *bench) loadRecord(ctx context.Context, q string) (string, error) {
-	query := fmt.Sprintf("SELECT ?d WHERE { GRAPH <urn:kgrag:loads> { <%s> <urn:kgrag:loadedDigest> ?d } }", graphIRI)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, q, strings.NewReader(url.Values{"query": {query}}.Encode()))
+	body, err := b.sparqlCSV(ctx, q, fmt.Sprintf("SELECT ?d WHERE { GRAPH <urn:kgrag:loads> { <%s> <urn:kgrag:loadedDigest> ?d } }", graphIRI))
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("load record at %s: %w", q, err)
 	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "text/csv")
-	resp, err := b.http.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		return "", fmt.Errorf("load record at %s: %s", q, resp.Status)
-	}
-	rows, err := csv.NewReader(io.LimitReader(resp.Body, 1<<20)).ReadAll()
+	rows, err := csv.NewReader(strings.NewReader(body)).ReadAll()
 	if err != nil || len(rows) < 2 {
 		return "", err
 	}

@@ -154,26 +154,36 @@ func queryURL(store string, port int) string {
 
 // sparqlCount counts the triples of graph at endpoint.
 func (b *bench) sparqlCount(ctx context.Context, endpoint, graph string) (float64, error) {
-	form := url.Values{"query": {fmt.Sprintf("SELECT (COUNT(*) AS ?n) WHERE { GRAPH <%s> { ?s ?p ?o } }", graph)}}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
+	body, err := b.sparqlCSV(ctx, endpoint, fmt.Sprintf("SELECT (COUNT(*) AS ?n) WHERE { GRAPH <%s> { ?s ?p ?o } }", graph))
 	if err != nil {
 		return math.NaN(), fmt.Errorf("count %s: %w", endpoint, err)
+	}
+	return parseCountCSV(body)
+}
+
+// sparqlCSV runs a SELECT query at endpoint and returns its answer as
+// SPARQL CSV.
+func (b *bench) sparqlCSV(ctx context.Context, endpoint, query string) (string, error) {
+	form := url.Values{"query": {query}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
+	if err != nil {
+		return "", err
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "text/csv")
 	resp, err := b.http.Do(req)
 	if err != nil {
-		return math.NaN(), fmt.Errorf("count %s: %w", endpoint, err)
+		return "", err
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
-		return math.NaN(), fmt.Errorf("count %s: %w", endpoint, err)
+		return "", err
 	}
 	if resp.StatusCode/100 != 2 {
-		return math.NaN(), fmt.Errorf("count %s: %s", endpoint, resp.Status)
+		return "", errors.New(resp.Status)
 	}
-	return parseCountCSV(string(body))
+	return string(body), nil
 }
 
 // parseCountCSV reads the one value of a SPARQL CSV result.

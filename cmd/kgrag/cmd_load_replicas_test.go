@@ -60,6 +60,19 @@ func graphOf(t *testing.T, u, graph string) []string {
 	return lines
 }
 
+// dropAfter drops graphs from every copy when the test ends.
+func (c *fusekiCopies) dropAfter(t *testing.T, graphs ...string) {
+	t.Cleanup(func() {
+		for _, u := range c.urls {
+			if sc, _, err := storeClient(storeOptions{url: u, storeType: "fuseki"}); err == nil {
+				for _, g := range graphs {
+					_ = sc.Update(context.Background(), "DROP SILENT GRAPH <"+g+">")
+				}
+			}
+		}
+	})
+}
+
 // stampOf is the load record the copy at u holds for graph.
 func stampOf(ctx context.Context, u, graph string) (string, error) {
 	c, _, err := storeClient(storeOptions{url: u, storeType: "fuseki"})
@@ -101,13 +114,7 @@ func TestReplicasFaults(t *testing.T) {
 	copies := newFusekiCopies(t)
 	f := newAskFixture(t)
 	graph := fmt.Sprintf("http://example.org/kgrag-replicas-test/%d", rand.Uint32())
-	t.Cleanup(func() {
-		for _, u := range copies.urls {
-			if c, _, err := storeClient(storeOptions{url: u, storeType: "fuseki"}); err == nil {
-				_ = c.Update(context.Background(), "DROP SILENT GRAPH <"+graph+">")
-			}
-		}
-	})
+	copies.dropAfter(t, graph)
 	both := strings.Join(copies.urls, ",")
 	load := func(input, stores string, extra ...string) (string, int) {
 		t.Helper()
@@ -299,13 +306,7 @@ func TestReplicatedByStore(t *testing.T) {
 	copies := newFusekiCopies(t)
 	in := filepath.Join(test.GraphRAGSamples(t), "v3")
 	graph := fmt.Sprintf("http://example.org/kgrag-replicated-by-test/%d", rand.Uint32())
-	t.Cleanup(func() {
-		for _, u := range copies.urls {
-			if c, _, err := storeClient(storeOptions{url: u, storeType: "fuseki"}); err == nil {
-				_ = c.Update(context.Background(), "DROP SILENT GRAPH <"+graph+">")
-			}
-		}
-	})
+	copies.dropAfter(t, graph)
 	load := func(stores string) (string, int) {
 		t.Helper()
 		_, stderr, code := runKgrag(t, "load", "--input", in, "--store", stores, "--store-type", "fuseki", "--graph", graph,
@@ -379,15 +380,7 @@ func TestReplicasLag(t *testing.T) {
 	in := filepath.Join(test.GraphRAGSamples(t), "v3")
 	base := fmt.Sprintf("http://example.org/kgrag-replicas-lag/%d", rand.Uint32())
 	single, graph := base+"/single", base+"/copies"
-	t.Cleanup(func() {
-		for _, u := range copies.urls {
-			if c, _, err := storeClient(storeOptions{url: u, storeType: "fuseki"}); err == nil {
-				for _, g := range []string{base + "/warm", single + "/0", single + "/1", single + "/2", graph + "/0", graph + "/1", graph} {
-					_ = c.Update(context.Background(), "DROP SILENT GRAPH <"+g+">")
-				}
-			}
-		}
-	})
+	copies.dropAfter(t, base+"/warm", single+"/0", single+"/1", single+"/2", graph+"/0", graph+"/1", graph)
 	both := strings.Join(copies.urls, ",")
 	load := func(input, stores, g string) time.Duration {
 		t.Helper()
